@@ -1,0 +1,180 @@
+"""``dprelease diffpart``, ``basic``, ``stats``, ``generate``, ``evaluate counting|topk``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from ..data.generators import kosarak_like
+from ..data.io import atomic_output, write_transactions
+from ..data.universe import Universe
+from ..evaluation import evaluate_counting, topk_utility
+from ..release import write_set_valued_release
+from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, basic, diffpart
+from ..setvalued.basic import DEFAULT_MAX_ITEMS
+from .common import (
+    add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args,
+    positive_int, print_json, report_written, say, timed,
+)
+
+
+def _run_diffpart(args: argparse.Namespace) -> int:
+    with timed(args, "read"):
+        db, universe = load_transactions(args.input, args.universe, args)
+    noise = noise_from_args(args)
+    with timed(args, "diffpart"):
+        release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
+                           progress=not args.quiet)
+    with timed(args, "write"):
+        paths = write_set_valued_release(release, args.output)
+    report_written(args, *paths)
+    return 0
+
+
+def _run_basic(args: argparse.Namespace) -> int:
+    db, universe = load_transactions(args.input, args.universe, args)
+    with timed(args, "basic"):
+        release = basic(db, universe, args.epsilon, noise=noise_from_args(args), max_items=args.max_items)
+    paths = write_set_valued_release(release, args.output)
+    report_written(args, *paths)
+    return 0
+
+
+def _run_stats(args: argparse.Namespace) -> int:
+    db, universe = load_transactions(args.input, args.universe, args)
+    lengths = db.lengths
+    facts: dict[str, object] = {
+        "N": db.n_records,
+        "items": universe.size,
+        "items_occurring": int((db.item_supports() > 0).sum()),
+        "avg_length": float(lengths.mean()),
+        "max_length": int(lengths.max()),
+    }
+    for extend in STATS_EXTENSIONS:
+        facts.update(extend(db, args))
+    if args.json:
+        print_json(facts)
+    else:
+        say(args, "non-private statistics, for the custodian only (do not publish):")
+        for key, value in facts.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+# Other modules append callables (db, args) -> dict to add facts to `stats` (e.g. top-k facts).
+STATS_EXTENSIONS: list = []
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    db = kosarak_like(args.records, args.items, args.mean_length, seed=args.seed)
+    universe = Universe.from_range(1, args.items)
+    with atomic_output(args.output) as fh:
+        write_transactions(fh, db, universe)
+    say(args, f"generated {db.n_records:,} records over {args.items:,} items "
+              f"(mean length {db.lengths.mean():.2f}); universe: --universe 1..{args.items}")
+    print(args.output)
+    return 0
+
+
+def _run_eval_counting(args: argparse.Namespace) -> int:
+    raw, universe = load_transactions(args.raw, args.universe, args)
+    released, _ = _released(args, universe)
+    result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
+    _emit(args, result)
+    return 0
+
+
+def _released(args: argparse.Namespace, universe: Universe):
+    from ..data.io import read_transactions
+
+    return read_transactions(args.released, universe)
+
+
+def _run_eval_topk(args: argparse.Namespace) -> int:
+    raw, universe = load_transactions(args.raw, args.universe, args)
+    released, _ = _released(args, universe)
+    _emit(args, {"k": args.k, "utility": topk_utility(raw, released, args.k)})
+    return 0
+
+
+def _emit(args: argparse.Namespace, result: dict) -> None:
+    if args.json:
+        print_json(result)
+    else:
+        print(json.dumps(result, indent=2))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("diffpart", help="publish set-valued data with DiffPart",
+                       description="Publish a transaction file under epsilon-DP with DiffPart (Chen et al., PVLDB 2011).")
+    p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
+    add_output(p)
+    add_epsilon(p)
+    p.add_argument("--fanout", type=int, default=DEFAULT_FANOUT, metavar="F",
+                   help=f"fan-out of the context-free taxonomy (default {DEFAULT_FANOUT}, as in the paper's experiments)")
+    p.add_argument("--c1", type=float, default=DEFAULT_C1, metavar="X",
+                   help=f"leaf threshold constant: keep a leaf if its noisy count >= sqrt(2)*C1/budget (default {DEFAULT_C1})")
+    p.add_argument("--c2", type=float, default=DEFAULT_C2, metavar="Y",
+                   help=f"partition threshold constant: expand if noisy size >= sqrt(2)*C2*height/alpha (default {DEFAULT_C2})")
+    add_universe(p)
+    add_seed(p)
+    add_quiet(p)
+    p.set_defaults(handler=_run_diffpart)
+
+    p = sub.add_parser("basic", help="the Basic baseline: a noisy count for every possible record",
+                       description="Publish with Basic: noisy counts of all 2^|I|-1 itemsets (small universes only).")
+    p.add_argument("input", metavar="INPUT")
+    add_output(p)
+    add_epsilon(p)
+    p.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, help="refuse larger universes")
+    add_universe(p)
+    add_seed(p)
+    add_quiet(p)
+    p.set_defaults(handler=_run_basic)
+
+    p = sub.add_parser("stats", help="non-private facts of a transaction file, for the custodian",
+                       description="Exact (non-private) statistics: never publish them.")
+    p.add_argument("input", metavar="INPUT")
+    add_universe(p)
+    p.add_argument("--json", action="store_true")
+    add_quiet(p)
+    for hook in STATS_OPTIONS:
+        hook(p)
+    p.set_defaults(handler=_run_stats)
+
+    p = sub.add_parser("generate", help="generate a kosarak-scale synthetic transaction file",
+                       description="Generate a sparse long-tail transaction file (Zipf-like item popularity).")
+    p.add_argument("output", metavar="OUTPUT")
+    p.add_argument("--records", type=positive_int, default=1_000_000)
+    p.add_argument("--items", type=positive_int, default=41_270)
+    p.add_argument("--mean-length", type=float, default=8.0)
+    p.add_argument("--seed", type=int, default=0)
+    add_quiet(p)
+    p.set_defaults(handler=_run_generate)
+
+
+# Other modules append callables (parser) -> None to add options to `stats`.
+STATS_OPTIONS: list = []
+
+
+def register_evaluate(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser("counting", help="relative error of the counting-query workload (DiffPart sec. 5.1)")
+    p.add_argument("raw", metavar="RAW")
+    p.add_argument("released", metavar="RELEASED")
+    p.add_argument("--queries", type=positive_int, default=50_000)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random query workload")
+    add_universe(p)
+    p.add_argument("--json", action="store_true")
+    add_quiet(p)
+    p.set_defaults(handler=_run_eval_counting)
+
+    p = kinds.add_parser("topk", help="top-K frequent itemset utility (DiffPart appendix E)")
+    p.add_argument("raw", metavar="RAW")
+    p.add_argument("released", metavar="RELEASED")
+    p.add_argument("-k", type=positive_int, required=True)
+    add_universe(p)
+    p.add_argument("--json", action="store_true")
+    add_quiet(p)
+    p.set_defaults(handler=_run_eval_topk)

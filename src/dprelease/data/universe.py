@@ -1,0 +1,132 @@
+"""The item universe: a public domain the custodian declares (``1..17`` or a file, one item per line).
+
+Deriving it from the data leaks which items occur; dprelease only does that when
+asked, with a :class:`~dprelease.errors.PrivacyLeakWarning`, and the manifest says so.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, ParameterError, PrivacyLeakWarning
+
+__all__ = ["Universe", "parse_universe_spec", "DERIVED_WARNING"]
+
+DERIVED_WARNING = (
+    "no --universe declared: the item universe was derived from the data, which reveals which items occur; "
+    "declare it (e.g. --universe 1..17 or --universe items.txt) for a release that is differentially private"
+)
+
+_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+
+
+@dataclass(frozen=True, eq=False)
+class Universe:
+    """Item labels in id order, with how the custodian declared them.
+
+    ``source`` is ``declared-range``, ``declared-file`` or ``derived-from-data``.
+    Integer labels are kept as sorted ``int_labels`` so parsed integer tokens map
+    to ids with one vectorised search.
+    """
+
+    labels: tuple[str, ...]
+    source: str
+    spec: str
+    int_labels: np.ndarray | None = None  # sorted int64 labels when every label is an integer
+
+    @property
+    def size(self) -> int:
+        return len(self.labels)
+
+    @property
+    def declared(self) -> bool:
+        return self.source != "derived-from-data"
+
+    @classmethod
+    def from_range(cls, lo: int, hi: int, spec: str | None = None) -> "Universe":
+        if hi < lo:
+            raise ParameterError(f"--universe {lo}..{hi}: the upper end is below the lower end")
+        ints = np.arange(lo, hi + 1, dtype=np.int64)
+        return cls(tuple(str(v) for v in ints.tolist()), "declared-range", spec or f"{lo}..{hi}", ints)
+
+    @classmethod
+    def from_labels(cls, labels: list[str], source: str, spec: str) -> "Universe":
+        if not labels:
+            raise InputError(f"{spec}: the universe is empty")
+        seen: set[str] = set()
+        for lab in labels:
+            if lab in seen:
+                raise InputError(f"{spec}: item {lab!r} is listed twice")
+            seen.add(lab)
+        ints: np.ndarray | None = None
+        if all(re.fullmatch(r"-?\d{1,18}", s) for s in labels):
+            vals = np.array([int(s) for s in labels], dtype=np.int64)
+            order = np.argsort(vals, kind="stable")
+            labels = [labels[i] for i in order]
+            ints = vals[order]
+        return cls(tuple(labels), source, spec, ints)
+
+    @classmethod
+    def derived_from_values(cls, values: np.ndarray) -> "Universe":
+        """Universe of the integer items that occur; warns (privacy leak)."""
+        warnings.warn(DERIVED_WARNING, PrivacyLeakWarning, stacklevel=3)
+        ints = np.unique(np.asarray(values, dtype=np.int64))
+        return cls(tuple(str(v) for v in ints.tolist()), "derived-from-data", "derived", ints)
+
+    @classmethod
+    def derived_from_tokens(cls, tokens: list[str]) -> "Universe":
+        warnings.warn(DERIVED_WARNING, PrivacyLeakWarning, stacklevel=3)
+        return cls.from_labels(sorted(set(tokens)), "derived-from-data", "derived")
+
+    def ids_of_ints(self, values: np.ndarray) -> np.ndarray:
+        """Item ids of integer labels; -1 where a value is not in the universe."""
+        values = np.asarray(values, dtype=np.int64)
+        if self.int_labels is None:
+            index = {lab: i for i, lab in enumerate(self.labels)}
+            return np.array([index.get(str(v), -1) for v in values.tolist()], dtype=np.int64)
+        pos = np.searchsorted(self.int_labels, values)
+        pos_c = np.minimum(pos, self.int_labels.size - 1)
+        return np.where(self.int_labels[pos_c] == values, pos_c, -1)
+
+    def ids_of_tokens(self, tokens: list[str]) -> np.ndarray:
+        index = {lab: i for i, lab in enumerate(self.labels)}
+        if self.int_labels is not None:
+            # integer labels: accept tokens such as '007' the same way the fast path does
+            out = []
+            for t in tokens:
+                i = index.get(t, -1)
+                if i < 0 and re.fullmatch(r"-?\d{1,18}", t):
+                    i = int(self.ids_of_ints(np.array([int(t)]))[0])
+                out.append(i)
+            return np.array(out, dtype=np.int64)
+        return np.array([index.get(t, -1) for t in tokens], dtype=np.int64)
+
+    def describe(self) -> dict[str, object]:
+        out: dict[str, object] = {"source": self.source, "spec": self.spec, "size": self.size}
+        if not self.declared:
+            out["warning"] = DERIVED_WARNING
+        return out
+
+
+def parse_universe_spec(spec: str) -> Universe:
+    """``LO..HI`` (inclusive integer range) or a path to a file with one item per line."""
+    m = _RANGE.match(spec)
+    if m:
+        return Universe.from_range(int(m.group(1)), int(m.group(2)), spec)
+    path = Path(spec)
+    if not path.is_file():
+        raise ParameterError(f"--universe {spec!r}: neither a range LO..HI nor a readable file")
+    labels: list[str] = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if len(text.split()) != 1:
+            raise InputError(f"{path}:{lineno}: one item per line expected, got {text!r}")
+        labels.append(text)
+    return Universe.from_labels(labels, "declared-file", str(path))

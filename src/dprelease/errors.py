@@ -1,0 +1,34 @@
+"""Typed errors and warnings shared by every part of dprelease."""
+
+from __future__ import annotations
+
+__all__ = [
+    "DPReleaseError",
+    "InputError",
+    "ParameterError",
+    "BudgetExceededError",
+    "PrivacyLeakWarning",
+]
+
+
+class DPReleaseError(Exception):
+    """Base class: every error dprelease raises on purpose derives from it.
+
+    The CLI prints ``str(error)`` as one line and exits with code 2.
+    """
+
+
+class InputError(DPReleaseError):
+    """Malformed or out-of-domain input; the message names the file and line (or row/column)."""
+
+
+class ParameterError(DPReleaseError):
+    """A parameter is out of range (epsilon <= 0, fan-out < 2, ...); the message names it."""
+
+
+class BudgetExceededError(DPReleaseError):
+    """A spend would take the privacy loss past the declared total; raised before any noise is drawn."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something about the release depends on the data outside a mechanism (e.g. a derived domain)."""

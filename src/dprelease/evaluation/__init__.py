@@ -1,0 +1,6 @@
+"""The papers' utility metrics."""
+
+from .counting import SupportCounter, Workload, evaluate_counting, make_workload, relative_errors
+from .topk import topk_utility
+
+__all__ = ["SupportCounter", "Workload", "evaluate_counting", "make_workload", "relative_errors", "topk_utility"]

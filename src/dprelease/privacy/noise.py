@@ -1,0 +1,179 @@
+"""Random sources for every mechanism: a secure default and a seeded experiment mode.
+
+* :class:`SecureNoise` (default): exact discrete Laplace and floating-point-safe
+  Laplace from OpenDP's vetted samplers (which read the operating system's CSPRNG);
+  uniforms, Gumbels, integer choices and binomials from ``os.urandom``.
+* :class:`SeededNoise` (``--seed``): numpy's PCG64 with a fixed seed. Fast and
+  reproducible, for experiments only; it is *not* hardened against floating-point
+  attacks, and every manifest records that a release was made with it.
+
+Only :mod:`dprelease.privacy` draws noise; algorithms ask a mechanism for it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from abc import ABC, abstractmethod
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["NoiseSource", "SecureNoise", "SeededNoise", "make_noise", "geometric_from_discrete_laplace"]
+
+_TWO_53 = float(2**53)
+
+
+class NoiseSource(ABC):
+    """Interface of a random source. ``mode`` and ``seed`` go into every manifest."""
+
+    mode: str = "abstract"
+    seed: int | None = None
+
+    @abstractmethod
+    def discrete_laplace(self, scale: float, size: int) -> np.ndarray:
+        """``size`` draws with P(x) proportional to exp(-|x|/scale), x integer (int64)."""
+
+    @abstractmethod
+    def laplace(self, scale: float, size: int) -> np.ndarray:
+        """``size`` draws of continuous Laplace(0, scale) (float64)."""
+
+    @abstractmethod
+    def uniform(self, size: int) -> np.ndarray:
+        """``size`` uniforms in the open interval (0, 1)."""
+
+    @abstractmethod
+    def integers(self, high: int, size: int) -> np.ndarray:
+        """``size`` uniform integers in [0, high)."""
+
+    @abstractmethod
+    def binomial(self, n: int, p: float) -> int:
+        """One Binomial(n, p) draw."""
+
+    def gumbel(self, size: int) -> np.ndarray:
+        """Standard Gumbel draws, -log(-log U): the noise of the Gumbel-max exponential mechanism."""
+        return -np.log(-np.log(self.uniform(size)))
+
+    def permutation(self, n: int) -> np.ndarray:
+        """A uniformly random permutation of range(n) (sort by independent uniforms)."""
+        return np.argsort(self.uniform(n), kind="stable")
+
+    def describe(self) -> dict[str, object]:
+        return {"mode": self.mode, "seed": self.seed}
+
+
+def geometric_from_discrete_laplace(y: np.ndarray) -> np.ndarray:
+    """Map discrete Laplace draws to Geometric draws on {0, 1, ...} with P(j) = (1-t) t^j.
+
+    With t = exp(-1/scale), x >= 0 maps to x and x < 0 maps to -x-1; the two
+    pre-images of j have mass c(t^j + t^(j+1)) = (1-t) t^j, so this is exact.
+    """
+    return np.where(y >= 0, y, -y - 1)
+
+
+@lru_cache(maxsize=256)
+def _opendp_integer_laplace(scale: float):
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
+    return dp.m.make_laplace(*space, scale=scale)
+
+
+@lru_cache(maxsize=256)
+def _opendp_float_laplace(scale: float):
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    space = dp.vector_domain(dp.atom_domain(T="f64", nan=False)), dp.l1_distance(T="f64")
+    return dp.m.make_laplace(*space, scale=scale)
+
+
+class SecureNoise(NoiseSource):
+    """Default source: OpenDP's exact samplers and the operating system's CSPRNG."""
+
+    mode = "secure"
+    seed = None
+
+    def discrete_laplace(self, scale: float, size: int) -> np.ndarray:
+        if size == 0:
+            return np.zeros(0, dtype=np.int64)
+        meas = _opendp_integer_laplace(float(scale))
+        return np.asarray(meas([0] * int(size)), dtype=np.int64)
+
+    def laplace(self, scale: float, size: int) -> np.ndarray:
+        if size == 0:
+            return np.zeros(0, dtype=np.float64)
+        meas = _opendp_float_laplace(float(scale))
+        return np.asarray(meas([0.0] * int(size)), dtype=np.float64)
+
+    def _uint64(self, size: int) -> np.ndarray:
+        return np.frombuffer(os.urandom(8 * int(size)), dtype=np.uint64)
+
+    def uniform(self, size: int) -> np.ndarray:
+        # 53 random bits, shifted by half a step so 0 and 1 never occur.
+        bits = self._uint64(size) >> np.uint64(11)
+        return (bits.astype(np.float64) + 0.5) / _TWO_53
+
+    def integers(self, high: int, size: int) -> np.ndarray:
+        if high <= 0:
+            raise ValueError("high must be positive")
+        high = int(high)
+        limit = (2**64 // high) * high  # reject the top sliver so every residue is equally likely
+        out = np.empty(int(size), dtype=np.int64)
+        filled = 0
+        while filled < size:
+            draw = self._uint64(size - filled)
+            draw = draw[draw < np.uint64(limit)] if limit < 2**64 else draw
+            take = draw % np.uint64(high)
+            out[filled : filled + take.size] = take.astype(np.int64)
+            filled += take.size
+        return out
+
+    def binomial(self, n: int, p: float) -> int:
+        # Inverse CDF at one secure uniform. n and p are public given the caller's
+        # inputs; only the integer result is released.
+        if n <= 0 or p <= 0.0:
+            return 0
+        if p >= 1.0:
+            return int(n)
+        return int(stats.binom.ppf(self.uniform(1)[0], n, p))
+
+
+class SeededNoise(NoiseSource):
+    """Experiment mode: numpy PCG64 with a fixed seed (recorded in the manifest)."""
+
+    mode = "seeded"
+
+    def __init__(self, seed: int):
+        self.seed = int(seed)
+        self.rng = np.random.Generator(np.random.PCG64(self.seed))
+
+    def discrete_laplace(self, scale: float, size: int) -> np.ndarray:
+        # Difference of two Geometric(1 - exp(-1/scale)) draws is discrete Laplace.
+        p = -math.expm1(-1.0 / float(scale))
+        return self.rng.geometric(p, size) - self.rng.geometric(p, size)
+
+    def laplace(self, scale: float, size: int) -> np.ndarray:
+        return self.rng.laplace(0.0, float(scale), size)
+
+    def uniform(self, size: int) -> np.ndarray:
+        u = self.rng.random(size)
+        return np.where(u == 0.0, 0.5 / _TWO_53, u)
+
+    def integers(self, high: int, size: int) -> np.ndarray:
+        return self.rng.integers(0, int(high), size, dtype=np.int64)
+
+    def binomial(self, n: int, p: float) -> int:
+        if n <= 0 or p <= 0.0:
+            return 0
+        return int(self.rng.binomial(int(n), min(1.0, p)))
+
+    def gumbel(self, size: int) -> np.ndarray:
+        return self.rng.gumbel(0.0, 1.0, size)
+
+
+def make_noise(seed: int | None = None) -> NoiseSource:
+    """Secure noise unless a seed is given (experiment mode)."""
+    return SecureNoise() if seed is None else SeededNoise(seed)

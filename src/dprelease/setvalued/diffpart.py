@@ -1,0 +1,257 @@
+"""DiffPart (Chen et al., PVLDB 2011): Algorithm 1 with Procedure 1 (SubPart_Gen).
+
+Budget split (section 4.1, Algorithm 1 line 5; section 4.2; Appendix F.4):
+
+* B/2 is reserved for the leaf counts; the other B/2 (``unused`` = B~ of the root)
+  guides the partitioning.
+* A non-leaf partition p spends alpha = p.B~ / |InternalNodes(p.cut)| (Theorem 4.1)
+  on the noisy sizes of *all* its sub-partitions at once: they hold disjoint records,
+  so by parallel composition (Theorem B.2) one alpha covers them. Each child gets
+  B~ = p.B~ - alpha (Procedure 1, lines 8-9 and 16-17).
+* The partitioning whose sub-partitions are leaf partitions (p.cut has one internal
+  node, of height 1) spends no alpha of its own: its noisy counts use B/2 + p.B~
+  with threshold sqrt(2)*C1/(B/2 + p.B~) (Algorithm 1, lines 12-13) and are the
+  released leaf counts. So every partitioning chain sums to exactly B (the sum in
+  section 4.2 with n_m = 1), which the accountant checks on every charge.
+
+Non-leaf thresholds are sqrt(2)*C2*height(p.cut)/alpha (Procedure 1 line 6).
+Empty sub-partitions are never enumerated: :func:`threshold_counts` draws how many
+of the 2^l - 1 - |S| empty combinations pass, then that many distinct ones are
+drawn uniformly (test-and-generate, Procedure 1 lines 11-17).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.taxonomy import ContextFreeTaxonomy
+from ..data.transactions import TransactionDB
+from ..data.universe import Universe
+from ..errors import ParameterError
+from ..privacy import (
+    BudgetAccountant,
+    BudgetScope,
+    NoiseSource,
+    check_epsilon,
+    threshold_counts,
+    uniform_choice,
+)
+from ..release import SetValuedRelease, build_manifest
+
+__all__ = ["DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks"]
+
+# Section 5 uses f = 10. Section 4.1: "C2 slightly greater than 1 ... C1 in [1, C2]".
+DEFAULT_FANOUT = 10
+DEFAULT_C1 = 1.0
+DEFAULT_C2 = 1.1
+MAX_FANOUT = 52  # child masks are summed as exact float64 bit patterns
+
+_SQRT2 = math.sqrt(2.0)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEvent:
+    """One partition operation: the cut, the node expanded, the epsilon charged, and the threshold.
+
+    ``kind`` is ``partition`` (non-leaf sub-partitions, budget alpha) or ``leaf_counts``
+    (the sub-partitions are leaf partitions; budget B/2 + B~). ``kept`` is how many
+    sub-partitions passed the threshold (noisy).
+    """
+
+    kind: str
+    cut: tuple[int, ...]
+    node: int
+    epsilon: float
+    threshold: float
+    kept: int
+
+
+@dataclass(slots=True)
+class _Partition:
+    cut: tuple[int, ...]  # taxonomy node ids, sorted by the first item they cover
+    rows: np.ndarray  # record indices (empty for a test-and-generate partition)
+    unused: float  # B~: partitioning budget not yet spent on this chain
+    scope: BudgetScope
+
+
+def sub_cuts(taxonomy: ContextFreeTaxonomy, cut: tuple[int, ...], node: int) -> list[tuple[int, ...]]:
+    """All 2^l - 1 cuts made by replacing ``node`` in ``cut`` with a non-empty set of its children."""
+    kids = taxonomy.children(node)
+    return [_replace(cut, node, kids, mask) for mask in range(1, 1 << kids.size)]
+
+
+def _replace(cut: tuple[int, ...], node: int, kids: np.ndarray, mask: int) -> tuple[int, ...]:
+    chosen = tuple(int(kids[b]) for b in range(kids.size) if mask >> b & 1)
+    at = cut.index(node)
+    return cut[:at] + chosen + cut[at + 1 :]
+
+
+def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxonomy, node: int) -> np.ndarray:
+    """For each record in ``rows``: bit b set iff the record has an item under child b of ``node``."""
+    if rows.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = db.offsets[rows]
+    lens = db.offsets[rows + 1] - starts
+    total = int(lens.sum())
+    local_start = np.zeros(rows.size, dtype=np.int64)
+    np.cumsum(lens[:-1], out=local_start[1:])
+    idx = np.arange(total, dtype=np.int64) + np.repeat(starts - local_start, lens)
+    items = db.items[idx]
+    owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+    inside = (items >= taxonomy.lo[node]) & (items < taxonomy.hi[node])
+    items = items[inside]
+    owner = owner[inside]
+    child = (items - taxonomy.lo[node]) // taxonomy.span[node]
+    # items are sorted within a record, so repeated (owner, child) pairs are adjacent
+    first = np.ones(child.size, dtype=bool)
+    first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
+    weights = np.ldexp(1.0, child[first])
+    return np.bincount(owner[first], weights=weights, minlength=rows.size).astype(np.int64)
+
+
+def _distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: NoiseSource) -> np.ndarray:
+    """k distinct uniform masks in [1, 2^l - 1] that are not in ``exclude`` (the non-empty ones)."""
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    full = (1 << n_children) - 1
+    if full <= (1 << 20):
+        pool = np.setdiff1d(np.arange(1, full + 1, dtype=np.int64), exclude, assume_unique=True)
+        return pool[noise.permutation(pool.size)[:k]]
+    taken = set(int(x) for x in exclude.tolist())
+    out: list[int] = []
+    while len(out) < k:
+        for m in (noise.integers(full, 2 * (k - len(out))) + 1).tolist():
+            if m not in taken:
+                taken.add(m)
+                out.append(m)
+                if len(out) == k:
+                    break
+    return np.asarray(out, dtype=np.int64)
+
+
+def _validate(epsilon: float, fanout: int, c1: float, c2: float) -> float:
+    eps = check_epsilon(epsilon)
+    if not (2 <= int(fanout) <= MAX_FANOUT):
+        raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
+    for name, value in (("--c1", c1), ("--c2", c2)):
+        if not (value > 0 and math.isfinite(value)):
+            raise ParameterError(f"{name} must be a finite number > 0, got {value}")
+    return eps
+
+
+def diffpart(
+    db: TransactionDB,
+    universe: Universe,
+    epsilon: float,
+    *,
+    noise: NoiseSource,
+    fanout: int = DEFAULT_FANOUT,
+    c1: float = DEFAULT_C1,
+    c2: float = DEFAULT_C2,
+    keep_trace: bool = False,
+    progress: bool = False,
+) -> SetValuedRelease:
+    """Sanitize ``db`` with DiffPart under ``epsilon``-DP; returns the release (item ids) with its manifest."""
+    B = _validate(epsilon, fanout, c1, c2)
+    if db.n_items != universe.size:
+        raise ParameterError("the database and the universe disagree on the number of items")
+    tax = ContextFreeTaxonomy.build(universe.size, int(fanout))
+    accountant = BudgetAccountant(B, keep_ledger=keep_trace)
+    trace: list[TraceEvent] = []
+    out_sets: list[np.ndarray] = []
+    out_counts: list[int] = []
+    root_scope = accountant.root()
+    all_rows = np.arange(db.n_records, dtype=np.int64)
+
+    if tax.is_leaf(tax.root):
+        # One-item universe: the only partition is already a leaf; all of B goes to its count.
+        res = threshold_counts(np.array([db.n_records]), 0, B, _SQRT2 * c1 / B, scope=root_scope, noise=noise,
+                               label="leaf counts")
+        if res.passed[0]:
+            out_sets.append(np.array([0], dtype=np.int64))
+            out_counts.append(int(res.explicit[0]))
+    queue: deque[_Partition] = deque()
+    if not tax.is_leaf(tax.root):
+        queue.append(_Partition((tax.root,), all_rows, B / 2.0, root_scope))
+
+    bar = _progress_bar(progress)
+    while queue:
+        p = queue.popleft()
+        cut = np.asarray(p.cut, dtype=np.int64)
+        n_internal = int(tax.internal_below[cut].sum())
+        heights = tax.height[cut]
+        h_max = int(heights.max())
+        candidates = cut[heights == h_max]
+        node = int(candidates[uniform_choice(candidates.size, noise)]) if candidates.size > 1 else int(candidates[0])
+        kids = tax.children(node)
+        n_combos = (1 << kids.size) - 1
+
+        masks = child_masks(db, p.rows, tax, node)
+        nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
+        leaf_level = n_internal == 1
+        if leaf_level:
+            eps_op = B / 2.0 + p.unused  # Algorithm 1, line 12
+            threshold = _SQRT2 * c1 / eps_op  # Algorithm 1, line 13
+            kind = "leaf counts"
+        else:
+            eps_op = p.unused / n_internal  # alpha, Algorithm 1 line 5 / Procedure 1 line 9
+            threshold = _SQRT2 * c2 * h_max / eps_op  # Procedure 1, line 6
+            kind = "partition"
+        res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, threshold, scope=p.scope, noise=noise,
+                               label=kind)
+        empty_masks = _distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
+        kept_masks = np.concatenate([nonempty[res.passed], empty_masks])
+        kept_values = np.concatenate([res.explicit[res.passed], res.zero_passed])
+        if keep_trace:
+            trace.append(TraceEvent(kind.replace(" ", "_"), p.cut, node, eps_op, threshold, int(kept_masks.size)))
+        if leaf_level:
+            for mask, value in zip(kept_masks.tolist(), kept_values.tolist()):
+                out_sets.append(np.asarray(_replace(p.cut, node, kids, mask), dtype=np.int64))
+                out_counts.append(int(value))
+        else:
+            order = np.argsort(inverse, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(sizes)])
+            rows_sorted = p.rows[order]
+            child_unused = p.unused - eps_op
+            empty_rows = np.zeros(0, dtype=np.int64)
+            for j in np.flatnonzero(res.passed).tolist():
+                queue.append(_Partition(_replace(p.cut, node, kids, int(nonempty[j])),
+                                        rows_sorted[bounds[j] : bounds[j + 1]], child_unused, p.scope.branch()))
+            for mask in empty_masks.tolist():
+                queue.append(_Partition(_replace(p.cut, node, kids, mask), empty_rows, child_unused, p.scope.branch()))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+
+    manifest = build_manifest(
+        "diffpart",
+        epsilon=B,
+        parameters={"fanout": int(fanout), "c1": c1, "c2": c2},
+        noise=noise,
+        accountant=accountant,
+        domain=universe.describe(),
+        release={"records": int(np.clip(out_counts, 0, None).sum()) if out_counts else 0,
+                 "distinct_records": len(out_counts)},
+        budget_split={
+            "leaf_counts": "B/2 + unused partitioning budget of the chain (Algorithm 1, line 12)",
+            "partitioning": "B/2 in all; alpha = B~/|InternalNodes(cut)| per partition operation "
+                            "(Algorithm 1 line 5, Procedure 1 lines 8-9, Theorem 4.1)",
+            "chain_total": "exactly B on every chain that ends in a leaf partition (section 4.2, Appendix F.4)",
+        },
+    )
+    return SetValuedRelease(out_sets, np.asarray(out_counts, dtype=np.int64), universe, manifest,
+                            trace=trace, accountant=accountant)
+
+
+def _progress_bar(enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(desc="diffpart partitions", unit=" partitions", file=sys.stderr, mininterval=1.0, leave=False)
