@@ -43,7 +43,10 @@ from ..privacy import (
 )
 from ..release import SetValuedRelease, build_manifest
 
-__all__ = ["DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks"]
+__all__ = [
+    "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
+    "replace_node", "distinct_empty_masks",
+]
 
 # Section 5 uses f = 10. Section 4.1: "C2 slightly greater than 1 ... C1 in [1, C2]".
 DEFAULT_FANOUT = 10
@@ -82,10 +85,10 @@ class _Partition:
 def sub_cuts(taxonomy: ContextFreeTaxonomy, cut: tuple[int, ...], node: int) -> list[tuple[int, ...]]:
     """All 2^l - 1 cuts made by replacing ``node`` in ``cut`` with a non-empty set of its children."""
     kids = taxonomy.children(node)
-    return [_replace(cut, node, kids, mask) for mask in range(1, 1 << kids.size)]
+    return [replace_node(cut, node, kids, mask) for mask in range(1, 1 << kids.size)]
 
 
-def _replace(cut: tuple[int, ...], node: int, kids: np.ndarray, mask: int) -> tuple[int, ...]:
+def replace_node(cut: tuple[int, ...], node: int, kids: np.ndarray, mask: int) -> tuple[int, ...]:
     chosen = tuple(int(kids[b]) for b in range(kids.size) if mask >> b & 1)
     at = cut.index(node)
     return cut[:at] + chosen + cut[at + 1 :]
@@ -114,7 +117,7 @@ def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxono
     return np.bincount(owner[first], weights=weights, minlength=rows.size).astype(np.int64)
 
 
-def _distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: NoiseSource) -> np.ndarray:
+def distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: NoiseSource) -> np.ndarray:
     """k distinct uniform masks in [1, 2^l - 1] that are not in ``exclude`` (the non-empty ones)."""
     if k == 0:
         return np.zeros(0, dtype=np.int64)
@@ -204,14 +207,14 @@ def diffpart(
             kind = "partition"
         res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, threshold, scope=p.scope, noise=noise,
                                label=kind)
-        empty_masks = _distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
+        empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
         kept_masks = np.concatenate([nonempty[res.passed], empty_masks])
         kept_values = np.concatenate([res.explicit[res.passed], res.zero_passed])
         if keep_trace:
             trace.append(TraceEvent(kind.replace(" ", "_"), p.cut, node, eps_op, threshold, int(kept_masks.size)))
         if leaf_level:
             for mask, value in zip(kept_masks.tolist(), kept_values.tolist()):
-                out_sets.append(np.asarray(_replace(p.cut, node, kids, mask), dtype=np.int64))
+                out_sets.append(np.asarray(replace_node(p.cut, node, kids, mask), dtype=np.int64))
                 out_counts.append(int(value))
         else:
             order = np.argsort(inverse, kind="stable")
@@ -220,10 +223,10 @@ def diffpart(
             child_unused = p.unused - eps_op
             empty_rows = np.zeros(0, dtype=np.int64)
             for j in np.flatnonzero(res.passed).tolist():
-                queue.append(_Partition(_replace(p.cut, node, kids, int(nonempty[j])),
+                queue.append(_Partition(replace_node(p.cut, node, kids, int(nonempty[j])),
                                         rows_sorted[bounds[j] : bounds[j + 1]], child_unused, p.scope.branch()))
             for mask in empty_masks.tolist():
-                queue.append(_Partition(_replace(p.cut, node, kids, mask), empty_rows, child_unused, p.scope.branch()))
+                queue.append(_Partition(replace_node(p.cut, node, kids, mask), empty_rows, child_unused, p.scope.branch()))
         if bar is not None:
             bar.update(1)
     if bar is not None:
