@@ -1,0 +1,1 @@
+"""Reproductions of the papers' experiments; each writes CSV + PNG (``dprelease experiment KIND``)."""
