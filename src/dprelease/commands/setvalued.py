@@ -178,3 +178,56 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     add_quiet(p)
     p.set_defaults(handler=_run_eval_topk)
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}") from None
+
+
+def _run_experiment_diffpart(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..data.universe import parse_universe_spec
+    from ..experiments.diffpart import DiffPartExperiment, run_diffpart_experiment
+
+    cfg = DiffPartExperiment(
+        dataset=Path(args.dataset), universe=parse_universe_spec(args.universe) if args.universe else None,
+        out_dir=Path(args.out), budgets=args.budgets, ks=args.ks, runs=args.runs, fanout=args.fanout,
+        c1=args.c1, c2=args.c2, queries=args.queries, seed=args.seed, with_basic=not args.no_basic,
+    )
+    summary = run_diffpart_experiment(cfg, log=lambda m: say(args, m))
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"results: {cfg.out_dir}")
+    return 0
+
+
+def register_experiment(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser("diffpart", help="DiffPart Figures 3 and 8: relative error and top-K utility vs B",
+                         description="Reproduce DiffPart's Figure 3 (vs Basic) and Figure 8; writes CSV + PNG.")
+    p.add_argument("--dataset", required=True, help="transaction file (e.g. ../shared/datasets/msnbc/msnbc.dat)")
+    add_universe(p)
+    p.add_argument("--out", default="results/diffpart", help="output folder (default results/diffpart)")
+    p.add_argument("--budgets", type=_floats, default=(0.5, 0.75, 1.0, 1.25), help="comma-separated B values")
+    p.add_argument("--ks", type=_ints, default=tuple(range(10, 101, 10)), help="comma-separated K values")
+    p.add_argument("--runs", type=positive_int, default=5)
+    p.add_argument("--fanout", type=int, default=DEFAULT_FANOUT)
+    p.add_argument("--c1", type=float, default=None, help=f"default {DEFAULT_C1}")
+    p.add_argument("--c2", type=float, default=None, help=f"default {DEFAULT_C2}")
+    p.add_argument("--queries", type=positive_int, default=50_000)
+    p.add_argument("--seed", type=int, default=0, help="base seed (experiment mode)")
+    p.add_argument("--no-basic", action="store_true", help="skip the Basic baseline")
+    p.add_argument("--json", action="store_true")
+    add_quiet(p)
+    p.set_defaults(handler=_run_experiment_diffpart)

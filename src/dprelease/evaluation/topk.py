@@ -11,19 +11,25 @@ from __future__ import annotations
 from ..data.transactions import TransactionDB
 from ..itemsets.exact import top_k_itemsets
 
-__all__ = ["topk_utility"]
+__all__ = ["topk_utility", "topk_utility_many"]
 
 
 def topk_utility(raw: TransactionDB, released: TransactionDB, k: int) -> float:
-    raw_top = top_k_itemsets(raw, k)
-    if not raw_top:
-        raise ValueError("the raw data has no itemsets")
-    rel_top = dict(top_k_itemsets(released, k)) if released.n_records else {}
+    if raw.n_records == 0:
+        raise ValueError("the raw data has no records")
+    return topk_utility_many(raw, released, [k])[k]
+
+
+def topk_utility_many(raw: TransactionDB, released: TransactionDB, ks: list[int] | tuple[int, ...]) -> dict[int, float]:
+    """:func:`topk_utility` for several K at once (mines each dataset once, for the largest K)."""
+    k_max = max(ks)
+    raw_top = top_k_itemsets(raw, k_max)
+    rel_top = top_k_itemsets(released, k_max) if released.n_records else []
     n_raw = raw.n_records
     n_rel = max(released.n_records, 1)
-    loss = 0.0
-    for items, count in raw_top:
-        sup_raw = count / n_raw
-        sup_rel = rel_top.get(items, 0) / n_rel
-        loss += abs(sup_raw - sup_rel) / sup_raw
-    return 1.0 - loss / len(raw_top)
+    out: dict[int, float] = {}
+    for k in ks:
+        rel_k = dict(rel_top[:k])
+        loss = sum(abs(c / n_raw - rel_k.get(items, 0) / n_rel) / (c / n_raw) for items, c in raw_top[:k])
+        out[k] = 1.0 - loss / max(len(raw_top[:k]), 1)
+    return out

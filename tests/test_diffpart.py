@@ -1,0 +1,129 @@
+"""DiffPart and Basic: budget chains, exactness without noise, neighbouring datasets, limits."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dprelease.data import TransactionDB, Universe
+from dprelease.errors import ParameterError
+from dprelease.privacy import SeededNoise
+from dprelease.setvalued import basic, diffpart
+
+
+def _random_db(rng: np.random.Generator, n_items: int, n_records: int) -> TransactionDB:
+    records = []
+    for _ in range(n_records):
+        size = int(rng.integers(1, min(n_items, 6) + 1))
+        records.append(sorted(rng.choice(n_items, size=size, replace=False).tolist()))
+    return TransactionDB.from_lists(records, n_items)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_items=st.integers(2, 40),
+    fanout=st.integers(2, 6),
+    n_records=st.integers(1, 150),
+    budget=st.floats(0.05, 5.0),
+    seed=st.integers(0, 10_000),
+)
+def test_every_chain_sums_to_at_most_B_and_exactly_B_at_leaves(n_items, fanout, n_records, budget, seed):
+    rng = np.random.default_rng(seed)
+    db = _random_db(rng, n_items, n_records)
+    # small constants so that many partitions (and empty ones) are explored
+    release = diffpart(db, Universe.from_range(1, n_items), budget, noise=SeededNoise(seed), fanout=fanout,
+                       c1=0.3, c2=0.3, keep_trace=True)
+    acc = release.accountant
+    assert acc.spent <= budget * (1 + 1e-9)
+    for entry in acc.ledger:
+        assert entry.chain_total <= budget * (1 + 1e-9)
+        if entry.label == "leaf counts":
+            assert entry.chain_total == pytest.approx(budget, rel=1e-9)
+    # a chain that ends in a leaf partition spends exactly B; with enough records one always does
+    if n_records >= 100 and budget >= 1.0:
+        assert any(e.label == "leaf counts" for e in acc.ledger)
+
+
+@pytest.mark.parametrize("fanout", [2, 3, 10])
+def test_without_noise_the_release_is_the_data(zero_noise, fanout):
+    rng = np.random.default_rng(fanout)
+    db = _random_db(rng, 23, 300)
+    release = diffpart(db, Universe.from_range(1, 23), 1.0, noise=zero_noise, fanout=fanout, c1=1e-6, c2=1e-6)
+    got = Counter({tuple(s.tolist()): int(c) for s, c in zip(release.itemsets, release.counts)})
+    assert got == Counter(tuple(r) for r in db.to_lists())
+    assert release.manifest["release"]["records"] == db.n_records
+
+
+def test_basic_without_noise_is_the_data_and_refuses_large_universes(zero_noise):
+    db = TransactionDB.from_lists([[0], [0, 1], [2], [0, 1]], 3)
+    release = basic(db, Universe.from_range(1, 3), 1.0, noise=zero_noise)
+    got = {tuple(s.tolist()): int(c) for s, c in zip(release.itemsets, release.counts)}
+    assert got == {(0,): 1, (0, 1): 2, (2,): 1}
+    with pytest.raises(ParameterError, match="over the limit of 20"):
+        basic(TransactionDB.from_lists([[0]], 21), Universe.from_range(1, 21), 1.0, noise=zero_noise)
+
+
+def test_manifest_is_public_facts_only():
+    db = TransactionDB.from_lists([[0, 1], [1], [2]] * 50, 3)
+    release = diffpart(db, Universe.from_range(1, 3), 1.0, noise=SeededNoise(3), fanout=2)
+    m = release.manifest
+    assert m["algorithm"] == "diffpart" and m["epsilon"] == 1.0
+    assert m["parameters"] == {"fanout": 2, "c1": 1.5, "c2": 1.5}
+    assert m["rng"]["mode"] == "seeded" and m["rng"]["seed"] == 3 and "warning" in m["rng"]
+    assert m["domain"]["source"] == "declared-range"
+    assert m["privacy"]["epsilon_spent"] <= 1.0
+    text = repr(m)
+    assert "150" not in text  # the true record count never appears
+    assert "time" not in text.replace("created_utc", "")
+
+
+@pytest.mark.parametrize("bad", [{"epsilon": 0}, {"epsilon": -1}, {"fanout": 1}, {"c1": 0}, {"c2": float("nan")}])
+def test_parameter_errors(bad):
+    args = {"epsilon": 1.0, "fanout": 2, "c1": 1.0, "c2": 1.0} | bad
+    db = TransactionDB.from_lists([[0]], 2)
+    with pytest.raises(ParameterError):
+        diffpart(db, Universe.from_range(1, 2), args.pop("epsilon"), noise=SeededNoise(0), **args)
+
+
+def _event_rates(db: TransactionDB, runs: int, seed: int, algorithm) -> dict[str, float]:
+    noise = SeededNoise(seed)
+    counts = Counter()
+    for _ in range(runs):
+        rel = algorithm(db, noise)
+        sets = {tuple(s.tolist()): int(c) for s, c in zip(rel.itemsets, rel.counts)}
+        counts["has {0,1}"] += (0, 1) in sets
+        counts["{0,1} >= 3"] += sets.get((0, 1), 0) >= 3
+        counts["total >= 6"] += sum(sets.values()) >= 6
+        counts["has {2}"] += (2,) in sets
+    return {k: counts[k] / runs for k in ("has {0,1}", "{0,1} >= 3", "total >= 6", "has {2}")}
+
+
+@pytest.mark.parametrize("name", ["diffpart", "basic"])
+def test_neighbouring_datasets_stay_within_e_to_the_epsilon(name):
+    """Empirical check on D and D + {one record}: P[E|D] <= e^eps P[E|D'] for a few events.
+
+    Tolerance: 5 binomial standard errors on each side (fixed seeds, so deterministic).
+    """
+    eps = 0.7
+    base = [[0, 1], [0, 1], [0, 1], [2], [0], [1, 2]]
+    d1 = TransactionDB.from_lists(base, 3)
+    d2 = TransactionDB.from_lists(base + [[0, 1]], 3)
+    uni = Universe.from_range(1, 3)
+    if name == "diffpart":
+        algo = lambda db, noise: diffpart(db, uni, eps, noise=noise, fanout=2, c1=0.5, c2=0.5)  # noqa: E731
+    else:
+        algo = lambda db, noise: basic(db, uni, eps, noise=noise)  # noqa: E731
+    runs = 3000
+    r1 = _event_rates(d1, runs, 1, algo)
+    r2 = _event_rates(d2, runs, 2, algo)
+    bound = math.exp(eps)
+    for event in r1:
+        p, q = r1[event], r2[event]
+        se = math.sqrt((p * (1 - p) + q * (1 - q)) / runs) + 1e-3
+        assert p <= bound * q + 5 * bound * se, (event, p, q)
+        assert q <= bound * p + 5 * bound * se, (event, p, q)
