@@ -1,0 +1,427 @@
+"""Relational tables for DiffGen / TDS: a declared schema, taxonomy trees, and a validating reader.
+
+The custodian declares the public domain in a small YAML (or JSON) schema file
+(``format: dprelease-table-schema/1``): every predictor attribute is either
+*categorical* with a taxonomy tree (DiffGen section 3.3 assumes one is given) or
+*numeric* with public half-open bounds ``[lo, hi)``; one class attribute with its
+values; columns to drop. Nothing is read off the data: a value outside the
+schema is an :class:`~dprelease.errors.InputError` naming its row and column.
+
+Records are held as numpy code arrays: a categorical value is the index of its
+taxonomy leaf (leaves are numbered depth-first, so every taxonomy node covers a
+contiguous range of leaf codes), a numeric value is a float64, the class is an
+int code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError, ParameterError
+from .io import atomic_output
+
+__all__ = [
+    "Taxonomy",
+    "CategoricalAttribute",
+    "NumericAttribute",
+    "ClassAttribute",
+    "TableSchema",
+    "EncodedTable",
+    "load_schema",
+    "parse_schema",
+    "read_table",
+    "read_adult",
+    "encode_frame",
+    "write_frame",
+]
+
+SCHEMA_FORMAT = "dprelease-table-schema/1"
+
+
+@dataclass(frozen=True, eq=False)
+class Taxonomy:
+    """A taxonomy tree as arrays over node ids (root = 0, depth-first pre-order).
+
+    ``lo[u], hi[u]``: the leaf codes covered by node u are ``lo[u] .. hi[u]-1``.
+    ``children[u]``: child node ids in declared order. ``leaf_node[code]``: node id of a leaf code.
+    """
+
+    labels: tuple[str, ...]
+    parent: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    children: tuple[tuple[int, ...], ...]
+    leaf_node: np.ndarray
+    leaf_labels: tuple[str, ...]
+
+    @classmethod
+    def from_nested(cls, tree: object, where: str) -> "Taxonomy":
+        """Build from the schema form: a leaf is a string; an inner node is ``{label: [children...]}``."""
+        labels: list[str] = []
+        parent: list[int] = []
+        lo: list[int] = []
+        hi: list[int] = []
+        children: list[list[int]] = []
+        leaf_node: list[int] = []
+        leaf_labels: list[str] = []
+
+        def visit(node: object, par: int) -> int:
+            if isinstance(node, dict):
+                if len(node) != 1:
+                    raise InputError(f"{where}: an inner taxonomy node must be a mapping with one key, got {list(node)!r}")
+                (label, kids), = node.items()
+                if not isinstance(kids, list) or not kids:
+                    raise InputError(f"{where}: node {label!r} must list at least one child")
+            elif isinstance(node, (str, int, float)) and not isinstance(node, bool):
+                label, kids = node, []
+            else:
+                raise InputError(f"{where}: bad taxonomy node {node!r}")
+            label = str(label)
+            uid = len(labels)
+            labels.append(label)
+            parent.append(par)
+            lo.append(len(leaf_labels))
+            hi.append(-1)
+            children.append([])
+            if not kids:
+                leaf_node.append(uid)
+                leaf_labels.append(label)
+            for kid in kids:
+                children[uid].append(visit(kid, uid))
+            hi[uid] = len(leaf_labels)
+            return uid
+
+        visit(tree, -1)
+        if len(set(leaf_labels)) != len(leaf_labels):
+            dup = sorted({x for x in leaf_labels if leaf_labels.count(x) > 1})
+            raise InputError(f"{where}: taxonomy leaves must be distinct; repeated: {dup}")
+        ints = lambda xs: np.asarray(xs, dtype=np.int64)  # noqa: E731
+        return cls(tuple(labels), ints(parent), ints(lo), ints(hi), tuple(tuple(c) for c in children),
+                   ints(leaf_node), tuple(leaf_labels))
+
+    @property
+    def n_leaves(self) -> int:
+        return len(self.leaf_labels)
+
+    def is_leaf(self, node: int) -> bool:
+        return not self.children[node]
+
+    def child_of_leaf(self, node: int) -> np.ndarray:
+        """Array over leaf codes: index (0..k-1) of the child of ``node`` holding the leaf, or -1 if outside."""
+        out = np.full(self.n_leaves, -1, dtype=np.int64)
+        for k, c in enumerate(self.children[node]):
+            out[self.lo[c]:self.hi[c]] = k
+        return out
+
+    def to_nested(self, node: int = 0) -> object:
+        if self.is_leaf(node):
+            return self.labels[node]
+        return {self.labels[node]: [self.to_nested(c) for c in self.children[node]]}
+
+
+@dataclass(frozen=True, eq=False)
+class CategoricalAttribute:
+    name: str
+    taxonomy: Taxonomy
+    kind: str = "categorical"
+
+
+@dataclass(frozen=True, eq=False)
+class NumericAttribute:
+    """Public bounds ``[lo, hi)``; ``integer`` attributes split only at whole numbers (eq. 6 with counting measure)."""
+
+    name: str
+    lo: float
+    hi: float
+    integer: bool = False
+    kind: str = "numeric"
+
+
+@dataclass(frozen=True, eq=False)
+class ClassAttribute:
+    name: str
+    values: tuple[str, ...]
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class TableSchema:
+    """The public domain of a table: predictors (in order), the class, dropped columns, file layout."""
+
+    attributes: tuple[CategoricalAttribute | NumericAttribute, ...]
+    class_attribute: ClassAttribute
+    drop: tuple[str, ...] = ()
+    columns: tuple[str, ...] | None = None  # column order of headerless files
+    missing: tuple[str, ...] = ()  # tokens meaning "missing": rows holding one are dropped
+    name: str = "table"
+    source: str = ""
+
+    @property
+    def numeric(self) -> tuple[int, ...]:
+        return tuple(i for i, a in enumerate(self.attributes) if a.kind == "numeric")
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.class_attribute.values)
+
+    def describe(self) -> dict[str, object]:
+        """The public domain, for a manifest (declared by the custodian, not derived from data)."""
+        out: dict[str, object] = {"source": self.source or "schema", "class": {"name": self.class_attribute.name,
+                                                                              "values": list(self.class_attribute.values)}}
+        attrs = []
+        for a in self.attributes:
+            if a.kind == "numeric":
+                attrs.append({"name": a.name, "type": "numeric", "bounds": [a.lo, a.hi], "integer": a.integer})
+            else:
+                attrs.append({"name": a.name, "type": "categorical", "taxonomy_nodes": len(a.taxonomy.labels),
+                              "taxonomy_leaves": a.taxonomy.n_leaves})
+        out["attributes"] = attrs
+        out["drop"] = list(self.drop)
+        return out
+
+
+def parse_schema(obj: object, where: str = "schema") -> TableSchema:
+    """Validate a schema mapping (already parsed from YAML/JSON)."""
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: the schema must be a mapping")
+    fmt = obj.get("format", SCHEMA_FORMAT)
+    if fmt != SCHEMA_FORMAT:
+        raise InputError(f"{where}: unknown format {fmt!r} (expected {SCHEMA_FORMAT!r})")
+    cls_spec = obj.get("class")
+    if not isinstance(cls_spec, dict) or "name" not in cls_spec or not cls_spec.get("values"):
+        raise InputError(f"{where}: 'class' must give a name and a list of values")
+    values = tuple(str(v) for v in cls_spec["values"])
+    if len(values) < 2 or len(set(values)) != len(values):
+        raise InputError(f"{where}: the class needs at least two distinct values")
+    aliases = {str(k): str(v) for k, v in (cls_spec.get("aliases") or {}).items()}
+    for k, v in aliases.items():
+        if v not in values:
+            raise InputError(f"{where}: class alias {k!r} maps to {v!r}, which is not a class value")
+    klass = ClassAttribute(str(cls_spec["name"]), values, aliases)
+    specs = obj.get("attributes")
+    if not isinstance(specs, list) or not specs:
+        raise InputError(f"{where}: 'attributes' must be a non-empty list")
+    attrs: list[CategoricalAttribute | NumericAttribute] = []
+    seen = {klass.name}
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict) or "name" not in spec:
+            raise InputError(f"{where}: attribute #{i + 1} needs a name")
+        name = str(spec["name"])
+        if name in seen:
+            raise InputError(f"{where}: attribute {name!r} declared twice (or is the class)")
+        seen.add(name)
+        kind = spec.get("type")
+        if kind == "numeric":
+            bounds = spec.get("bounds")
+            if not isinstance(bounds, list) or len(bounds) != 2:
+                raise InputError(f"{where}: numeric attribute {name!r} needs bounds: [lo, hi]")
+            lo, hi = float(bounds[0]), float(bounds[1])
+            integer = bool(spec.get("integer", False))
+            if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
+                raise InputError(f"{where}: attribute {name!r}: bounds must be finite with lo < hi")
+            if integer and (lo != int(lo) or hi != int(hi)):
+                raise InputError(f"{where}: integer attribute {name!r} needs whole-number bounds")
+            attrs.append(NumericAttribute(name, lo, hi, integer))
+        elif kind == "categorical":
+            if "taxonomy" not in spec:
+                raise InputError(f"{where}: categorical attribute {name!r} needs a taxonomy tree")
+            attrs.append(CategoricalAttribute(name, Taxonomy.from_nested(spec["taxonomy"], f"{where}: {name}")))
+        else:
+            raise InputError(f"{where}: attribute {name!r}: type must be 'categorical' or 'numeric', got {kind!r}")
+    drop = tuple(str(x) for x in obj.get("drop") or ())
+    columns = obj.get("columns")
+    columns = tuple(str(c) for c in columns) if columns else None
+    if columns is not None:
+        missing_cols = [a.name for a in attrs if a.name not in columns] + ([klass.name] if klass.name not in columns else [])
+        if missing_cols:
+            raise InputError(f"{where}: 'columns' does not list {missing_cols}")
+    missing = tuple(str(x) for x in obj.get("missing") or ())
+    return TableSchema(tuple(attrs), klass, drop, columns, missing, str(obj.get("name", "table")), where)
+
+
+def load_schema(path: str | os.PathLike) -> TableSchema:
+    """Read a YAML or JSON schema file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read schema ({exc.strerror or exc})") from None
+    try:
+        if path.suffix.lower() == ".json":
+            obj = json.loads(text)
+        else:
+            import yaml
+
+            obj = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - one-line message for the CLI
+        raise InputError(f"{path}: not a valid schema file ({str(exc).splitlines()[0]})") from None
+    return parse_schema(obj, str(path))
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedTable:
+    """Records as code arrays: ``columns[j]`` for predictor j (int64 leaf codes or float64), ``y`` class codes."""
+
+    schema: TableSchema
+    columns: tuple[np.ndarray, ...]
+    y: np.ndarray
+
+    @property
+    def n_records(self) -> int:
+        return int(self.y.size)
+
+    def take(self, rows: np.ndarray) -> "EncodedTable":
+        return EncodedTable(self.schema, tuple(c[rows] for c in self.columns), self.y[rows])
+
+
+def _row_error(where: str, row: int, column: str, message: str, line_offset: int | None) -> InputError:
+    line = f" (line {row + line_offset})" if line_offset is not None else ""
+    return InputError(f"{where}: row {row + 1}{line}, column {column!r}: {message}")
+
+
+def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
+                 line_offset: int | None = None, rows: np.ndarray | None = None) -> EncodedTable:
+    """Validate and encode a frame of strings/numbers against the schema (errors name row and column).
+
+    ``rows`` gives each frame row's 0-based row number in the file (after missing rows were dropped).
+    """
+    rows = np.arange(len(frame)) if rows is None else rows
+    missing = [a.name for a in schema.attributes if a.name not in frame.columns]
+    if schema.class_attribute.name not in frame.columns:
+        missing.append(schema.class_attribute.name)
+    if missing:
+        raise InputError(f"{where}: missing column(s) {missing}")
+    extra = [c for c in frame.columns if c not in schema.drop and c not in {a.name for a in schema.attributes}
+             and c != schema.class_attribute.name]
+    if extra:
+        raise InputError(f"{where}: column(s) {extra} are not in the schema (list them under 'drop' to ignore them)")
+    cols: list[np.ndarray] = []
+    for a in schema.attributes:
+        raw = frame[a.name]
+        if a.kind == "numeric":
+            values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+            bad = ~np.isfinite(values)
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                raise _row_error(where, int(rows[j]), a.name, f"{raw.iloc[j]!r} is not a number", line_offset)
+            out = (values < a.lo) | (values >= a.hi)
+            if out.any():
+                j = int(np.flatnonzero(out)[0])
+                raise _row_error(where, int(rows[j]), a.name,
+                                 f"{values[j]:g} is outside the declared bounds [{a.lo:g}, {a.hi:g})", line_offset)
+            if a.integer:
+                frac = values != np.floor(values)
+                if frac.any():
+                    j = int(np.flatnonzero(frac)[0])
+                    raise _row_error(where, int(rows[j]), a.name, f"{values[j]!r} is not a whole number", line_offset)
+            cols.append(values)
+        else:
+            leaves = a.taxonomy.leaf_labels
+            codes = pd.Categorical(raw.astype(str).str.strip(), categories=list(leaves)).codes.astype(np.int64)
+            bad = codes < 0
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                raise _row_error(where, int(rows[j]), a.name,
+                                 f"{str(raw.iloc[j])!r} is not a leaf of the declared taxonomy", line_offset)
+            cols.append(codes)
+    klass = schema.class_attribute
+    labels = frame[klass.name].astype(str).str.strip()
+    if klass.aliases:
+        labels = labels.replace(klass.aliases)
+    y = pd.Categorical(labels, categories=list(klass.values)).codes.astype(np.int64)
+    if (y < 0).any():
+        j = int(np.flatnonzero(y < 0)[0])
+        raise _row_error(where, int(rows[j]), klass.name,
+                         f"{str(frame[klass.name].iloc[j])!r} is not a declared class value", line_offset)
+    return EncodedTable(schema, tuple(cols), y)
+
+
+def _drop_missing(frame: pd.DataFrame, schema: TableSchema) -> tuple[pd.DataFrame, np.ndarray]:
+    rows = np.arange(len(frame))
+    if not schema.missing:
+        return frame, rows
+    used = [a.name for a in schema.attributes] + [schema.class_attribute.name]
+    used = [c for c in used if c in frame.columns]
+    mask = np.zeros(len(frame), dtype=bool)
+    for c in used:
+        mask |= frame[c].astype(str).str.strip().isin(schema.missing).to_numpy()
+    return frame.loc[~mask].reset_index(drop=True), rows[~mask]
+
+
+def _read_frame(path: Path, schema: TableSchema) -> tuple[pd.DataFrame, int | None]:
+    """Read CSV (header row unless the schema lists ``columns``) or Parquet as strings; returns (frame, line offset)."""
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path).to_pandas(), None
+        header = schema.columns is None
+        frame = pd.read_csv(path, header=0 if header else None, names=None if header else list(schema.columns),
+                            dtype=str, skipinitialspace=True, comment="|", skip_blank_lines=True,
+                            keep_default_na=False)
+        return frame, (2 if header else 1)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read table ({str(exc).splitlines()[0]})") from None
+
+
+def read_table(path: str | os.PathLike, schema: TableSchema) -> EncodedTable:
+    """Read a CSV or Parquet table (or an Adult directory) and encode it against the schema.
+
+    Rows holding one of the schema's ``missing`` tokens are dropped (a per-record
+    transformation); any other value outside the schema raises :class:`InputError`.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if (path / "adult.data").exists():
+            return read_adult(path, schema)
+        raise InputError(f"{path}: a directory is read only when it holds adult.data (+ adult.test)")
+    frame, offset = _read_frame(path, schema)
+    frame, rows = _drop_missing(frame, schema)
+    if len(frame) == 0:
+        raise InputError(f"{path}: no records")
+    # Blank-line skipping makes exact line numbers unreliable for headerless files; rows stay exact.
+    return encode_frame(frame, schema, str(path), offset if schema.missing == () else None, rows)
+
+
+def read_adult(directory: str | os.PathLike, schema: TableSchema) -> EncodedTable:
+    """Adult as the paper uses it: adult.data + adult.test, rows with '?' dropped (45,222 records)."""
+    directory = Path(directory)
+    if schema.columns is None:
+        raise InputError("the Adult files have no header: the schema must list 'columns'")
+    parts = []
+    for name in ("adult.data", "adult.test"):
+        p = directory / name
+        if not p.exists():
+            continue
+        frame, _ = _read_frame(p, schema)
+        frame, rows = _drop_missing(frame, schema)
+        parts.append(encode_frame(frame, schema, str(p), None, rows))
+    if not parts:
+        raise InputError(f"{directory}: no adult.data or adult.test")
+    return EncodedTable(schema, tuple(np.concatenate([p.columns[j] for p in parts]) for j in range(len(schema.attributes))),
+                        np.concatenate([p.y for p in parts]))
+
+
+def write_frame(frame: pd.DataFrame, output: str | os.PathLike) -> None:
+    """Write CSV, or Parquet when the name ends in .parquet/.pq, atomically."""
+    output = Path(output)
+    if output.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        with atomic_output(output, "wb") as fh:
+            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), fh)
+    else:
+        with atomic_output(output) as fh:
+            frame.to_csv(fh, index=False)
+
+
+def check_schema_matches(table: EncodedTable, schema: TableSchema) -> None:
+    if table.schema is not schema:
+        raise ParameterError("the table was encoded with a different schema")

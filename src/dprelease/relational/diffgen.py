@@ -1,0 +1,256 @@
+"""DiffGen (Mohammed, Chen, Fung and Yu, KDD 2011): Algorithm 1, with the implementation of section 4.3.
+
+Budget split (Algorithm 1 line 3 and Theorem 4.1), all on the one record set D::
+
+    eps' = eps / (2 (|A_n| + 2h))
+    line 4   split value of each numeric attribute's top interval   |A_n| x eps'   (sequential)
+    line 7   candidate selection, once per round (eq. 5)              h x eps'
+    line 9   split values of the new numeric children (eqs. 6-7)      h x eps'   (the two children are
+             disjoint record sets: one eps' per round, parallel composition)
+    line 12  noisy count of every leaf partition x class              eps / 2    (DLap of scale 2/eps)
+    total = eps' (|A_n| + 2h) + eps/2 = eps
+
+Where a round specializes a categorical value (no new numeric candidate) the
+line-9 share is unused. Faithful mode (default) charges it anyway as
+"reserved, unused" so the ledger always sums to exactly eps (an upper bound on
+the loss). ``recycle=True`` (an improvement, switchable and measured in
+docs/diffgen.md) instead adds every unused share to the line-12 count budget,
+which adaptive sequential composition allows: the shares left over are a
+function of earlier mechanism outputs only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..data.table import EncodedTable, TableSchema
+from ..errors import ParameterError
+from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
+from ..privacy.accountant import BudgetScope
+from ..privacy.mechanisms import exponential_mechanism_disjoint
+from .partition import CutValue, PartitionTree, cut_label, generalize, ordered_cut, split_intervals
+from .scores import SCORES, score_sensitivity, score_table, split_scores
+
+__all__ = ["DiffGenRelease", "diffgen", "epsilon_prime", "GeneralizedTable"]
+
+
+def epsilon_prime(epsilon: float, n_numeric: int, h: int) -> float:
+    """Algorithm 1 line 3: eps' = eps / (2(|A_n^pr| + 2h))."""
+    return epsilon / (2.0 * (n_numeric + 2 * h))
+
+
+@dataclass(frozen=True, eq=False)
+class GeneralizedTable:
+    """A generalized contingency table: ``cells[i, j]`` indexes ``cut[j]``; ``counts[i, cls]`` per class.
+
+    Produced by DiffGen (noisy counts) and TDS (exact counts of a k-anonymous table).
+    """
+
+    schema: TableSchema
+    cut: tuple[tuple[CutValue, ...], ...]
+    cells: np.ndarray
+    counts: np.ndarray
+    manifest: dict[str, object] = field(default_factory=dict)
+    trace: list = field(default_factory=list, repr=False)
+    accountant: BudgetAccountant | None = field(default=None, repr=False)
+
+    def cut_labels(self) -> dict[str, list[str]]:
+        return {a.name: [cut_label(self.schema, cv) for cv in self.cut[j]] for j, a in enumerate(self.schema.attributes)}
+
+    def frame(self) -> pd.DataFrame:
+        """One row per leaf partition x class with its count (the generalized contingency table)."""
+        labels = self.cut_labels()
+        n_cls = self.schema.n_classes
+        data: dict[str, object] = {}
+        for j, a in enumerate(self.schema.attributes):
+            data[a.name] = np.repeat(np.asarray(labels[a.name], dtype=object)[self.cells[:, j]], n_cls)
+        data[self.schema.class_attribute.name] = np.tile(np.asarray(self.schema.class_attribute.values, dtype=object),
+                                                         self.cells.shape[0])
+        data["count"] = self.counts.reshape(-1)
+        return pd.DataFrame(data)
+
+    def records_frame(self) -> pd.DataFrame:
+        """The expanded record form: each (partition, class) row repeated ``count`` times."""
+        table = self.frame()
+        counts = table.pop("count").to_numpy()
+        return table.loc[np.repeat(np.arange(len(table)), np.maximum(counts, 0))].reset_index(drop=True)
+
+    def generalize(self, table: EncodedTable) -> np.ndarray:
+        """Apply the same final cut to other records (e.g. the test split): n x d cut indices."""
+        return generalize(table, [list(c) for c in self.cut])
+
+    @property
+    def n_records(self) -> int:
+        return int(np.maximum(self.counts, 0).sum())
+
+
+def _splittable(tree: PartitionTree, v: int) -> bool:
+    cv = tree.values[v]
+    a = tree.schema.attributes[cv.attr]
+    if a.kind == "categorical":
+        return not a.taxonomy.is_leaf(cv.node)
+    return (cv.hi - cv.lo >= 2) if a.integer else (cv.hi > cv.lo)
+
+
+def _category_table(tree: PartitionTree, v: int, records: np.ndarray) -> np.ndarray:
+    """|D_c^cls| for c in child(v), from the records of D_v (collected in the specialization scan)."""
+    k, kids = tree.child_index(v, records)
+    n_cls = tree.schema.n_classes
+    return np.bincount(k * n_cls + tree.table.y[records], minlength=len(kids) * n_cls).reshape(len(kids), n_cls)
+
+
+@dataclass
+class _Candidate:
+    split: float | None
+    table: np.ndarray
+    score: float
+
+
+def _choose_splits(tree: PartitionTree, values: list[int], records: list[np.ndarray], eps: float, score: str,
+                   du: float, scope: BudgetScope, noise: NoiseSource, label: str, disjoint: bool) -> list[_Candidate]:
+    """Eqs. 6-7: an interval by the exponential mechanism weighted by its measure, then a uniform point in it."""
+    blocks, bases, ivs = [], [], []
+    for v, recs in zip(values, records):
+        cv = tree.values[v]
+        a = tree.schema.attributes[cv.attr]
+        col = tree.table.columns[cv.attr]
+        iv = split_intervals(col[recs], tree.table.y[recs], tree.schema.n_classes, cv.lo, cv.hi, a.integer)
+        blocks.append(split_scores(iv.left, iv.total, score))
+        bases.append(np.log(iv.measure))
+        ivs.append(iv)
+    if disjoint:
+        picks = exponential_mechanism_disjoint(blocks, eps, sensitivity=du, scope=scope, noise=noise, label=label,
+                                               log_base_measures=bases)
+    else:
+        (block,), (base,) = blocks, bases
+        picks = [exponential_mechanism(block, eps, sensitivity=du, scope=scope, noise=noise, label=label,
+                                       log_base_measure=base)]
+    out = []
+    for iv, g, sc in zip(ivs, picks, blocks):
+        if iv.integer:
+            s = float(iv.low[g] + noise.integers(int(iv.measure[g]), 1)[0])
+        else:
+            s = float(iv.low[g] + noise.uniform(1)[0] * (iv.high[g] - iv.low[g]))
+        left = iv.left[g]
+        out.append(_Candidate(s, np.stack([left, iv.total - left]), float(sc[g])))
+    return out
+
+
+def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise: NoiseSource, score: str = "max",
+            recycle: bool = False) -> GeneralizedTable:
+    """Algorithm 1: h specializations chosen by the exponential mechanism, then noisy leaf x class counts."""
+    eps = check_epsilon(epsilon)
+    h = int(specializations)
+    if h < 1:
+        raise ParameterError(f"--specializations must be at least 1, got {specializations}")
+    if score not in SCORES:
+        raise ParameterError(f"--score must be one of {SCORES}, got {score!r}")
+    schema = table.schema
+    numeric = schema.numeric
+    eps_p = epsilon_prime(eps, len(numeric), h)
+    du = score_sensitivity(score, schema.n_classes)
+    accountant = BudgetAccountant(eps)
+    scope = accountant.root()
+    tree = PartitionTree(table)
+    cand: dict[int, _Candidate] = {}
+    unused = 0.0
+    all_records = np.arange(table.n_records, dtype=np.int64)
+
+    # Lines 1-2 are the PartitionTree's root. Line 4: split value of every numeric top value (sequential).
+    for j in numeric:
+        v = tree.cut[j][0]
+        if not _splittable(tree, v):
+            if recycle:
+                unused += eps_p
+            else:
+                scope.spend(eps_p, f"line 4: reserved, unused ({schema.attributes[j].name} cannot be split)")
+            continue
+        (cand[v],) = _choose_splits(tree, [v], [all_records], eps_p, score, du, scope, noise,
+                                    f"line 4: split value of {schema.attributes[j].name}", disjoint=False)
+    # Line 5: scores of the categorical top values, one scan of D.
+    for j, a in enumerate(schema.attributes):
+        v = tree.cut[j][0]
+        if a.kind == "categorical" and _splittable(tree, v):
+            t = _category_table(tree, v, all_records)
+            cand[v] = _Candidate(None, t, score_table(t, score))
+
+    trace = []
+    for i in range(1, h + 1):
+        ids = [v for v in tree.cut_values() if v in cand]
+        if not ids:  # every value is a taxonomy leaf / unit interval: a function of the cut only
+            rest = 2 * eps_p * (h - i + 1)
+            if recycle:
+                unused += rest
+            else:
+                scope.spend(rest, f"lines 7+9: reserved, unused (rounds {i}..{h}: nothing left to specialize)")
+            break
+        # Line 7 (eq. 5).
+        pick = exponential_mechanism(np.asarray([cand[v].score for v in ids]), eps_p, sensitivity=du, scope=scope,
+                                     noise=noise, label=f"line 7: candidate selection, round {i}")
+        v = ids[pick]
+        chosen = cand.pop(v)
+        trace.append((i, cut_label(schema, tree.values[v]), schema.attributes[tree.values[v].attr].name, chosen.split))
+        # Line 8: the one scan of D_v.
+        kids, kid_records = tree.specialize(v, chosen.split)
+        # Lines 9-10: new numeric children get split values (one eps' for both: disjoint records);
+        # new categorical children get their counts from the same scan.
+        num_kids = [(c, r) for c, r in zip(kids, kid_records)
+                    if schema.attributes[tree.values[c].attr].kind == "numeric" and _splittable(tree, c)]
+        if num_kids:
+            picked = _choose_splits(tree, [c for c, _ in num_kids], [r for _, r in num_kids], eps_p, score, du,
+                                    scope, noise, f"line 9: split values of the new numeric values, round {i}",
+                                    disjoint=True)
+            for (c, _), cd in zip(num_kids, picked):
+                cand[c] = cd
+        elif recycle:
+            unused += eps_p
+        else:
+            scope.spend(eps_p, f"line 9: reserved, unused (round {i} made no new numeric value)")
+        for c, r in zip(kids, kid_records):
+            if schema.attributes[tree.values[c].attr].kind == "categorical" and _splittable(tree, c):
+                t = _category_table(tree, c, r)
+                cand[c] = _Candidate(None, t, score_table(t, score))
+
+    # Line 12: noisy counts of every leaf partition x class (disjoint cells: sensitivity 1).
+    count_eps = eps / 2.0 + unused
+    leaves, exact = tree.leaf_class_counts()
+    noisy = noisy_counts(exact, count_eps, scope=scope, noise=noise, label="line 12: leaf x class counts")
+    noisy = np.maximum(noisy, 0)  # post-processing: round to non-negative integers
+
+    cut, cells, order = _ordered_cells(tree, leaves)
+    noisy = noisy[order]
+    budget_split = {
+        "epsilon_prime": eps_p,
+        "formula": "eps' = eps / (2 (|A_n| + 2h)) (Algorithm 1 line 3)",
+        "line_4_numeric_split_values": len(numeric) * eps_p,
+        "line_7_candidate_selection": h * eps_p,
+        "line_9_new_numeric_split_values": h * eps_p,
+        "line_12_noisy_counts": count_eps,
+        "recycled_unused": unused if recycle else 0.0,
+    }
+    manifest_parts = {
+        "parameters": {"specializations": h, "score": score, "score_sensitivity": du, "recycle": recycle},
+        "budget_split": budget_split,
+    }
+    return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
+
+
+def _ordered_cells(tree: PartitionTree, leaves: np.ndarray
+                   ) -> tuple[tuple[tuple[CutValue, ...], ...], np.ndarray, np.ndarray]:
+    """The final cut in domain order, each leaf's cut indices with rows sorted by the cut (never by data),
+    and that row order (to apply to the counts)."""
+    cut = []
+    cells = np.empty((leaves.size, len(tree.cut)), dtype=np.int64)
+    for j, ids in enumerate(tree.cut):
+        order = ordered_cut(tree.values, ids)
+        cut.append(tuple(tree.values[v] for v in order))
+        pos = {v: i for i, v in enumerate(order)}
+        lookup = np.full(len(tree.values), -1, dtype=np.int64)
+        for v, i in pos.items():
+            lookup[v] = i
+        cells[:, j] = lookup[tree.gen[leaves, j]]
+    order = np.lexsort(cells.T[::-1]) if cells.size else np.zeros(0, dtype=np.int64)
+    return tuple(cut), cells[order], order

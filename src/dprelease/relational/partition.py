@@ -1,0 +1,247 @@
+"""The partition tree and Link index of DiffGen section 4.3 (shared with TDS).
+
+* A *cut value* is a taxonomy node (categorical) or an interval ``[lo, hi)`` (numeric);
+  ``∪Cut_i`` holds one cut value per root-to-leaf path of every attribute.
+* The *partition tree* (Figure 2): every leaf partition is one generalized record
+  (a cut value per attribute) and holds its records. Records live in one
+  permutation array ``rec``; every partition owns a contiguous slice of it and its
+  children own sub-slices, so refining a leaf only reorders that leaf's slice.
+* ``link[v]``: the leaf partitions whose generalized record contains ``v`` (Link_v).
+
+:meth:`PartitionTree.specialize` refines the leaves on Link_v in one vectorised
+scan of D_v (the only scan of records per specialization) and hands back the
+records of each child value, from which the caller collects the counts that
+score the new candidates (section 4.3, "Perform Specialization", "Update Score").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.table import EncodedTable, TableSchema
+
+__all__ = ["CutValue", "PartitionTree", "SplitIntervals", "split_intervals", "generalize", "cut_label",
+           "ordered_cut"]
+
+
+@dataclass(frozen=True, slots=True)
+class CutValue:
+    """A value of ∪Cut: attribute index; taxonomy node (categorical, else -1); covered range ``[lo, hi)``.
+
+    For a categorical value ``lo, hi`` are the leaf codes it covers; for a numeric one, the interval.
+    """
+
+    attr: int
+    node: int
+    lo: float
+    hi: float
+
+
+def cut_label(schema: TableSchema, value: CutValue) -> str:
+    """Human-readable label: the taxonomy node's name, or ``[lo-hi)`` for an interval."""
+    a = schema.attributes[value.attr]
+    if a.kind == "categorical":
+        return a.taxonomy.labels[value.node]
+    fmt = (lambda x: str(int(x))) if a.integer else (lambda x: f"{x:.6g}")
+    return f"[{fmt(value.lo)}-{fmt(value.hi)})"
+
+
+@dataclass(frozen=True, eq=False)
+class SplitIntervals:
+    """Split points of a numeric value grouped into intervals of equal score (eq. 6).
+
+    Split ``s`` sends ``x < s`` left. Integer attributes: ``s`` in ``low[g] .. high[g]`` (whole numbers),
+    ``measure`` = how many; otherwise ``s`` in ``(low[g], high[g])`` and ``measure`` = its length.
+    ``left[g]`` holds the class counts left of any split of group g; ``total`` those of D_v.
+    """
+
+    low: np.ndarray
+    high: np.ndarray
+    measure: np.ndarray
+    left: np.ndarray
+    total: np.ndarray
+    integer: bool
+
+
+def split_intervals(values: np.ndarray, y: np.ndarray, n_classes: int, lo: float, hi: float,
+                    integer: bool) -> SplitIntervals:
+    """Group every split point of ``[lo, hi)`` by the records it sends left (one sort of D_v, section 4.3)."""
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    yy = y[order]
+    n = v.size
+    cum = np.zeros((n + 1, n_classes), dtype=np.int64)
+    for c in range(n_classes):
+        np.cumsum(yy == c, out=cum[1:, c])
+    if n:
+        u, first = np.unique(v, return_index=True)
+    else:
+        u, first = np.zeros(0), np.zeros(0, dtype=np.int64)
+    q = u.size
+    left_n = np.concatenate([first, [n]]).astype(np.int64)
+    left = cum[left_n]
+    a = np.concatenate([[lo], u])  # split s in (a[g], b[g]] sends exactly left_n[g] records left
+    b = np.concatenate([u, [hi]])
+    if integer:
+        low = a + 1
+        high = np.concatenate([u, [hi - 1]])
+        measure = np.maximum(0.0, high - low + 1)
+    else:
+        low, high = a, b
+        measure = np.maximum(0.0, b - a)
+    keep = measure > 0
+    del q
+    return SplitIntervals(low[keep], high[keep], measure[keep], left[keep], cum[n].copy(), integer)
+
+
+class PartitionTree:
+    """Leaf partitions over a slice-owning record permutation, with Link_v (section 4.3, Figure 2)."""
+
+    def __init__(self, table: EncodedTable):
+        self.table = table
+        self.schema = table.schema
+        d = len(self.schema.attributes)
+        n = table.n_records
+        self.rec = np.arange(n, dtype=np.int64)
+        self.values: list[CutValue] = []
+        self.cut: list[list[int]] = [[] for _ in range(d)]  # active cut value ids per attribute
+        root_gen = []
+        for j, a in enumerate(self.schema.attributes):
+            if a.kind == "categorical":
+                cv = CutValue(j, 0, float(a.taxonomy.lo[0]), float(a.taxonomy.hi[0]))
+            else:
+                cv = CutValue(j, -1, a.lo, a.hi)
+            root_gen.append(self._add_value(cv))
+        self.start = np.zeros(1, dtype=np.int64)
+        self.end = np.full(1, n, dtype=np.int64)
+        self.parent = np.full(1, -1, dtype=np.int64)
+        self.gen = np.asarray([root_gen], dtype=np.int64)  # generalized record of every partition
+        self.is_leaf = np.ones(1, dtype=bool)
+        self.link: dict[int, np.ndarray] = {v: np.zeros(1, dtype=np.int64) for v in root_gen}
+
+    def _add_value(self, cv: CutValue) -> int:
+        self.values.append(cv)
+        vid = len(self.values) - 1
+        self.cut[cv.attr].append(vid)
+        return vid
+
+    # -- queries -------------------------------------------------------------------------------
+    @property
+    def n_partitions(self) -> int:
+        return int(self.start.size)
+
+    def leaves(self) -> np.ndarray:
+        return np.flatnonzero(self.is_leaf)
+
+    def cut_values(self) -> list[int]:
+        return [v for vs in self.cut for v in vs]
+
+    def positions(self, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in ``rec`` of the given partitions' records (concatenated), and each one's partition rank."""
+        lengths = self.end[parts] - self.start[parts]
+        total = int(lengths.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        rank = np.repeat(np.arange(parts.size, dtype=np.int64), lengths)
+        offsets = np.repeat(self.start[parts] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        return np.arange(total, dtype=np.int64) + offsets, rank
+
+    def records_of(self, value: int) -> np.ndarray:
+        """D_v: the records generalized to ``value`` (through Link_v)."""
+        pos, _ = self.positions(self.link[value])
+        return self.rec[pos]
+
+    def child_index(self, value: int, records: np.ndarray, split: float | None = None) -> tuple[np.ndarray, list[CutValue]]:
+        """For records in D_v: the index of the child of ``value`` each falls in, and the child cut values."""
+        cv = self.values[value]
+        a = self.schema.attributes[cv.attr]
+        col = self.table.columns[cv.attr]
+        if a.kind == "categorical":
+            tax = a.taxonomy
+            kids = [CutValue(cv.attr, c, float(tax.lo[c]), float(tax.hi[c])) for c in tax.children[cv.node]]
+            return tax.child_of_leaf(cv.node)[col[records]], kids
+        if split is None:
+            raise ValueError("a numeric value needs its split point")
+        kids = [CutValue(cv.attr, -1, cv.lo, float(split)), CutValue(cv.attr, -1, float(split), cv.hi)]
+        return (col[records] >= split).astype(np.int64), kids
+
+    # -- the one operation that scans records -------------------------------------------------
+    def specialize(self, value: int, split: float | None = None) -> tuple[list[int], list[np.ndarray]]:
+        """Specialize ``value -> child(value)`` on every leaf of Link_v in one scan of D_v.
+
+        Returns the new cut value ids and, for each, its records D_c (for the caller's counts).
+        """
+        leaves = self.link.pop(value)
+        cv = self.values[value]
+        self.cut[cv.attr].remove(value)
+        pos, rank = self.positions(leaves)
+        r = self.rec[pos]
+        k, kids = self.child_index(value, r, split)
+        m = len(kids)
+        key = rank * m + k
+        order = np.argsort(key, kind="stable")
+        self.rec[pos] = r[order]  # each leaf's records stay inside its own slice, grouped by child
+        sizes = np.bincount(key, minlength=leaves.size * m).reshape(leaves.size, m)
+        starts = self.start[leaves][:, None] + np.concatenate(
+            [np.zeros((leaves.size, 1), dtype=np.int64), np.cumsum(sizes, axis=1)[:, :-1]], axis=1)
+        child_ids = [self._add_value(kc) for kc in kids]
+        first = self.n_partitions
+        new = first + np.arange(leaves.size * m, dtype=np.int64)
+        gen = np.repeat(self.gen[leaves], m, axis=0)
+        gen[:, cv.attr] = np.tile(np.asarray(child_ids, dtype=np.int64), leaves.size)
+        self.start = np.concatenate([self.start, starts.ravel()])
+        self.end = np.concatenate([self.end, (starts + sizes).ravel()])
+        self.parent = np.concatenate([self.parent, np.repeat(leaves, m)])
+        self.gen = np.concatenate([self.gen, gen])
+        self.is_leaf[leaves] = False
+        self.is_leaf = np.concatenate([self.is_leaf, np.ones(new.size, dtype=bool)])
+        # Link_c for the new values; for every other attribute's value, retired leaves -> their children.
+        for i, c in enumerate(child_ids):
+            self.link[c] = new[i::m]
+        for j in range(gen.shape[1]):
+            if j == cv.attr:
+                continue
+            col = gen[:, j]
+            for x in np.unique(col).tolist():
+                old = self.link[x]
+                self.link[x] = np.concatenate([old[~np.isin(old, leaves)], new[col == x]])
+        sorted_k = k[order]
+        r_sorted = r[order]
+        child_records = [r_sorted[sorted_k == i] for i in range(m)]
+        return child_ids, child_records
+
+    # -- the release ---------------------------------------------------------------------------
+    def leaf_class_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(leaf partition ids, exact class counts per leaf): the contingency table before noise."""
+        leaves = self.leaves()
+        pos, rank = self.positions(leaves)
+        n_cls = self.schema.n_classes
+        counts = np.bincount(rank * n_cls + self.table.y[self.rec[pos]], minlength=leaves.size * n_cls)
+        return leaves, counts.reshape(leaves.size, n_cls)
+
+
+def ordered_cut(tree_values: list[CutValue], cut_ids: list[int]) -> list[int]:
+    """Cut value ids of one attribute in domain order (by covered range): a function of the cut only."""
+    return sorted(cut_ids, key=lambda v: (tree_values[v].lo, tree_values[v].hi))
+
+
+def generalize(table: EncodedTable, cut: list[list[CutValue]]) -> np.ndarray:
+    """Map every record to the index of its cut value in each attribute's ordered cut (n x d int64).
+
+    ``cut[j]`` must cover attribute j's domain (categorical: disjoint leaf ranges; numeric: intervals).
+    """
+    out = np.empty((table.n_records, len(cut)), dtype=np.int64)
+    for j, values in enumerate(cut):
+        a = table.schema.attributes[j]
+        col = table.columns[j]
+        if a.kind == "categorical":
+            leaf_to = np.full(a.taxonomy.n_leaves, -1, dtype=np.int64)
+            for i, cv in enumerate(values):
+                leaf_to[int(cv.lo):int(cv.hi)] = i
+            out[:, j] = leaf_to[col]
+        else:
+            los = np.asarray([cv.lo for cv in values])
+            out[:, j] = np.searchsorted(los, col, side="right") - 1
+    return out
