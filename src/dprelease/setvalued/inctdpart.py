@@ -1,0 +1,376 @@
+"""IncTDPart (Zhang et al., 2013): incremental set-valued releases over a TBP-tree.
+
+Budget split (section 4.2 and Theorems 2 and 4):
+
+* epsilon' = epsilon / (U + 1) per release (Algorithm 1, line 3). The initial dataset
+  and each of the at most U updates is one *append*; each append is charged
+  epsilon' once on the stream's accountant (sequential composition, Theorem 3), so
+  U + 1 appends spend exactly epsilon and the (U + 2)-th is refused before any
+  noise is drawn.
+* Inside one append the DiffPart split is used on the batch (section 4.1 and
+  Procedure 1 line 5): epsilon'/2 guides partitioning, a partition operation at
+  node p spends alpha = p.unused / |InternalNodes(p.cut)| (Procedure 1, lines 5 and
+  14-15) on noisy counts of *all* 2^l - 1 sub-partitions at once (disjoint records:
+  parallel composition), and the leaf-level operation spends epsilon'/2 + unused,
+  so every chain of one append sums to at most epsilon' (checked by an accountant
+  with total epsilon').
+
+Thresholds (section 4.3): a node whose p-sum is built from noisy counts with budgets
+alpha_1..alpha_n is compared with theta = sqrt(2) * C * sum_m(1/alpha_m) / n^2 --
+the mean of eq. 6 (C = C1, partitioning) or eq. 7 (C = C2, leaf release) taken per
+count, the reading that reproduces Example 3 (alpha_1 = alpha_2 = epsilon'/6 gives
+theta_1 = 3*sqrt(2)*C1/epsilon') and reduces to the static sqrt(2)*C/alpha for n = 1.
+See docs/inctdpart.md for every reading of Procedure 1.
+
+Reading of Procedure 1 that keeps the guarantee (each point is post-processing of
+noisy counts, so which nodes exist, are visited or are released never depends on
+the raw data except through a mechanism):
+
+* a node visited in an append gets one noisy count of the batch's records for every
+  stored child (also when the true count is 0), and new children appear only by
+  the threshold test on their noisy count (explicit cells) or by test-and-generate
+  (cells with no record, never enumerated);
+* a stored child is *non-empty* when p-sum >= theta_1 (eq. 5) and is then visited
+  (FollowPreviousTraces for old ones, Lines 14-16 for semi-non-empty ones that
+  crossed theta_1, Lines 18-23 for new ones); otherwise it is *semi-non-empty*, keeps
+  its p-sum and is not visited, so the batch's records in it go no further;
+* the release is every stored leaf partition whose p-sum >= theta_2, with p-sum
+  copies (leaf p-sums as the release, section 4.1).
+
+The initial dataset is append 0 on an empty tree: DiffPart's partitioning with
+these thresholds, which builds TBP-Tree_(0) (Algorithm 1, line 4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data.taxonomy import ContextFreeTaxonomy
+from ..data.transactions import TransactionDB
+from ..data.universe import Universe
+from ..errors import BudgetExceededError, ParameterError
+from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, threshold_counts, uniform_choice
+from ..release import SetValuedRelease, build_manifest
+from .diffpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT, child_masks, distinct_empty_masks
+
+__all__ = [
+    "DEFAULT_C1", "DEFAULT_C2", "DEFAULT_FANOUT", "TBPNode", "TBPTree", "AppendDelta", "RouteEvent",
+    "p_sum_threshold", "append_seed", "NODE_CLASSES", "THETA_RULES", "NEW_CELL_RULES",
+]
+
+_SQRT2 = math.sqrt(2.0)
+
+# node classes kept in the state (Definition 7 plus the root and the leaf partitions)
+NODE_CLASSES = ("root", "non-empty", "semi-non-empty", "leaf-released", "leaf-held")
+
+
+THETA_RULES = ("example3", "mean")
+NEW_CELL_RULES = ("first-visit", "every-visit")
+
+
+def p_sum_threshold(inv_alpha_sum: float, n: int, c: float, rule: str = "example3") -> float:
+    """theta for a p-sum of n noisy counts whose budgets have sum(1/alpha_m) = inv_alpha_sum (eqs. 6-7).
+
+    theta = sqrt(2)*C*sum_m(1/alpha_m)/n^2: the mean of the per-count thresholds
+    sqrt(2)*C/alpha_m (eq. 6/7) divided by n. Example 3: alpha_1 = alpha_2 = e'/6
+    gives 3*sqrt(2)*C1/e'. For n = 1 it is the static threshold sqrt(2)*C/alpha.
+    ``rule="mean"`` is eq. 6/7 as printed (the plain mean, 6*sqrt(2)*C1/e' on Example 3).
+    """
+    if n <= 0:
+        return math.inf
+    if rule == "mean":
+        return _SQRT2 * c * inv_alpha_sum / n
+    return _SQRT2 * c * inv_alpha_sum / (n * n)
+
+
+def append_seed(seed: int, append_no: int) -> int:
+    """Seed of append ``append_no`` of a seeded (experiment-mode) stream: reproducible, distinct per append."""
+    state = np.random.SeedSequence([int(seed) & (2**63 - 1), int(append_no)]).generate_state(2, np.uint32)
+    return int(state[0]) << 32 | int(state[1])
+
+
+@dataclass(slots=True)
+class TBPNode:
+    """One partition of the TBP-tree: a hierarchy cut, its p-sum and the expansion chosen for it.
+
+    ``mask`` says which children of the parent's expanded taxonomy node the cut took;
+    ``expand`` is the taxonomy node this partition is split on (-1 until first
+    visited; chosen uniformly among the highest nodes, data-independent).
+    ``psum``/``n``/``inv_alpha`` summarise its noisy counts (the history is in the state).
+    """
+
+    id: int
+    parent: int
+    mask: int
+    cut: tuple[int, ...]
+    leaf: bool
+    created: int
+    expand: int = -1
+    psum: int = 0
+    n: int = 0
+    inv_alpha: float = 0.0
+    children: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteEvent:
+    """A visited partition in one append: node id, the taxonomy node split, epsilon, rows routed in."""
+
+    node: int
+    expand: int
+    epsilon: float
+    records: int
+    leaf_level: bool
+
+
+@dataclass(slots=True)
+class AppendDelta:
+    """What one append changed: new nodes, new noisy counts (node, nc, alpha), newly fixed expansions."""
+
+    append_no: int
+    epsilon: float
+    seed: int | None
+    new_nodes: list[int] = field(default_factory=list)
+    counts: list[tuple[int, int, float]] = field(default_factory=list)
+    expanded: list[int] = field(default_factory=list)
+    trace: list[RouteEvent] = field(default_factory=list)
+    chain_max: float = 0.0
+
+
+class TBPTree:
+    """The IncTDPart state in memory: parameters, the ledger of appends and the TBP-tree (section 4)."""
+
+    def __init__(self, n_items: int, epsilon: float, updates: int, *, fanout: int = DEFAULT_FANOUT,
+                 c1: float = DEFAULT_C1, c2: float = DEFAULT_C2, theta_rule: str = "example3",
+                 new_cells: str = "first-visit"):
+        self.epsilon = check_epsilon(epsilon)
+        if int(updates) != updates or int(updates) < 0:
+            raise ParameterError(f"--updates must be a whole number >= 0, got {updates}")
+        if not (2 <= int(fanout) <= MAX_FANOUT):
+            raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
+        for name, value in (("--c1", c1), ("--c2", c2)):
+            if not (value > 0 and math.isfinite(value)):
+                raise ParameterError(f"{name} must be a finite number > 0, got {value}")
+        if theta_rule not in THETA_RULES:
+            raise ParameterError(f"theta rule must be one of {', '.join(THETA_RULES)}, got {theta_rule!r}")
+        if new_cells not in NEW_CELL_RULES:
+            raise ParameterError(f"new-cell rule must be one of {', '.join(NEW_CELL_RULES)}, got {new_cells!r}")
+        self.theta_rule = theta_rule
+        self.new_cells = new_cells
+        if n_items < 2:
+            raise ParameterError("the item universe needs at least 2 items for a TBP-tree")
+        self.updates = int(updates)
+        self.fanout = int(fanout)
+        self.c1 = float(c1)
+        self.c2 = float(c2)
+        self.n_items = int(n_items)
+        self.taxonomy = ContextFreeTaxonomy.build(self.n_items, self.fanout)
+        self.ledger: list[float] = []  # epsilon charged per append, in order
+        root = self.taxonomy.root
+        self.nodes: list[TBPNode] = [TBPNode(0, -1, 0, (root,), False, 0)]
+
+    # -- parameters -----------------------------------------------------------------
+    @property
+    def epsilon_prime(self) -> float:
+        """epsilon' = epsilon / (U + 1) (Algorithm 1, line 3)."""
+        return self.epsilon / (self.updates + 1)
+
+    @property
+    def appends(self) -> int:
+        return len(self.ledger)
+
+    @property
+    def epsilon_spent(self) -> float:
+        return float(math.fsum(self.ledger))
+
+    def accountant(self) -> BudgetAccountant:
+        """The stream's accountant with every past append replayed (sequential composition, Theorem 3)."""
+        return self._replay()[0]
+
+    def _replay(self) -> tuple[BudgetAccountant, BudgetScope]:
+        acc = BudgetAccountant(self.epsilon)
+        scope = acc.root()
+        for i, eps in enumerate(self.ledger):
+            scope.spend(eps, f"append {i}")
+        return acc, scope
+
+    # -- node classes (Definition 7, eq. 5) ---------------------------------------------
+    def theta1(self, node: TBPNode) -> float:
+        return p_sum_threshold(node.inv_alpha, node.n, self.c1, self.theta_rule)
+
+    def theta2(self, node: TBPNode) -> float:
+        return p_sum_threshold(node.inv_alpha, node.n, self.c2, self.theta_rule)
+
+    def node_class(self, node: TBPNode) -> str:
+        if node.id == 0:
+            return "root"
+        if node.leaf:
+            return "leaf-released" if node.psum >= self.theta2(node) else "leaf-held"
+        return "non-empty" if node.psum >= self.theta1(node) else "semi-non-empty"
+
+    # -- one append (Algorithm 1 lines 4 and 7-11; Procedure 1) -----------------------------
+    def append(self, db: TransactionDB, noise: NoiseSource, *, seed: int | None = None,
+               keep_trace: bool = False) -> AppendDelta:
+        """Route the batch down the tree under epsilon' and update p-sums; returns the delta to persist."""
+        if db.n_items != self.n_items:
+            raise ParameterError("the batch and the stream disagree on the number of items")
+        n = self.appends
+        if n >= self.updates + 1:
+            raise BudgetExceededError(
+                f"the stream allows the initial dataset plus U = {self.updates} updates ({self.updates + 1} appends) "
+                f"and all {n} have been made: append refused, nothing changed")
+        eps_p = self.epsilon_prime
+        _, stream_scope = self._replay()
+        stream_scope.spend(eps_p, f"append {n}")  # raises BudgetExceededError before any noise
+        inner = BudgetAccountant(eps_p, keep_ledger=False)
+        delta = AppendDelta(n, eps_p, seed)
+        tax = self.taxonomy
+        queue = deque([(0, np.arange(db.n_records, dtype=np.int64), eps_p / 2.0, inner.root())])
+        while queue:
+            pid, rows, unused, scope = queue.popleft()
+            p = self.nodes[pid]
+            cut = np.asarray(p.cut, dtype=np.int64)
+            first_visit = p.expand < 0
+            if p.expand < 0:  # Procedure 1 line 6: a data-independent choice among the highest nodes
+                heights = tax.height[cut]
+                cands = cut[heights == heights.max()]
+                p.expand = int(cands[uniform_choice(cands.size, noise)]) if cands.size > 1 else int(cands[0])
+                delta.expanded.append(pid)
+            v = p.expand
+            kids = tax.children(v)
+            n_combos = (1 << kids.size) - 1
+            n_internal = int(tax.internal_below[cut].sum())
+            leaf_level = n_internal == 1
+            if leaf_level:
+                eps_op = eps_p / 2.0 + unused  # leaf counts: epsilon'/2 plus the chain's unused budget
+                c = self.c2
+            else:
+                eps_op = unused / n_internal  # alpha (Procedure 1, lines 5 and 14-15)
+                c = self.c1
+            theta_new = _SQRT2 * c / eps_op  # eq. 6/7 with one count (a node with no p-sum yet)
+
+            masks = child_masks(db, rows, tax, v)
+            nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
+            existing = np.fromiter(p.children.keys(), dtype=np.int64, count=len(p.children))
+            if self.new_cells == "first-visit" and not first_visit:
+                # FollowPreviousTraces: a partition split in an earlier append keeps its children;
+                # the batch's records in other cells stop here (the set of children is public)
+                keep = np.isin(nonempty, existing)
+                nonempty, sizes = nonempty[keep], sizes[keep]
+                remap = np.full(keep.size, -1, dtype=np.int64)
+                remap[keep] = np.arange(int(keep.sum()))
+                inverse = remap[inverse]
+                sel = inverse >= 0
+                rows, inverse = rows[sel], inverse[sel]
+                explicit = np.sort(existing)
+                n_imp = 0
+            else:
+                explicit = np.union1d(existing, nonempty)
+                n_imp = n_combos - explicit.size
+            true_counts = np.zeros(explicit.size, dtype=np.int64)
+            true_counts[np.searchsorted(explicit, nonempty)] = sizes
+            res = threshold_counts(true_counts, n_imp, eps_op, theta_new, scope=scope,
+                                   noise=noise, label="leaf counts" if leaf_level else "partition")
+            empty_masks = distinct_empty_masks(kids.size, explicit, res.zero_passed.size, noise)
+            if keep_trace:
+                delta.trace.append(RouteEvent(pid, v, eps_op, int(rows.size), leaf_level))
+            delta.chain_max = max(delta.chain_max, scope.chain_spent)
+
+            # rows of each non-empty mask
+            order = np.argsort(inverse, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(sizes)])
+            rows_sorted = rows[order]
+            pos_of_nonempty = {int(m): j for j, m in enumerate(nonempty.tolist())}
+            inv = 1.0 / eps_op
+            visit: list[tuple[int, np.ndarray]] = []
+            for j, mask in enumerate(explicit.tolist()):
+                nc = int(res.explicit[j])
+                child_id = p.children.get(mask)
+                if child_id is None:
+                    if not res.passed[j]:
+                        continue  # a new cell below theta: its noisy count is dropped (Procedure 1 line 18)
+                    child_id = self._new_child(p, v, kids, mask, n)
+                    delta.new_nodes.append(child_id)
+                child = self.nodes[child_id]
+                child.psum += nc
+                child.n += 1
+                child.inv_alpha += inv
+                delta.counts.append((child_id, nc, eps_op))
+                if not leaf_level and child.psum >= self.theta1(child):
+                    k = pos_of_nonempty.get(mask)
+                    child_rows = rows_sorted[bounds[k] : bounds[k + 1]] if k is not None else rows[:0]
+                    visit.append((child_id, child_rows))
+            for mask, nc in zip(empty_masks.tolist(), res.zero_passed.tolist()):  # test-and-generate (lines 20-23)
+                child_id = self._new_child(p, v, kids, int(mask), n)
+                child = self.nodes[child_id]
+                child.psum, child.n, child.inv_alpha = int(nc), 1, inv
+                delta.new_nodes.append(child_id)
+                delta.counts.append((child_id, int(nc), eps_op))
+                if not leaf_level:
+                    visit.append((child_id, rows[:0]))
+            child_unused = unused - eps_op
+            for child_id, child_rows in visit:
+                queue.append((child_id, child_rows, child_unused, scope.branch()))
+        self.ledger.append(eps_p)
+        return delta
+
+    def _new_child(self, p: TBPNode, v: int, kids: np.ndarray, mask: int, created: int) -> int:
+        chosen = tuple(int(kids[b]) for b in range(kids.size) if mask >> b & 1)
+        at = p.cut.index(v)
+        cut = p.cut[:at] + chosen + p.cut[at + 1 :]
+        leaf = bool((self.taxonomy.height[np.asarray(cut, dtype=np.int64)] == 0).all())
+        node = TBPNode(len(self.nodes), p.id, int(mask), cut, leaf, created)
+        self.nodes.append(node)
+        p.children[int(mask)] = node.id
+        return node.id
+
+    # -- the release (leaf p-sums, Procedure 1 lines 24-25) ---------------------------------
+    def released_leaves(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """Item-id sets and p-sums of every stored leaf partition with p-sum >= theta_2."""
+        sets: list[np.ndarray] = []
+        counts: list[int] = []
+        for node in self.nodes:
+            if node.leaf and node.n > 0 and node.psum >= self.theta2(node) and node.psum > 0:
+                sets.append(np.asarray(node.cut, dtype=np.int64))
+                counts.append(int(node.psum))
+        return sets, np.asarray(counts, dtype=np.int64)
+
+    def release(self, universe: Universe, noise_info: dict[str, object]) -> SetValuedRelease:
+        """The current release T~_n with its manifest (post-processing only: spends nothing)."""
+        sets, counts = self.released_leaves()
+        manifest = build_manifest(
+            "inctdpart",
+            epsilon=self.epsilon,
+            parameters={"updates": self.updates, "fanout": self.fanout, "c1": self.c1, "c2": self.c2,
+                        "theta_rule": self.theta_rule, "new_cells": self.new_cells,
+                        "epsilon_per_append": self.epsilon_prime, "appends": self.appends},
+            noise=_NoiseInfo(noise_info),
+            accountant=self.accountant(),
+            domain=universe.describe(),
+            release={"records": int(counts.sum()) if counts.size else 0, "distinct_records": int(counts.size)},
+            budget_split={
+                "per_append": "epsilon' = epsilon/(U+1) (Algorithm 1 line 3; Theorems 2-4)",
+                "within_append": "DiffPart split: epsilon'/2 partitioning, alpha = unused/|InternalNodes(cut)|; "
+                                 "leaf counts epsilon'/2 + unused (section 4.2, Procedure 1 lines 5, 14-15)",
+                "thresholds": "theta = sqrt(2)*C*sum(1/alpha_m)/n^2 over a node's n noisy counts "
+                              "(eqs. 6-7 read to match Example 3); theta_1 with C1, theta_2 with C2",
+                "release": "p-sums of leaf partitions with p-sum >= theta_2 (post-processing)",
+            },
+        )
+        return SetValuedRelease(sets, counts, universe, manifest)
+
+
+class _NoiseInfo:
+    """Stands in for the noise source when a manifest is rebuilt from the state (re-emit)."""
+
+    def __init__(self, info: dict[str, object]):
+        self.mode = str(info.get("mode", "secure"))
+        self.seed = info.get("seed")
+        self._info = dict(info)
+
+    def describe(self) -> dict[str, object]:
+        return dict(self._info)
