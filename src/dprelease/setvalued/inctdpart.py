@@ -55,7 +55,7 @@ from ..data.universe import Universe
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, threshold_counts, uniform_choice
 from ..release import SetValuedRelease, build_manifest
-from .diffpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT, child_masks, distinct_empty_masks
+from .diffpart import DEFAULT_FANOUT, MAX_FANOUT, child_masks, distinct_empty_masks
 
 __all__ = [
     "DEFAULT_C1", "DEFAULT_C2", "DEFAULT_FANOUT", "TBPNode", "TBPTree", "AppendDelta", "RouteEvent",
@@ -63,6 +63,11 @@ __all__ = [
 ]
 
 _SQRT2 = math.sqrt(2.0)
+
+# Section 4.3 leaves C1, C2 to the publisher; DiffPart section 4.1 suggests constants near 1.
+# Kept here (not imported) so tuning DiffPart does not silently change a stream's thresholds.
+DEFAULT_C1 = 1.0
+DEFAULT_C2 = 1.1
 
 # node classes kept in the state (Definition 7 plus the root and the leaf partitions)
 NODE_CLASSES = ("root", "non-empty", "semi-non-empty", "leaf-released", "leaf-held")

@@ -1,0 +1,303 @@
+"""The IncTDPart stream state in SQLite: parameters, budget ledger and TBP-tree, one transaction per append.
+
+Schema (``PRAGMA user_version = 1``; journal_mode = WAL, synchronous = FULL):
+
+* ``meta(key, value)`` -- JSON values: format, epsilon, updates (U), fanout, c1, c2,
+  theta_rule, new_cells, n_items, universe (labels, source, spec; or null until the
+  first append derives it), rng (mode and, in experiment mode, the init seed).
+* ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
+  random source used (seeded streams: the per-append seed derived from the init seed).
+* ``nodes(id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha, class)`` --
+  the TBP-tree: hierarchy cut (taxonomy node ids), the taxonomy node it is split on,
+  its p-sum, the number of noisy counts in it and sum(1/alpha) (for theta), and its
+  class (Definition 7).
+* ``counts(node, append_no, nc, alpha)`` -- every noisy count released into a p-sum and
+  the budget behind it.
+
+No raw record and nothing computed from raw data without a mechanism is stored:
+only noisy counts, what was built from them, and public parameters.
+
+Crash safety: an append reads the batch, then takes the write lock (``BEGIN
+IMMEDIATE``), re-reads the state inside the transaction, computes, writes, and
+commits once; SQLite's WAL makes the commit atomic, so a process killed at any
+moment leaves the state before or after the append. The release file is written
+atomically (temp + rename) *after* the commit; ``reemit`` rewrites it from the
+state without spending budget. A second appender waits for the lock (``wait``
+seconds) and then works on the committed state, or fails with
+:class:`StateLockedError`; never both apply to the same state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import tempfile
+import warnings
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..data.io import read_transactions
+from ..data.universe import Universe, parse_universe_spec
+from ..errors import BudgetExceededError, DPReleaseError, InputError, PrivacyLeakWarning
+from ..privacy import SecureNoise, SeededNoise
+from ..release import write_set_valued_release
+from .inctdpart import TBPNode, TBPTree, append_seed
+
+__all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
+           "stream_status", "DEFAULT_WAIT"]
+
+FORMAT = "dprelease-inctdpart-state/1"
+DEFAULT_WAIT = 60.0
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ledger (append_no INTEGER PRIMARY KEY, epsilon REAL NOT NULL, rng TEXT NOT NULL);
+CREATE TABLE nodes (
+    id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, mask INTEGER NOT NULL, cut TEXT NOT NULL,
+    leaf INTEGER NOT NULL, created INTEGER NOT NULL, expand INTEGER NOT NULL, psum INTEGER NOT NULL,
+    n INTEGER NOT NULL, inv_alpha REAL NOT NULL, class TEXT NOT NULL);
+CREATE TABLE counts (node INTEGER NOT NULL, append_no INTEGER NOT NULL, nc INTEGER NOT NULL, alpha REAL NOT NULL,
+    PRIMARY KEY (node, append_no)) WITHOUT ROWID;
+"""
+
+
+class StateLockedError(DPReleaseError):
+    """Another process holds the state's write lock (an append in progress) past the wait time."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStatus:
+    epsilon: float
+    epsilon_spent: float
+    updates: int
+    appends: int
+
+    def as_json(self) -> dict[str, object]:
+        return {"epsilon": self.epsilon, "epsilon_spent": self.epsilon_spent, "updates": self.updates,
+                "appends": self.appends}
+
+
+def _connect(path: Path, wait: float = DEFAULT_WAIT) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=max(0.0, float(wait)), isolation_level=None)
+    conn.execute("PRAGMA synchronous=FULL")
+    return conn
+
+
+def _open(path: str | os.PathLike, wait: float = DEFAULT_WAIT) -> sqlite3.Connection:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such stream state (create it with `dprelease stream init`)")
+    conn = _connect(path, wait)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise InputError(f"{path}: not a dprelease stream state") from None
+    if row is None or json.loads(row[0]) != FORMAT:
+        conn.close()
+        raise InputError(f"{path}: not a dprelease stream state (format {row[0] if row else 'missing'})")
+    return conn
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, object]:
+    return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def _universe(meta: dict[str, object]) -> Universe | None:
+    u = meta.get("universe")
+    if not u:
+        return None
+    return Universe.from_labels(list(u["labels"]), u["source"], u["spec"])
+
+
+def _universe_json(universe: Universe) -> dict[str, object]:
+    return {"labels": list(universe.labels), "source": universe.source, "spec": universe.spec}
+
+
+def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout: int, c1: float, c2: float,
+               universe_spec: str | None = None, seed: int | None = None, theta_rule: str = "example3",
+               new_cells: str = "first-visit") -> StreamStatus:
+    """Create a new state file (refuses to overwrite); built beside it and renamed into place."""
+    path = Path(path)
+    if path.exists():
+        raise InputError(f"{path}: already exists; a stream state is created once (remove it to start over)")
+    universe = parse_universe_spec(universe_spec) if universe_spec else None
+    probe = TBPTree(universe.size if universe else 2, epsilon, updates, fanout=fanout, c1=c1, c2=c2,
+                    theta_rule=theta_rule, new_cells=new_cells)  # validates every parameter
+    if not path.parent.exists():
+        raise InputError(f"{path.parent}: no such directory")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    os.unlink(tmp)
+    tmp_path = Path(tmp)
+    try:
+        with closing(_connect(tmp_path)) as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA user_version=1")
+            conn.execute("BEGIN")
+            for stmt in _SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            meta = {
+                "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates, "fanout": probe.fanout,
+                "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
+                "n_items": universe.size if universe else None,
+                "universe": _universe_json(universe) if universe else None,
+                "rng": {"mode": "secure", "seed": None} if seed is None else {"mode": "seeded", "seed": int(seed)},
+            }
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+            conn.execute("COMMIT")
+        os.replace(tmp_path, path)
+    finally:
+        for extra in (tmp_path, Path(str(tmp_path) + "-wal"), Path(str(tmp_path) + "-shm")):
+            if extra.exists():
+                extra.unlink()
+    return StreamStatus(probe.epsilon, 0.0, probe.updates, 0)
+
+
+def _tree_from(conn: sqlite3.Connection, meta: dict[str, object]) -> TBPTree:
+    tree = TBPTree(int(meta["n_items"]), float(meta["epsilon"]), int(meta["updates"]), fanout=int(meta["fanout"]),
+                   c1=float(meta["c1"]), c2=float(meta["c2"]), theta_rule=str(meta["theta_rule"]),
+                   new_cells=str(meta["new_cells"]))
+    tree.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
+    rows = conn.execute("SELECT id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha FROM nodes "
+                        "ORDER BY id").fetchall()
+    if rows:
+        nodes: list[TBPNode] = []
+        for (nid, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha) in rows:
+            if nid != len(nodes):
+                raise InputError("stream state is corrupt: node ids are not consecutive")
+            nodes.append(TBPNode(nid, parent, mask, tuple(int(x) for x in cut.split()), bool(leaf), created,
+                                 expand, psum, n, inv_alpha))
+            if parent >= 0:
+                nodes[parent].children[mask] = nid
+        tree.nodes = nodes
+    return tree
+
+
+def load_tree(path: str | os.PathLike) -> tuple[TBPTree | None, dict[str, object]]:
+    """The tree and the metadata of a state (tree is None before the first append fixes the universe)."""
+    with closing(_open(path)) as conn:
+        conn.execute("BEGIN")
+        meta = _meta(conn)
+        tree = _tree_from(conn, meta) if meta.get("n_items") else None
+        conn.execute("COMMIT")
+    return tree, meta
+
+
+def stream_status(path: str | os.PathLike) -> StreamStatus:
+    with closing(_open(path)) as conn:
+        conn.execute("BEGIN")
+        meta = _meta(conn)
+        spent = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
+        conn.execute("COMMIT")
+    return StreamStatus(float(meta["epsilon"]), float(math.fsum(spent)), int(meta["updates"]), len(spent))
+
+
+def _check_output(output: str | os.PathLike, state: Path) -> Path:
+    out = Path(output)
+    if out.resolve() == state.resolve():
+        raise InputError(f"-o {out}: the release must not overwrite the state file")
+    parent = out.parent if str(out.parent) else Path(".")
+    if parent.exists() and not os.access(parent, os.W_OK):
+        raise InputError(f"-o {out}: directory {parent} is not writable")
+    return out
+
+
+def _noise_info(meta: dict[str, object]) -> dict[str, object]:
+    rng = dict(meta["rng"])
+    if rng.get("mode") == "seeded":
+        rng["per_append_seed"] = "SeedSequence([seed, append_no]) (dprelease.setvalued.inctdpart.append_seed)"
+    return rng
+
+
+def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str | os.PathLike, *,
+                 wait: float = DEFAULT_WAIT) -> dict[str, object]:
+    """Append one batch (the first is the initial dataset): one committed transaction, then the release file.
+
+    Raises :class:`BudgetExceededError` (nothing changed) after U + 1 appends,
+    :class:`InputError` for a bad batch (nothing changed), :class:`StateLockedError`
+    when another append holds the lock longer than ``wait`` seconds.
+    """
+    path = Path(path)
+    out = _check_output(output, path)
+    conn = _open(path, wait)
+    with closing(conn):
+        meta = _meta(conn)
+        status = stream_status(path)
+        if status.appends >= status.updates + 1:
+            raise BudgetExceededError(
+                f"{path}: all {status.appends} appends (initial dataset + U = {status.updates} updates) are made and "
+                f"epsilon = {status.epsilon:g} is spent; append refused, state unchanged")
+        universe = _universe(meta)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            db, universe = read_transactions(batch, universe)
+        derived = meta.get("universe") is None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StateLockedError(f"{path}: another append holds the state ({exc}); nothing changed") from None
+        try:
+            meta = _meta(conn)  # re-read under the lock: another appender may have committed meanwhile
+            if derived and meta.get("universe") is not None:
+                raise InputError(f"{path}: the universe was fixed by a concurrent first append; retry")
+            if derived:
+                meta["n_items"] = universe.size
+            tree = _tree_from(conn, meta)
+            n = tree.appends
+            rng = meta["rng"]
+            if rng["mode"] == "seeded":
+                seed_n = append_seed(int(rng["seed"]), n)
+                noise = SeededNoise(seed_n)
+                rng_row = {"mode": "seeded", "seed": seed_n}
+            else:
+                noise, rng_row = SecureNoise(), {"mode": "secure"}
+            delta = tree.append(db, noise, seed=rng_row.get("seed"))  # BudgetExceededError before any noise
+            new = set(delta.new_nodes)
+            touched = {nid for nid, _, _ in delta.counts} | set(delta.expanded)
+            conn.executemany(
+                "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), nd.created, nd.expand,
+                  nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd))
+                 for nd in (tree.nodes[i] for i in sorted(new | ({0} if n == 0 else set())))])
+            conn.executemany(
+                "UPDATE nodes SET expand = ?, psum = ?, n = ?, inv_alpha = ?, class = ? WHERE id = ?",
+                [(nd.expand, nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd), nd.id)
+                 for nd in (tree.nodes[i] for i in sorted(touched - new - ({0} if n == 0 else set())))])
+            conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
+                             [(nid, n, nc, alpha) for nid, nc, alpha in delta.counts])
+            conn.execute("INSERT INTO ledger VALUES (?, ?, ?)", (n, delta.epsilon, json.dumps(rng_row)))
+            if derived:
+                conn.executemany("UPDATE meta SET value = ? WHERE key = ?",
+                                 [(json.dumps(universe.size), "n_items"),
+                                  (json.dumps(_universe_json(universe)), "universe")])
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    for w in caught:
+        warnings.warn(str(w.message), PrivacyLeakWarning, stacklevel=2)
+    release = tree.release(universe, _noise_info(meta))
+    paths = write_set_valued_release(release, out)
+    return {"append": n, "epsilon": delta.epsilon, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
+            "updates": tree.updates, "release": str(paths[0]), "manifest": str(paths[1]),
+            "released_records": release.n_records}
+
+
+def reemit(path: str | os.PathLike, output: str | os.PathLike) -> dict[str, object]:
+    """Write the latest release again from the state; spends nothing."""
+    path = Path(path)
+    out = _check_output(output, path)
+    tree, meta = load_tree(path)
+    if tree is None or tree.appends == 0:
+        raise InputError(f"{path}: nothing released yet (no append was made)")
+    universe = _universe(meta)
+    release = tree.release(universe, _noise_info(meta))
+    paths = write_set_valued_release(release, out)
+    return {"appends": tree.appends, "epsilon_spent": tree.epsilon_spent, "release": str(paths[0]),
+            "manifest": str(paths[1]), "released_records": release.n_records}
