@@ -66,21 +66,30 @@ def _parse_integer_tokens(raw: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     isdig = (a >= 48) & (a <= 57)
     edge = np.diff(isdig.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts = np.flatnonzero(edge == 1)
-    ends = np.flatnonzero(edge == -1)
     if starts.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    lens = ends - starts
-    if int(lens.max()) > 18:
+    lens = np.flatnonzero(edge == -1) - starts
+    del edge, isdig
+    longest = int(lens.max())
+    if longest > 18:
         return None
-    digits = (a[isdig] - 48).astype(np.int64)
-    tok_first = np.zeros(starts.size, dtype=np.int64)
-    np.cumsum(lens[:-1], out=tok_first[1:])
-    # exponent of each digit: distance to the end of its token
-    exp = np.repeat(tok_first + lens, lens) - np.arange(digits.size, dtype=np.int64) - 1
-    values = np.add.reduceat(digits * _POW10[exp], tok_first)
-    newline_before = np.cumsum(a == 10, dtype=np.int64)
-    line_of_token = newline_before[starts]
+    # numpy's C text parser reads every white-space separated number; the byte scan above
+    # tells which line each one is on. If the counts disagree, parse by Horner's rule.
+    values = np.fromstring(raw, dtype=np.int64, sep=" ")
+    if values.size != starts.size:
+        values = _horner(a, starts, lens, longest)
+    newlines = np.flatnonzero(a == 10)
+    line_of_token = np.searchsorted(newlines, starts)
     return values, line_of_token
+
+
+def _horner(a: np.ndarray, starts: np.ndarray, lens: np.ndarray, longest: int) -> np.ndarray:
+    values = np.zeros(starts.size, dtype=np.int64)
+    for place in range(longest):
+        live = lens > place
+        digit = a[np.minimum(starts + place, a.size - 1)].astype(np.int64) - 48
+        values = np.where(live, values * 10 + digit, values)
+    return values
 
 
 def _error_line(path: Path, line_index: int, message: str) -> InputError:

@@ -86,6 +86,10 @@ class Universe:
     def ids_of_ints(self, values: np.ndarray) -> np.ndarray:
         """Item ids of integer labels; -1 where a value is not in the universe."""
         values = np.asarray(values, dtype=np.int64)
+        labels = self.int_labels
+        if labels is not None and labels.size and int(labels[-1]) - int(labels[0]) + 1 == labels.size:
+            ids = values - labels[0]  # a contiguous range: ids by subtraction
+            return np.where((ids >= 0) & (ids < labels.size), ids, -1)
         if self.int_labels is None:
             index = {lab: i for i, lab in enumerate(self.labels)}
             return np.array([index.get(str(v), -1) for v in values.tolist()], dtype=np.int64)

@@ -18,7 +18,6 @@ from abc import ABC, abstractmethod
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["NoiseSource", "SecureNoise", "SeededNoise", "make_noise", "geometric_from_discrete_laplace"]
 
@@ -73,21 +72,19 @@ def geometric_from_discrete_laplace(y: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def _opendp_integer_laplace(scale: float):
-    import opendp.prelude as dp
+def _opendp_laplace(scale: float, atom: str):
+    """OpenDP's Laplace measurement on vectors: exact discrete Laplace for i64, float-safe for f64.
 
-    dp.enable_features("contrib")
-    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
-    return dp.m.make_laplace(*space, scale=scale)
+    Imports the core modules only (``opendp.prelude`` also pulls in scikit-learn).
+    """
+    import opendp.domains as domains
+    import opendp.measurements as measurements
+    import opendp.metrics as metrics
+    from opendp.mod import enable_features
 
-
-@lru_cache(maxsize=256)
-def _opendp_float_laplace(scale: float):
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
-    space = dp.vector_domain(dp.atom_domain(T="f64", nan=False)), dp.l1_distance(T="f64")
-    return dp.m.make_laplace(*space, scale=scale)
+    enable_features("contrib")
+    atom_domain = domains.atom_domain(T=atom) if atom == "i64" else domains.atom_domain(T=atom, nan=False)
+    return measurements.make_laplace(domains.vector_domain(atom_domain), metrics.l1_distance(T=atom), scale=scale)
 
 
 class SecureNoise(NoiseSource):
@@ -99,13 +96,13 @@ class SecureNoise(NoiseSource):
     def discrete_laplace(self, scale: float, size: int) -> np.ndarray:
         if size == 0:
             return np.zeros(0, dtype=np.int64)
-        meas = _opendp_integer_laplace(float(scale))
+        meas = _opendp_laplace(float(scale), "i64")
         return np.asarray(meas([0] * int(size)), dtype=np.int64)
 
     def laplace(self, scale: float, size: int) -> np.ndarray:
         if size == 0:
             return np.zeros(0, dtype=np.float64)
-        meas = _opendp_float_laplace(float(scale))
+        meas = _opendp_laplace(float(scale), "f64")
         return np.asarray(meas([0.0] * int(size)), dtype=np.float64)
 
     def _uint64(self, size: int) -> np.ndarray:
@@ -138,7 +135,18 @@ class SecureNoise(NoiseSource):
             return 0
         if p >= 1.0:
             return int(n)
-        return int(stats.binom.ppf(self.uniform(1)[0], n, p))
+        from scipy.special import bdtr  # Binomial CDF; imported lazily (scipy.stats is slow to import)
+
+        u = float(self.uniform(1)[0])
+        # smallest j with CDF(j) >= u, by bisection over [0, n]
+        lo, hi = 0, int(n)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if bdtr(mid, n, p) >= u:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
 
 class SeededNoise(NoiseSource):
