@@ -64,17 +64,19 @@ __all__ = [
 
 _SQRT2 = math.sqrt(2.0)
 
-# Section 4.3 leaves C1, C2 to the publisher; DiffPart section 4.1 suggests constants near 1.
+# Section 4.3 leaves C1, C2 to the publisher. Every visit of a split partition tests its
+# 2^f - 1 cells again, so a false cell appears with probability ~exp(-sqrt(2)C)/2 per empty
+# cell per append (not once, as in DiffPart): C = 3 keeps that near 1% (docs/inctdpart.md).
 # Kept here (not imported) so tuning DiffPart does not silently change a stream's thresholds.
-DEFAULT_C1 = 1.0
-DEFAULT_C2 = 1.1
+DEFAULT_C1 = 3.0
+DEFAULT_C2 = 3.0
 
 # node classes kept in the state (Definition 7 plus the root and the leaf partitions)
 NODE_CLASSES = ("root", "non-empty", "semi-non-empty", "leaf-released", "leaf-held")
 
 
 THETA_RULES = ("example3", "mean")
-NEW_CELL_RULES = ("first-visit", "every-visit")
+NEW_CELL_RULES = ("first-visit", "every-visit", "semi")
 
 
 def p_sum_threshold(inv_alpha_sum: float, n: int, c: float, rule: str = "example3") -> float:
@@ -257,6 +259,9 @@ class TBPTree:
                 eps_op = unused / n_internal  # alpha (Procedure 1, lines 5 and 14-15)
                 c = self.c1
             theta_new = _SQRT2 * c / eps_op  # eq. 6/7 with one count (a node with no p-sum yet)
+            # "semi": a new cell is stored when its p-sum (one noisy count) is > 0, eq. 5, and is
+            # semi-non-empty below theta_1; the empty cells pass the same test (test-and-generate)
+            create_at = 1.0 if self.new_cells == "semi" else theta_new
 
             masks = child_masks(db, rows, tax, v)
             nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
@@ -278,7 +283,7 @@ class TBPTree:
                 n_imp = n_combos - explicit.size
             true_counts = np.zeros(explicit.size, dtype=np.int64)
             true_counts[np.searchsorted(explicit, nonempty)] = sizes
-            res = threshold_counts(true_counts, n_imp, eps_op, theta_new, scope=scope,
+            res = threshold_counts(true_counts, n_imp, eps_op, create_at, scope=scope,
                                    noise=noise, label="leaf counts" if leaf_level else "partition")
             empty_masks = distinct_empty_masks(kids.size, explicit, res.zero_passed.size, noise)
             if keep_trace:
@@ -315,7 +320,7 @@ class TBPTree:
                 child.psum, child.n, child.inv_alpha = int(nc), 1, inv
                 delta.new_nodes.append(child_id)
                 delta.counts.append((child_id, int(nc), eps_op))
-                if not leaf_level:
+                if not leaf_level and child.psum >= self.theta1(child):
                     visit.append((child_id, rows[:0]))
             child_unused = unused - eps_op
             for child_id, child_rows in visit:

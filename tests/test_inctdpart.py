@@ -1,0 +1,128 @@
+"""IncTDPart (Zhang et al. 2013): thresholds (eq. 6, Example 3), trace following (Example 2), budgets, baselines."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dprelease.data import TransactionDB, Universe
+from dprelease.data.generators import kosarak_like
+from dprelease.errors import BudgetExceededError
+from dprelease.privacy import make_noise
+from dprelease.setvalued.baselines import solution1, solution2
+from dprelease.setvalued.inctdpart import TBPTree, append_seed, p_sum_threshold
+
+# Tables 3-5 of the paper; items I1..I4 are ids 0..3
+T0 = [[0, 1], [1], [0]]
+DT1 = [[0, 1, 2, 3], [1, 3], [1]]
+DT2 = [[0, 1, 2, 3], [1, 2, 3], [0, 1]]
+I12, I34, ROOT = 4, 5, 6
+
+
+def test_theta1_example3():
+    eps_p = 0.7
+    c1 = 1.3
+    alphas = [eps_p / 6, eps_p / 6]
+    theta = p_sum_threshold(sum(1 / a for a in alphas), len(alphas), c1)
+    assert theta == pytest.approx(3 * math.sqrt(2) * c1 / eps_p)
+    # one count: the static threshold sqrt(2)*C/alpha of section 4.3
+    assert p_sum_threshold(6 / eps_p, 1, c1) == pytest.approx(math.sqrt(2) * c1 * 6 / eps_p)
+    # eq. 6 as printed (plain mean) is kept as an option; it gives 6*sqrt(2)*C1/eps' here
+    assert p_sum_threshold(12 / eps_p, 2, c1, "mean") == pytest.approx(6 * math.sqrt(2) * c1 / eps_p)
+
+
+def _example_tree(new_cells: str) -> TBPTree:
+    # eps' = 1; alpha at the root = eps'/2 / 3 internal nodes = 1/6 (Example 3); C1 makes theta_1(n=1) = 3,
+    # so {I12} (p-sum 3) is non-empty after T and the cell {I12, I34} (2 records of dT1) is semi-non-empty.
+    return TBPTree(4, 3.0, 2, fanout=2, c1=1 / (2 * math.sqrt(2)), c2=0.01, new_cells=new_cells)
+
+
+def _leaf(tree: TBPTree, cut: tuple[int, ...]):
+    hits = [nd for nd in tree.nodes if nd.cut == cut]
+    assert len(hits) == 1
+    return hits[0]
+
+
+@pytest.mark.parametrize("new_cells", ["semi", "first-visit", "every-visit"])
+def test_example2_follows_previous_trace(zero_noise, new_cells):
+    tree = _example_tree(new_cells)
+    tree.append(TransactionDB.from_lists(T0, 4), zero_noise)
+    v1 = _leaf(tree, (I12,))
+    assert v1.psum == 3 and tree.node_class(v1) == "non-empty"
+    v3 = _leaf(tree, (0, 1))
+    v3_id = v3.id
+    assert v3.psum == 1
+    tree.append(TransactionDB.from_lists(DT1, 4), zero_noise)
+    under_v1 = set(v1.children.values())
+    d2 = tree.append(TransactionDB.from_lists(DT2, 4), zero_noise, keep_trace=True)
+    # t9 = {I1, I2} goes root -> v1 -> the existing leaf v3: same node, no new node under v1
+    assert _leaf(tree, (0, 1)).id == v3_id
+    assert set(v1.children.values()) == under_v1
+    assert tree.nodes[v3_id].psum == 2 and tree.nodes[v3_id].n == 3  # nc_0 + nc_1 (0) + nc_2
+    assert [nc for nid, nc, _ in d2.counts if nid == v3_id] == [1]
+    visited = [ev.node for ev in d2.trace]
+    assert v1.id in visited
+    assert tree.ledger == [1.0, 1.0, 1.0]
+
+
+def test_example2_semi_node_becomes_non_empty(zero_noise):
+    """v2 = {I12, I34}: semi-non-empty after dT1 (p-sum 2 < theta_1 = 3), split after dT2 (Example 2, 3)."""
+    tree = _example_tree("semi")
+    tree.append(TransactionDB.from_lists(T0, 4), zero_noise)
+    tree.append(TransactionDB.from_lists(DT1, 4), zero_noise)
+    v2 = _leaf(tree, (I12, I34))
+    assert v2.psum == 2 and tree.theta1(v2) == pytest.approx(3.0)
+    assert tree.node_class(v2) == "semi-non-empty" and v2.expand == -1 and not v2.children
+    tree.append(TransactionDB.from_lists(DT2, 4), zero_noise)
+    assert v2.psum == 4 and v2.n == 2
+    assert tree.theta1(v2) == pytest.approx(3 * math.sqrt(2) * tree.c1 / tree.epsilon_prime) == pytest.approx(1.5)
+    assert tree.node_class(v2) == "non-empty"
+    assert v2.expand == I34 and v2.children  # split further (the example expands I{3,4})
+
+
+def test_ledger_per_append_and_refusal_past_U():
+    db = kosarak_like(3000, 40, 3.0, seed=1)
+    eps, U = 0.9, 3
+    tree = TBPTree(40, eps, U, fanout=4)
+    for i in range(U + 1):
+        d = tree.append(db.subset(np.arange(i * 500, i * 500 + 800)), make_noise(i))
+        assert d.epsilon == pytest.approx(eps / (U + 1))
+        assert d.chain_max <= eps / (U + 1) * (1 + 1e-9)
+        assert tree.epsilon_spent == pytest.approx((i + 1) * eps / (U + 1))
+        assert tree.accountant().spent <= eps * (1 + 1e-9)
+    n_nodes = len(tree.nodes)
+    psums = [nd.psum for nd in tree.nodes]
+    with pytest.raises(BudgetExceededError):
+        tree.append(db.subset(np.arange(100)), make_noise(9))
+    assert len(tree.nodes) == n_nodes and [nd.psum for nd in tree.nodes] == psums and tree.appends == U + 1
+
+
+def test_release_is_leaf_psums_above_theta2():
+    db = kosarak_like(5000, 30, 2.5, seed=2)
+    tree = TBPTree(30, 2.0, 1, fanout=5, c1=1.0, c2=1.0)
+    tree.append(db, make_noise(3))
+    rel = tree.release(Universe.from_range(1, 30), {"mode": "seeded", "seed": 3})
+    leaves = {nd.cut: nd for nd in tree.nodes if nd.leaf}
+    assert len(rel.itemsets) > 0
+    for items, count in zip(rel.itemsets, rel.counts.tolist()):
+        nd = leaves[tuple(items.tolist())]
+        assert count == nd.psum >= tree.theta2(nd)
+    assert rel.manifest["privacy"]["epsilon_spent"] == pytest.approx(1.0)
+
+
+def test_seeds_per_append_are_reproducible_and_distinct():
+    assert append_seed(5, 0) == append_seed(5, 0)
+    assert len({append_seed(5, i) for i in range(50)}) == 50
+    assert append_seed(5, 1) != append_seed(6, 1)
+
+
+def test_baselines_budgets():
+    db = kosarak_like(4000, 25, 2.5, seed=4)
+    u = Universe.from_range(1, 25)
+    batches = [db.subset(np.arange(0, 2000)), db.subset(np.arange(2000, 3000)), db.subset(np.arange(3000, 4000))]
+    s1 = solution1(batches, u, 0.8, noises=[make_noise(i) for i in range(3)])
+    assert s1.accountant.spent == pytest.approx(0.8)  # parallel composition over disjoint batches
+    s2 = solution2(db, u, 0.8, 2, noise=make_noise(1))
+    assert s2.manifest["epsilon"] == pytest.approx(0.8 / 3)
