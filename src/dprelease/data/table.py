@@ -323,7 +323,7 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
             cols.append(values)
         else:
             leaves = a.taxonomy.leaf_labels
-            codes = pd.Categorical(raw.astype(str).str.strip(), categories=list(leaves)).codes.astype(np.int64)
+            codes = pd.Index(list(leaves)).get_indexer(raw.astype(str).str.strip()).astype(np.int64)
             bad = codes < 0
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
@@ -334,7 +334,7 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
     labels = frame[klass.name].astype(str).str.strip()
     if klass.aliases:
         labels = labels.replace(klass.aliases)
-    y = pd.Categorical(labels, categories=list(klass.values)).codes.astype(np.int64)
+    y = pd.Index(list(klass.values)).get_indexer(labels).astype(np.int64)
     if (y < 0).any():
         j = int(np.flatnonzero(y < 0)[0])
         raise _row_error(where, int(rows[j]), klass.name,

@@ -31,10 +31,10 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.mechanisms import exponential_mechanism_disjoint
-from .partition import CutValue, PartitionTree, cut_label, generalize, ordered_cut, split_intervals
+from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, generalize, ordered_cut, split_intervals
 from .scores import SCORES, score_sensitivity, score_table, split_scores
 
-__all__ = ["DiffGenRelease", "diffgen", "epsilon_prime", "GeneralizedTable"]
+__all__ = ["GeneralizedTable", "diffgen", "epsilon_prime", "split_candidates", "draw_split_point"]
 
 
 def epsilon_prime(epsilon: float, n_numeric: int, h: int) -> float:
@@ -109,6 +109,20 @@ class _Candidate:
     score: float
 
 
+def split_candidates(values: np.ndarray, y: np.ndarray, n_classes: int, lo: float, hi: float, integer: bool,
+                     score: str) -> tuple[SplitIntervals, np.ndarray, np.ndarray]:
+    """Eq. 6 inputs: the equal-score intervals of split points, their scores and log measures (log |Omega(I_i)|)."""
+    iv = split_intervals(values, y, n_classes, lo, hi, integer)
+    return iv, split_scores(iv.left, iv.total, score), np.log(iv.measure)
+
+
+def draw_split_point(iv: SplitIntervals, g: int, noise: NoiseSource) -> float:
+    """Eq. 7: a split point uniform in the chosen interval (data-independent given the interval: no charge)."""
+    if iv.integer:
+        return float(iv.low[g] + noise.integers(int(iv.measure[g]), 1)[0])
+    return float(iv.low[g] + noise.uniform(1)[0] * (iv.high[g] - iv.low[g]))
+
+
 def _choose_splits(tree: PartitionTree, values: list[int], records: list[np.ndarray], eps: float, score: str,
                    du: float, scope: BudgetScope, noise: NoiseSource, label: str, disjoint: bool) -> list[_Candidate]:
     """Eqs. 6-7: an interval by the exponential mechanism weighted by its measure, then a uniform point in it."""
@@ -116,10 +130,10 @@ def _choose_splits(tree: PartitionTree, values: list[int], records: list[np.ndar
     for v, recs in zip(values, records):
         cv = tree.values[v]
         a = tree.schema.attributes[cv.attr]
-        col = tree.table.columns[cv.attr]
-        iv = split_intervals(col[recs], tree.table.y[recs], tree.schema.n_classes, cv.lo, cv.hi, a.integer)
-        blocks.append(split_scores(iv.left, iv.total, score))
-        bases.append(np.log(iv.measure))
+        iv, sc, base = split_candidates(tree.table.columns[cv.attr][recs], tree.table.y[recs], tree.schema.n_classes,
+                                        cv.lo, cv.hi, a.integer, score)
+        blocks.append(sc)
+        bases.append(base)
         ivs.append(iv)
     if disjoint:
         picks = exponential_mechanism_disjoint(blocks, eps, sensitivity=du, scope=scope, noise=noise, label=label,
@@ -130,24 +144,47 @@ def _choose_splits(tree: PartitionTree, values: list[int], records: list[np.ndar
                                        log_base_measure=base)]
     out = []
     for iv, g, sc in zip(ivs, picks, blocks):
-        if iv.integer:
-            s = float(iv.low[g] + noise.integers(int(iv.measure[g]), 1)[0])
-        else:
-            s = float(iv.low[g] + noise.uniform(1)[0] * (iv.high[g] - iv.low[g]))
+        s = draw_split_point(iv, g, noise)
         left = iv.left[g]
         out.append(_Candidate(s, np.stack([left, iv.total - left]), float(sc[g])))
     return out
 
 
+def _local_max(tree: PartitionTree, v: int, split: float | None) -> float:
+    """Max summed over the leaf partitions on Link_v: sum_p sum_c max_cls |P_c^cls| (sensitivity 1).
+
+    A record lies in one leaf partition and one child, so it moves one class count
+    of one (partition, child) cell by one and the score by at most one.
+    """
+    link = tree.link[v]
+    pos, rank = tree.positions(link)
+    if pos.size == 0:
+        return 0.0
+    recs = tree.rec[pos]
+    k, kids = tree.child_index(v, recs, split)
+    n_cls = tree.schema.n_classes
+    m = len(kids)
+    cells = np.bincount((rank * m + k) * n_cls + tree.table.y[recs], minlength=link.size * m * n_cls)
+    return float(cells.reshape(-1, n_cls).max(axis=1).sum())
+
+
 def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise: NoiseSource, score: str = "max",
-            recycle: bool = False) -> GeneralizedTable:
-    """Algorithm 1: h specializations chosen by the exponential mechanism, then noisy leaf x class counts."""
+            recycle: bool = False, local: bool = False) -> GeneralizedTable:
+    """Algorithm 1: h specializations chosen by the exponential mechanism, then noisy leaf x class counts.
+
+    ``local=True`` (improvement, Max only): score a candidate by Max within each leaf
+    partition it touches instead of over D_v as a whole (eq. 4 is global), so a
+    split that separates the classes *given the current partitions* is rewarded.
+    Same sensitivity (1) and budget; costs one scan of D per round.
+    """
     eps = check_epsilon(epsilon)
     h = int(specializations)
     if h < 1:
         raise ParameterError(f"--specializations must be at least 1, got {specializations}")
     if score not in SCORES:
         raise ParameterError(f"--score must be one of {SCORES}, got {score!r}")
+    if local and score != "max":
+        raise ParameterError("partition-local scores are implemented for --score max only")
     schema = table.schema
     numeric = schema.numeric
     eps_p = epsilon_prime(eps, len(numeric), h)
@@ -188,7 +225,11 @@ def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise:
                 scope.spend(rest, f"lines 7+9: reserved, unused (rounds {i}..{h}: nothing left to specialize)")
             break
         # Line 7 (eq. 5).
-        pick = exponential_mechanism(np.asarray([cand[v].score for v in ids]), eps_p, sensitivity=du, scope=scope,
+        if local:
+            scores = np.asarray([_local_max(tree, v, cand[v].split) for v in ids])
+        else:
+            scores = np.asarray([cand[v].score for v in ids])
+        pick = exponential_mechanism(scores, eps_p, sensitivity=du, scope=scope,
                                      noise=noise, label=f"line 7: candidate selection, round {i}")
         v = ids[pick]
         chosen = cand.pop(v)
@@ -232,7 +273,8 @@ def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise:
         "recycled_unused": unused if recycle else 0.0,
     }
     manifest_parts = {
-        "parameters": {"specializations": h, "score": score, "score_sensitivity": du, "recycle": recycle},
+        "parameters": {"specializations": h, "score": score, "score_sensitivity": du, "recycle": recycle,
+                       "local_scores": local},
         "budget_split": budget_split,
     }
     return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)

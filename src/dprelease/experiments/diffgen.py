@@ -1,0 +1,222 @@
+"""DiffGen section 5 on Adult: BA / CA / LA over random 2/3-1/3 splits, Figure 3 (CA vs h), TDS and peers.
+
+Protocol (section 5, "Data Quality"): per run, a random 2/3 train / 1/3 test
+split; DiffGen on the train split; the same final cut applied to the test split;
+the tree of :mod:`dprelease.relational.classify` trained on the noisy generalized
+train table (counts as weights) and scored on the generalized test records. BA:
+the same tree on the raw split. LA: the majority class. Means over runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import os
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..data.table import EncodedTable, TableSchema, read_table
+from ..privacy import make_noise
+from ..relational.classify import (
+    TREE_SETTINGS, baseline_accuracy, generalized_accuracy, lower_bound_accuracy, raw_features,
+)
+from ..relational.diffgen import diffgen
+from ..relational.tds import tds
+
+__all__ = ["RunRow", "split_table", "run_one", "classification_experiment", "summarize", "write_csv", "plot_figure3",
+           "peers_available", "run_peer"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One measured run: method (diffgen-max, diffgen-infogain, tds, mst, aim), its setting and accuracies."""
+
+    method: str
+    epsilon: float | None  # None for TDS (not DP)
+    h: int
+    run: int
+    accuracy: float
+    baseline_accuracy: float
+    lower_bound_accuracy: float
+    seconds: float
+
+
+def split_table(table: EncodedTable, seed: int, run: int) -> tuple[EncodedTable, EncodedTable]:
+    """A random 2/3 train, 1/3 test split (section 5), reproducible from (seed, run)."""
+    rng = np.random.default_rng([seed, run])
+    perm = rng.permutation(table.n_records)
+    n_train = (2 * table.n_records) // 3
+    return table.take(np.sort(perm[:n_train])), table.take(np.sort(perm[n_train:]))
+
+
+def run_one(args: tuple) -> list[RunRow]:
+    """All (score, epsilon, h) settings of one run on one split (one process task)."""
+    table, seed, run, scores, epsilons, hs, recycle, local, tds_k = args
+    train, test = split_table(table, seed, run)
+    ba = baseline_accuracy(train, test)
+    la = lower_bound_accuracy(train, test)
+    rows = []
+    for score in scores:
+        for eps in epsilons:
+            for h in hs:
+                noise = make_noise(int(np.random.default_rng([seed, run, int(eps * 1000), h, len(score)]).integers(2**62)))
+                t0 = time.perf_counter()
+                release = diffgen(train, eps, h, noise=noise, score=score, recycle=recycle, local=local)
+                ca = generalized_accuracy(release, test)
+                tag = "diffgen-" + score + ("-local" if local else "") + ("-recycle" if recycle else "")
+                rows.append(RunRow(tag, eps, h, run, ca, ba, la, time.perf_counter() - t0))
+    if tds_k:
+        t0 = time.perf_counter()
+        release = tds(train, tds_k)
+        rows.append(RunRow(f"tds-k{tds_k}", None, len(release.trace), run, generalized_accuracy(release, test),
+                           ba, la, time.perf_counter() - t0))
+    return rows
+
+
+def classification_experiment(table: EncodedTable, *, epsilons: list[float], hs: list[int], scores: list[str],
+                              runs: int, seed: int = 0, recycle: bool = False, local: bool = False,
+                              tds_k: int | None = None, jobs: int = 1) -> list[RunRow]:
+    tasks = [(table, seed, r, scores, epsilons, hs, recycle, local, tds_k) for r in range(runs)]
+    if jobs > 1 and runs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            parts = list(pool.map(run_one, tasks))
+    else:
+        parts = [run_one(t) for t in tasks]
+    return [row for part in parts for row in part]
+
+
+def summarize(rows: list[RunRow]) -> list[dict[str, object]]:
+    """Mean and stdev over runs for every (method, epsilon, h)."""
+    groups: dict[tuple, list[RunRow]] = {}
+    for r in rows:
+        key = (r.method, r.epsilon, r.h if not r.method.startswith("tds") else 0)
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (method, eps, h), rs in groups.items():
+        acc = [r.accuracy for r in rs]
+        out.append({
+            "method": method, "epsilon": eps, "h": h if not method.startswith("tds") else None,
+            "baseline_accuracy": statistics.fmean(r.baseline_accuracy for r in rs),
+            "accuracy": statistics.fmean(acc),
+            "lower_bound_accuracy": statistics.fmean(r.lower_bound_accuracy for r in rs),
+            "runs": len(rs),
+            "stdev": statistics.stdev(acc) if len(acc) > 1 else 0.0,
+            "seconds_mean": statistics.fmean(r.seconds for r in rs),
+        })
+    return out
+
+
+def write_csv(rows: list[dict[str, object]], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot_figure3(summary: list[dict[str, object]], path: Path) -> None:
+    """Figure 3: CA vs h for every epsilon, one panel per DiffGen score, BA and LA dotted."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = sorted({s["method"] for s in summary if str(s["method"]).startswith("diffgen")})
+    fig, axes = plt.subplots(1, max(1, len(methods)), figsize=(5.5 * max(1, len(methods)), 4.2), squeeze=False)
+    for ax, method in zip(axes[0], methods):
+        rows = [s for s in summary if s["method"] == method]
+        for eps in sorted({s["epsilon"] for s in rows}):
+            pts = sorted((s["h"], 100 * s["accuracy"]) for s in rows if s["epsilon"] == eps)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"ε = {eps:g}")
+        ba = statistics.fmean(s["baseline_accuracy"] for s in rows) * 100
+        la = statistics.fmean(s["lower_bound_accuracy"] for s in rows) * 100
+        ax.axhline(ba, ls=":", color="k", label=f"BA = {ba:.1f}%")
+        ax.axhline(la, ls="--", color="grey", label=f"LA = {la:.1f}%")
+        ax.set_title(f"Adult, {method}")
+        ax.set_xlabel("number of specializations h")
+        ax.set_ylabel("classification accuracy CA (%)")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# -- peers (optional extra: smartnoise-synth) ------------------------------------------------------
+def peers_available() -> bool:
+    return importlib.util.find_spec("snsynth") is not None
+
+
+def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int) -> RunRow:
+    """MST or AIM (smartnoise-synth) on the train split, sampled with mbi's method="sample"; tree on the synthetic data.
+
+    Numeric attributes are binned into 32 equal-width bins over the *schema* bounds
+    (public), categorical attributes use their taxonomy leaves.
+    """
+    import pandas as pd
+    from snsynth import Synthesizer
+
+    train, test = split_table(table, seed, run)
+    schema = train.schema
+    bins = 32
+    frame = {}
+    for a, col in zip(schema.attributes, train.columns):
+        if a.kind == "numeric":
+            frame[a.name] = np.clip(((col - a.lo) / (a.hi - a.lo) * bins).astype(np.int64), 0, bins - 1)
+        else:
+            frame[a.name] = col
+    frame[schema.class_attribute.name] = train.y
+    df = pd.DataFrame(frame)
+    t0 = time.perf_counter()
+    synth = Synthesizer.create(name, epsilon=epsilon, verbose=False)
+    synth.fit(df, preprocessor_eps=0.0, categorical_columns=list(df.columns))
+    sample = _peer_sample(synth, len(df))
+    seconds = time.perf_counter() - t0
+    cols = []
+    for a in schema.attributes:
+        v = sample[a.name].to_numpy().astype(np.int64)
+        cols.append(a.lo + (v + 0.5) * (a.hi - a.lo) / bins if a.kind == "numeric" else v)
+    fake = EncodedTable(schema, tuple(cols), sample[schema.class_attribute.name].to_numpy().astype(np.int64))
+    from ..relational.classify import make_tree
+
+    tree = make_tree().fit(raw_features(fake), fake.y)
+    tcols = [a.lo + ((np.clip(((c - a.lo) / (a.hi - a.lo) * bins).astype(np.int64), 0, bins - 1)) + 0.5)
+             * (a.hi - a.lo) / bins if a.kind == "numeric" else c for a, c in zip(schema.attributes, test.columns)]
+    acc = float((tree.predict(raw_features(EncodedTable(schema, tuple(tcols), test.y))) == test.y).mean())
+    return RunRow(name, epsilon, 0, run, acc, baseline_accuracy(train, test), lower_bound_accuracy(train, test), seconds)
+
+
+def _peer_sample(synth, n: int):
+    """Sample with mbi's ``method="sample"`` when the model exposes it (the default "round" co-orders attributes)."""
+    model = getattr(synth, "synthesizer", synth)
+    est = getattr(model, "synthesizer", None) or getattr(model, "model", None)
+    if est is not None and hasattr(est, "synthetic_data"):
+        try:
+            data = est.synthetic_data(rows=n, method="sample").df
+            return _decode_peer(model, data)
+        except TypeError:
+            pass
+    return synth.sample(n)
+
+
+def _decode_peer(model, data):
+    decode = getattr(model, "_transformer", None) or getattr(model, "_transformer", None)
+    if decode is not None and hasattr(decode, "inverse_transform"):
+        import pandas as pd
+
+        return pd.DataFrame(decode.inverse_transform(data.values), columns=data.columns)
+    return data
+
+
+def settings_note() -> dict[str, object]:
+    return {"tree": dict(TREE_SETTINGS), "split": "random 2/3 train, 1/3 test per run"}
+
+
+def load_adult(data: str | os.PathLike, schema: TableSchema) -> EncodedTable:
+    return read_table(Path(data), schema)
