@@ -14,16 +14,56 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 
-__all__ = ["distinct_records", "mine_frequent", "top_k_itemsets", "kth_support"]
+__all__ = ["distinct_records", "mine_frequent", "top_k_itemsets", "kth_support", "topk_facts", "pair_supports",
+           "itemset_supports"]
 
 
-def distinct_records(db: TransactionDB) -> dict[tuple[int, ...], int]:
-    """Distinct records and their multiplicities (pyfim accepts this as a weighted database)."""
-    out: dict[tuple[int, ...], int] = {}
-    items = db.items.tolist()
-    offsets = db.offsets.tolist()
-    for r in range(db.n_records):
-        key = tuple(items[offsets[r] : offsets[r + 1]])
+def distinct_records(db: TransactionDB, items: np.ndarray | None = None) -> dict[tuple[int, ...], int]:
+    """Distinct records and their multiplicities (pyfim accepts this as a weighted database).
+
+    With ``items`` given, records are first projected onto those items (empty projections dropped);
+    itemsets over ``items`` keep their supports. Up to 62 distinct items present, records are encoded
+    as bit masks and grouped with one ``np.unique`` (exact); otherwise a Python pass groups them.
+    """
+    row_ids = None
+    sel_items = db.items
+    if items is not None:
+        keep_item = np.zeros(db.n_items, dtype=bool)
+        keep_item[np.asarray(items, dtype=np.int64)] = True
+        keep = keep_item[db.items]
+        sel_items = db.items[keep]
+        row_ids = db.row_ids()[keep]
+    present = np.unique(sel_items)
+    if present.size == 0:
+        return {}
+    if present.size <= 62:
+        if row_ids is None:
+            row_ids = db.row_ids()
+        bit = np.searchsorted(present, sel_items).astype(np.int64)
+        masks = np.zeros(db.n_records, dtype=np.int64)
+        np.bitwise_or.at(masks, row_ids, np.left_shift(np.int64(1), bit)) if sel_items.size < 4096 else None
+        if sel_items.size >= 4096:  # bits of one record are distinct, so a sum is an OR
+            masks = np.bincount(row_ids, weights=np.ldexp(1.0, bit), minlength=db.n_records).astype(np.int64)
+        uniq, counts = np.unique(masks[masks != 0], return_counts=True)
+        labels = present.tolist()
+        out: dict[tuple[int, ...], int] = {}
+        for m, c in zip(uniq.tolist(), counts.tolist()):
+            out[tuple(labels[b] for b in range(present.size) if (m >> b) & 1)] = int(c)
+        return out
+    out = {}
+    if row_ids is None:
+        flat = db.items.tolist()
+        offsets = db.offsets.tolist()
+        for r in range(db.n_records):
+            key = tuple(flat[offsets[r] : offsets[r + 1]])
+            if key:
+                out[key] = out.get(key, 0) + 1
+        return out
+    flat = sel_items.tolist()
+    starts = np.flatnonzero(np.r_[True, row_ids[1:] != row_ids[:-1]])
+    bounds = np.r_[starts, row_ids.size].tolist()
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        key = tuple(flat[a:b])
         out[key] = out.get(key, 0) + 1
     return out
 
@@ -57,21 +97,75 @@ def top_k_itemsets(db: TransactionDB, k: int, *, max_length: int | None = None
     """The k most frequent itemsets with their exact supports (tie rule in the module docstring)."""
     if k <= 0 or db.n_records == 0:
         return []
-    supports = np.sort(db.item_supports())[::-1]
+    item_supports = db.item_supports()
+    supports = np.sort(item_supports)[::-1]
     positive = supports[supports > 0]
     if positive.size == 0:
         return []
-    # The k-th largest itemset support is at least the k-th largest singleton support.
-    threshold = int(positive[min(k, positive.size) - 1])
-    table = distinct_records(db)
+    # The k-th largest itemset support is at least the k-th largest singleton support, so with >= k
+    # items mining at that floor is enough and only items at or above it matter. Descend from the top
+    # support (cheap thresholds first; dense data such as mushroom explodes near the floor).
+    floor = int(positive[k - 1]) if positive.size >= k else 1
+    table = distinct_records(db, np.flatnonzero(item_supports >= floor) if floor > 1 else None)
+    threshold = int(positive[0])
     while True:
         found = mine_frequent(db, threshold, max_length=max_length, table=table)
-        if len(found) >= k or threshold <= 1:
+        if len(found) >= k or threshold <= floor:
             return _order(found)[:k]
-        threshold = max(1, threshold // 2)
+        threshold = max(floor, int(threshold * 0.8))
 
 
 def kth_support(db: TransactionDB, k: int) -> int:
     """Support of the k-th most frequent itemset (0 if there are fewer than k)."""
     top = top_k_itemsets(db, k)
     return top[-1][1] if len(top) >= k else 0
+
+
+# --- Extensions for PrivBasis / TF (non-private inner steps and evaluation) -------------------------------
+
+
+def topk_facts(db: TransactionDB, k: int) -> dict[str, int]:
+    """Non-private facts of the exact top k (PrivBasis Table 2): f_k*N, lambda, lambda2, lambda3.
+
+    ``lambda`` is the number of distinct items in the top k itemsets; ``lambda2`` and
+    ``lambda3`` count its itemsets of length 2 and 3. Uses the tie rule of :func:`top_k_itemsets`.
+    """
+    top = top_k_itemsets(db, k)
+    items = {i for s, _ in top for i in s}
+    return {
+        "fk_count": int(top[-1][1]) if len(top) >= k else 0,
+        "lambda": len(items),
+        "lambda2": sum(1 for s, _ in top if len(s) == 2),
+        "lambda3": sum(1 for s, _ in top if len(s) == 3),
+    }
+
+
+def pair_supports(db: TransactionDB, items: np.ndarray) -> np.ndarray:
+    """Exact support of every pair of ``items``: a symmetric (len x len) int64 matrix (diagonal = item supports).
+
+    One sparse product over the records projected onto ``items`` (PrivBasis Algorithm 3, line 12).
+    """
+    from scipy import sparse
+
+    items = np.asarray(items, dtype=np.int64)
+    local = np.full(db.n_items, -1, dtype=np.int64)
+    local[items] = np.arange(items.size)
+    pos = local[db.items]
+    keep = pos >= 0
+    rows = db.row_ids()[keep]
+    x = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (rows, pos[keep])),
+                          shape=(db.n_records, items.size))
+    return np.asarray((x.T @ x).toarray(), dtype=np.int64)
+
+
+def itemset_supports(db: TransactionDB, itemsets: list[tuple[int, ...]]) -> np.ndarray:
+    """Exact support of each given itemset (evaluation and TF's sampled candidates); empty set -> N."""
+    from ..evaluation.counting import SupportCounter  # lazy: evaluation imports this module
+
+    if not itemsets:
+        return np.zeros(0, dtype=np.int64)
+    counter = SupportCounter(db)
+    out = np.empty(len(itemsets), dtype=np.int64)
+    for j, s in enumerate(itemsets):
+        out[j] = db.n_records if len(s) == 0 else counter.count(np.asarray(s, dtype=np.int64))
+    return out
