@@ -27,10 +27,10 @@ def records_path(output: str | Path) -> Path:
 
 def _write_release(release: GeneralizedTable, output: str, records: bool, manifest: dict) -> list[Path]:
     written = [Path(output)]
-    write_frame(release.frame(), output)
+    write_frame(release.arrow(), output)
     if records:
         rp = records_path(output)
-        write_frame(release.records_frame(), rp)
+        write_frame(release.arrow(records=True), rp)
         written.append(rp)
     manifest["release"]["files"] = {"contingency_table": str(Path(output).name),
                                     **({"records": records_path(output).name} if records else {})}

@@ -381,12 +381,75 @@ def read_table(path: str | os.PathLike, schema: TableSchema) -> EncodedTable:
         if (path / "adult.data").exists():
             return read_adult(path, schema)
         raise InputError(f"{path}: a directory is read only when it holds adult.data (+ adult.test)")
+    if schema.columns is None and path.suffix.lower() not in (".parquet", ".pq"):
+        fast = _read_csv_arrow(path, schema)
+        if fast is not None:
+            return fast
     frame, offset = _read_frame(path, schema)
     frame, rows = _drop_missing(frame, schema)
     if len(frame) == 0:
         raise InputError(f"{path}: no records")
     # Blank-line skipping makes exact line numbers unreliable for headerless files; rows stay exact.
     return encode_frame(frame, schema, str(path), offset if schema.missing == () else None, rows)
+
+
+def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
+    """Fast path for a CSV with a header: pyarrow parses, categorical columns are encoded through their
+    (small) dictionaries. Returns None to fall back to the pandas path (which words every error)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    cat_names = [a.name for a in schema.attributes if a.kind == "categorical"] + [schema.class_attribute.name]
+    try:
+        tbl = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+            column_types={c: pa.string() for c in cat_names}, strings_can_be_null=False))
+    except (pa.ArrowInvalid, OSError, KeyError):
+        return None
+    names = set(tbl.column_names)
+    wanted = {a.name for a in schema.attributes} | {schema.class_attribute.name}
+    if not wanted <= names or (names - wanted - set(schema.drop)) or tbl.num_rows == 0:
+        return None
+    missing = np.zeros(tbl.num_rows, dtype=bool)
+    encoded: dict[str, np.ndarray] = {}
+    for a in list(schema.attributes) + [schema.class_attribute]:
+        col = tbl[a.name]
+        if getattr(a, "kind", "class") == "numeric":
+            if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) or col.null_count:
+                return None
+            encoded[a.name] = col.to_numpy().astype(np.float64)
+            continue
+        dic = col.combine_chunks().dictionary_encode()
+        labels = [str(x).strip() for x in dic.dictionary.to_pylist()]
+        idx = dic.indices.to_numpy(zero_copy_only=False)
+        if schema.missing:
+            missing |= np.isin(labels, schema.missing)[idx] if labels else False
+        if getattr(a, "kind", "class") == "categorical":
+            lut = pd.Index(list(a.taxonomy.leaf_labels)).get_indexer(labels)
+        else:
+            klass = schema.class_attribute
+            lut = pd.Index(list(klass.values)).get_indexer([klass.aliases.get(x, x) for x in labels])
+        encoded[a.name] = np.asarray(lut, dtype=np.int64)[idx] if len(labels) else np.zeros(0, dtype=np.int64)
+    if (np.concatenate([encoded[n] for n in cat_names]) < 0).any() or any(
+            not np.isfinite(encoded[a.name]).all() for a in schema.attributes if a.kind == "numeric"):
+        if not schema.missing:
+            return None  # the pandas path names the offending row and column
+    keep = ~missing
+    if not keep.all():
+        encoded = {k: v[keep] for k, v in encoded.items()}
+    cols = []
+    for a in schema.attributes:
+        v = encoded[a.name]
+        if a.kind == "numeric":
+            bad = (v < a.lo) | (v >= a.hi) | (a.integer & (v != np.floor(v)))
+        else:
+            bad = v < 0
+        if bad.any():
+            return None
+        cols.append(v)
+    y = encoded[schema.class_attribute.name]
+    if (y < 0).any() or y.size == 0:
+        return None
+    return EncodedTable(schema, tuple(cols), y)
 
 
 def read_adult(directory: str | os.PathLike, schema: TableSchema) -> EncodedTable:
@@ -408,18 +471,24 @@ def read_adult(directory: str | os.PathLike, schema: TableSchema) -> EncodedTabl
                         np.concatenate([p.y for p in parts]))
 
 
-def write_frame(frame: pd.DataFrame, output: str | os.PathLike) -> None:
-    """Write CSV, or Parquet when the name ends in .parquet/.pq, atomically."""
+def write_frame(frame, output: str | os.PathLike) -> None:
+    """Write a pandas frame or pyarrow table as CSV, or Parquet when the name ends in .parquet/.pq, atomically."""
+    import pyarrow as pa
+
     output = Path(output)
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     if output.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         with atomic_output(output, "wb") as fh:
-            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), fh)
+            pq.write_table(table, fh)
     else:
-        with atomic_output(output) as fh:
-            frame.to_csv(fh, index=False)
+        import pyarrow.csv as pacsv
+
+        plain = pa.table({name: (col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col)
+                          for name, col in zip(table.column_names, table.columns)})
+        with atomic_output(output, "wb") as fh:
+            pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
 
 
 def check_schema_matches(table: EncodedTable, schema: TableSchema) -> None:

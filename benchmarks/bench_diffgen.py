@@ -1,0 +1,133 @@
+"""Benchmark DiffGen (issue 4; not a test): Adult at h = 15, eps = 1, and a 1,000,000-row table.
+
+The large table is made as DiffGen section 5 does: every Adult record r gets alpha - 1
+random variations, each replacing some attribute values by random values of the same
+domain (here: the value of that attribute in another random Adult record, so the
+marginals stay realistic); rows are then cut to exactly 1,000,000.
+
+Reports wall time of (a) the DiffGen algorithm, (b) the whole release (read +
+validate + DiffGen + write CSV), each as a ratio to reading the same file once with
+pyarrow.csv and with pandas.read_csv. Target: <= 5x the read.
+
+    /work/venv/bin/python benchmarks/bench_diffgen.py [--rows 1000000] [--out results/diffgen/bench.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from dprelease.data.table import load_schema, read_adult, read_table, write_frame  # noqa: E402
+from dprelease.privacy import make_noise  # noqa: E402
+from dprelease.relational import diffgen  # noqa: E402
+
+ADULT = REPO.parent / "shared" / "datasets" / "adult"
+
+
+def header_schema(tmp: Path) -> Path:
+    """The Adult schema for files with a header row (no 'columns' list)."""
+    obj = yaml.safe_load((REPO / "examples" / "adult-schema.yaml").read_text())
+    obj.pop("columns")
+    path = tmp / "adult-header-schema.yaml"
+    path.write_text(yaml.safe_dump(obj, sort_keys=False))
+    return path
+
+
+def adult_frame(table) -> pd.DataFrame:
+    schema = table.schema
+    data = {}
+    for a, col in zip(schema.attributes, table.columns):
+        data[a.name] = col.astype(np.int64) if a.kind == "numeric" else np.asarray(a.taxonomy.leaf_labels)[col]
+    data[schema.class_attribute.name] = np.asarray(schema.class_attribute.values)[table.y]
+    return pd.DataFrame(data)
+
+
+def blow_up(frame: pd.DataFrame, rows: int, seed: int = 0, p_replace: float = 0.3) -> pd.DataFrame:
+    """Section 5: alpha - 1 variations per record, some values replaced at random from the same domain."""
+    rng = np.random.default_rng(seed)
+    n = len(frame)
+    alpha = -(-rows // n)
+    base = np.tile(np.arange(n), alpha)[:rows]
+    out = {}
+    variation = np.arange(rows) >= n  # the first copy is the original records
+    for c in frame.columns:
+        col = frame[c].to_numpy()
+        vals = col[base]
+        if c != "income":
+            swap = variation & (rng.random(rows) < p_replace)
+            vals = vals.copy()
+            vals[swap] = col[rng.integers(0, n, int(swap.sum()))]
+        out[c] = vals
+    return pd.DataFrame(out)
+
+
+def read_baselines(path: Path) -> dict[str, float]:
+    import pyarrow.csv as pacsv
+
+    t0 = time.perf_counter()
+    pacsv.read_csv(path)
+    t1 = time.perf_counter()
+    pd.read_csv(path)
+    t2 = time.perf_counter()
+    return {"pyarrow_read_s": t1 - t0, "pandas_read_s": t2 - t1}
+
+
+def bench_file(path: Path, schema_path: Path, h: int, eps: float, seed: int) -> dict[str, object]:
+    base = read_baselines(path)
+    schema = load_schema(schema_path)
+    t0 = time.perf_counter()
+    table = read_table(path, schema)
+    t1 = time.perf_counter()
+    release = diffgen(table, eps, h, noise=make_noise(seed))
+    t2 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        write_frame(release.arrow(), Path(tmp) / "out.csv")
+    t3 = time.perf_counter()
+    res = {"rows": table.n_records, "h": h, "epsilon": eps, "read_validate_s": t1 - t0, "diffgen_s": t2 - t1,
+           "write_s": t3 - t2, "total_s": t3 - t0, "leaf_partitions": int(release.cells.shape[0]), **base}
+    for k in ("pyarrow", "pandas"):
+        res[f"diffgen_over_{k}_read"] = res["diffgen_s"] / base[f"{k}_read_s"]
+        res[f"total_over_{k}_read"] = res["total_s"] / base[f"{k}_read_s"]
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--h", type=int, default=15)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=str(REPO / "results" / "diffgen" / "bench.json"))
+    args = ap.parse_args()
+    schema = load_schema(REPO / "examples" / "adult-schema.yaml")
+    adult = adult_frame(read_adult(ADULT, schema))
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        hs = header_schema(tmp)
+        small = tmp / "adult.csv"
+        adult.to_csv(small, index=False)
+        results.append({"table": "adult", **bench_file(small, hs, args.h, args.epsilon, args.seed)})
+        big = tmp / "adult_1m.csv"
+        blow_up(adult, args.rows).to_csv(big, index=False)
+        results.append({"table": f"adult-variations-{args.rows}", **bench_file(big, hs, args.h, args.epsilon, args.seed)})
+    for r in results:
+        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
