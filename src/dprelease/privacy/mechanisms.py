@@ -29,6 +29,8 @@ __all__ = [
     "exponential_top_k",
     "uniform_choice",
     "exponential_mechanism_disjoint",
+    "laplace_top_k_implicit",
+    "exponential_top_k_implicit",
 ]
 
 
@@ -212,3 +214,88 @@ def exponential_mechanism_disjoint(
         logws.append(logw)
     scope.spend(epsilon, label)
     return [int(np.argmax(logw + noise.gumbel(logw.size))) for logw in logws]
+
+
+# --- Top-k selection over explicit candidates plus many implicit ones sharing one score (TF, Bhaskar et al.) --
+# Appended for the TF baseline of PrivBasis (section 3). The implicit candidates are never enumerated: the
+# largest noisy values among n i.i.d. draws come from the top order statistics of n uniforms,
+# log F_(1) = log(U_1)/n, log F_(j) = log F_(j-1) + log(U_j)/(n-j+1) (exact, in log space).
+
+
+def _top_order_log_cdf(n: int, k: int, noise: NoiseSource) -> np.ndarray:
+    """log CDF values of the k largest of n i.i.d. continuous draws, in decreasing order."""
+    k = int(min(k, n))
+    if k <= 0:
+        return np.zeros(0, dtype=np.float64)
+    u = noise.uniform(k)
+    denom = float(n) - np.arange(k, dtype=np.float64)
+    return np.cumsum(np.log(u) / denom)
+
+
+def _select_top(explicit_keys: np.ndarray, implicit_keys: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    keyed = np.concatenate([explicit_keys, implicit_keys])
+    k = int(min(k, keyed.size))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64), 0
+    top = np.argpartition(-keyed, k - 1)[:k]
+    top = top[np.argsort(-keyed[top], kind="stable")]
+    n_exp = explicit_keys.size
+    return top[top < n_exp].astype(np.int64), int((top >= n_exp).sum())
+
+
+def laplace_top_k_implicit(
+    explicit_scores: np.ndarray,
+    n_implicit: int,
+    implicit_score: float,
+    k: int,
+    epsilon: float,
+    *,
+    sensitivity: float,
+    scope: BudgetScope,
+    noise: NoiseSource,
+    label: str,
+) -> tuple[np.ndarray, int]:
+    """Report-noisy-top-k: Laplace(sensitivity/epsilon) on every score, keep the k largest.
+
+    ``n_implicit`` further candidates all score ``implicit_score``; only the top k of their noisy
+    values are drawn (inverse Laplace survival of the uniform order statistics), which has the same
+    joint law as drawing all of them. Returns (explicit indices selected, in rank order; number of
+    implicit candidates selected). Charges ``epsilon`` once.
+    """
+    explicit_scores = np.asarray(explicit_scores, dtype=np.float64)
+    scope.spend(epsilon, label)
+    scale = sensitivity / epsilon
+    ex = explicit_scores + noise.laplace(scale, explicit_scores.size)
+    log_f = _top_order_log_cdf(int(n_implicit), k, noise)
+    surv = -np.expm1(log_f)  # P(X > x) for the order statistic
+    with np.errstate(divide="ignore"):
+        x = np.where(surv <= 0.5, -scale * np.log(2.0 * surv), scale * (math.log(2.0) + log_f))
+    return _select_top(ex, implicit_score + x, k)
+
+
+def exponential_top_k_implicit(
+    explicit_scores: np.ndarray,
+    n_implicit: int,
+    implicit_score: float,
+    k: int,
+    epsilon: float,
+    *,
+    sensitivity: float,
+    scope: BudgetScope,
+    noise: NoiseSource,
+    label: str,
+    monotonic: bool = False,
+) -> tuple[np.ndarray, int]:
+    """:func:`exponential_top_k` (k rounds without replacement, epsilon/k each, total ``epsilon``) over
+    explicit candidates plus ``n_implicit`` candidates sharing ``implicit_score``; the implicit Gumbel keys
+    are the top order statistics of n Gumbels. Returns (explicit indices, number of implicit selected)."""
+    explicit_scores = np.asarray(explicit_scores, dtype=np.float64)
+    k = int(min(k, explicit_scores.size + int(n_implicit)))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64), 0
+    factor = (epsilon / k) / (sensitivity if monotonic else 2.0 * sensitivity)
+    scope.spend(epsilon, label)
+    ex = factor * explicit_scores + noise.gumbel(explicit_scores.size)
+    log_f = _top_order_log_cdf(int(n_implicit), k, noise)
+    im = factor * float(implicit_score) - np.log(-log_f)
+    return _select_top(ex, im, k)

@@ -1,0 +1,252 @@
+"""``dprelease privbasis``, ``tf``, ``evaluate itemsets``, ``experiment privbasis`` and ``stats -k``."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..data.universe import Universe
+from ..errors import InputError
+from ..itemsets.exact import itemset_supports, topk_facts, top_k_itemsets
+from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams, privbasis
+from ..itemsets.tf import tf
+from ..release import build_manifest, write_with_manifest
+from . import setvalued
+from .common import (
+    add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args, positive_int,
+    print_json, report_written, say, timed,
+)
+
+__all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
+           "itemset_metrics"]
+
+HEADER = ("itemset", "count", "frequency")
+
+
+# --- release files ---------------------------------------------------------------------------------------
+
+
+def write_itemset_release(release: ItemsetRelease, output: str, manifest: dict[str, object]):
+    """CSV with header itemset,count,frequency (items space-separated, universe labels) + the manifest."""
+    labels = release.universe.labels
+
+    def body(handle) -> None:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(HEADER)
+        for items, count, freq in zip(release.itemsets, release.counts.tolist(), release.frequencies.tolist()):
+            writer.writerow((" ".join(labels[i] for i in items), f"{count:.3f}", f"{freq:.8g}"))
+
+    return write_with_manifest(output, body, manifest)
+
+
+def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
+    """Read a published itemset CSV back to item ids (InputError names the line of a bad row)."""
+    itemsets: list[tuple[int, ...]] = []
+    counts: list[float] = []
+    freqs: list[float] = []
+    try:
+        handle = open(path, newline="", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the published itemsets ({exc.strerror})") from None
+    with handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None or tuple(h.strip() for h in header) != HEADER:
+            raise InputError(f"{path}:1: expected the header 'itemset,count,frequency'")
+        for lineno, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) != 3:
+                raise InputError(f"{path}:{lineno}: expected 3 fields, got {len(row)}")
+            tokens = row[0].split()
+            ids = universe.ids_of_tokens(tokens) if tokens else np.zeros(0, dtype=np.int64)
+            if not tokens or (ids < 0).any():
+                raise InputError(f"{path}:{lineno}: itemset {row[0]!r} is empty or not in the universe")
+            try:
+                counts.append(float(row[1]))
+                freqs.append(float(row[2]))
+            except ValueError:
+                raise InputError(f"{path}:{lineno}: count and frequency must be numbers") from None
+            itemsets.append(tuple(sorted(int(i) for i in ids.tolist())))
+    return itemsets, np.asarray(counts), np.asarray(freqs)
+
+
+def itemset_metrics(raw, published: list[tuple[int, ...]], frequencies: np.ndarray, k: int,
+                    true_top: list[tuple[tuple[int, ...], int]] | None = None) -> dict[str, float]:
+    """PrivBasis section 5: FNR = (false negatives)/k against the exact top k (tie rule of
+    :func:`top_k_itemsets`), and the median over published itemsets of |nf(X) - f(X)| / f(X)."""
+    true_top = true_top if true_top is not None else top_k_itemsets(raw, k)
+    truth = {s for s, _ in true_top}
+    pub = set(published)
+    fnr = (len(truth) - len(truth & pub)) / k
+    if published:
+        f = itemset_supports(raw, list(published)) / raw.n_records
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(f > 0, np.abs(np.asarray(frequencies, dtype=np.float64) - f) / np.where(f > 0, f, 1.0), np.inf)
+        mre = float(np.median(rel))
+    else:
+        mre = float("nan")
+    return {"fnr": float(fnr), "median_relative_error": mre}
+
+
+# --- handlers --------------------------------------------------------------------------------------------
+
+
+def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease, universe: Universe, noise) -> dict:
+    parts = release.manifest
+    return build_manifest(
+        algorithm, epsilon=args.epsilon, parameters=parts["parameters"], noise=noise,
+        accountant=release.accountant, domain=universe.describe(),
+        release={"rows": len(release.itemsets), "columns": list(HEADER),
+                 "frequency": "noisy count / noisy N (N from the noisy release itself)"},
+        budget_split=parts["budget_split"],
+    )
+
+
+def _run_privbasis(args: argparse.Namespace) -> int:
+    with timed(args, "read"):
+        db, universe = load_transactions(args.input, args.universe, args)
+    noise = noise_from_args(args)
+    params = PrivBasisParams(alpha1=args.alpha1, alpha2=args.alpha2, alpha3=args.alpha3, eta=args.eta,
+                             single_basis_max=args.single_basis_max, max_basis_length=args.max_basis_length,
+                             lambda2_rule=args.lambda2_rule)
+    with timed(args, "privbasis"):
+        release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
+    paths = write_itemset_release(release, args.output, _manifest("PrivBasis", args, release, universe, noise))
+    report_written(args, *paths)
+    return 0
+
+
+def _run_tf(args: argparse.Namespace) -> int:
+    with timed(args, "read"):
+        db, universe = load_transactions(args.input, args.universe, args)
+    noise = noise_from_args(args)
+    with timed(args, "tf"):
+        release = tf(db, universe, args.k, args.epsilon, args.m, noise=noise, variant=args.variant, rho=args.rho)
+    plan = release.trace["plan"]
+    if plan.degenerate:  # custodian-only, stderr: depends on the raw data
+        say(args, f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
+                  f"(m = {args.m}); the truncation prunes nothing and the selection is close to random "
+                  f"(PrivBasis section 3.1)")
+    paths = write_itemset_release(release, args.output, _manifest("TF", args, release, universe, noise))
+    report_written(args, *paths)
+    return 0
+
+
+def _run_eval_itemsets(args: argparse.Namespace) -> int:
+    raw, universe = load_transactions(args.raw, args.universe, args)
+    published, _, freqs = read_itemset_release(args.published, universe)
+    result = itemset_metrics(raw, published, freqs, args.k)
+    if args.json:
+        print_json(result)
+    else:
+        print(json.dumps(result, indent=2))
+    return 0
+
+
+def _run_experiment(args: argparse.Namespace) -> int:
+    from ..experiments.privbasis import run_experiment
+
+    run_experiment(args)
+    return 0
+
+
+# --- stats -k --------------------------------------------------------------------------------------------
+
+
+def _stats_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-k", type=positive_int, default=None, metavar="K",
+                   help="also report the exact top-K facts: fk_count (f_k*N), lambda, lambda2, lambda3")
+
+
+def _stats_facts(db, args: argparse.Namespace) -> dict:
+    if getattr(args, "k", None) is None:
+        return {}
+    return topk_facts(db, args.k)
+
+
+setvalued.STATS_OPTIONS.append(_stats_option)
+setvalued.STATS_EXTENSIONS.append(_stats_facts)
+
+
+# --- registration ----------------------------------------------------------------------------------------
+
+
+def _unit_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (0.0 < v < 1.0):
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {v}")
+    return v
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("privbasis", help="publish the top-k frequent itemsets with PrivBasis",
+                       description="Top-k frequent itemsets with noisy counts under epsilon-DP "
+                                   "(PrivBasis, Li et al., PVLDB 2012, Algorithm 3).")
+    p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of itemsets to publish")
+    add_epsilon(p)
+    add_output(p)
+    p.add_argument("--alpha1", type=_unit_float, default=0.1, help="share of epsilon for lambda (default 0.1)")
+    p.add_argument("--alpha2", type=_unit_float, default=0.4, help="share for frequent items and pairs (default 0.4)")
+    p.add_argument("--alpha3", type=_unit_float, default=0.5, help="share for the basis counts (default 0.5)")
+    p.add_argument("--eta", type=float, default=1.2, help="safety margin eta >= 1 (default 1.2)")
+    p.add_argument("--single-basis-max", type=positive_int, default=12, metavar="L",
+                   help="one basis of the lambda items when lambda <= L (default 12, as the paper)")
+    p.add_argument("--max-basis-length", type=positive_int, default=12, metavar="L",
+                   help="no basis longer than L items (default 12)")
+    p.add_argument("--lambda2-rule", choices=("sqrt", "naive"), default="sqrt",
+                   help="lambda2: the paper's heuristic (sqrt, default) or eta*k - lambda (naive)")
+    add_universe(p)
+    add_seed(p)
+    add_quiet(p)
+    p.set_defaults(handler=_run_privbasis)
+
+    p = sub.add_parser("tf", help="publish the top-k itemsets of length <= m with TF (Bhaskar et al.)",
+                       description="Top-k itemsets of length <= m under epsilon-DP with truncated frequencies "
+                                   "(Bhaskar et al., KDD 2010, as described in PrivBasis section 3).")
+    p.add_argument("input", metavar="INPUT")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K")
+    add_epsilon(p)
+    p.add_argument("-m", type=positive_int, required=True, metavar="M", help="largest itemset length considered")
+    add_output(p)
+    p.add_argument("--variant", choices=("laplace", "exponential"), default="laplace",
+                   help="selection: Laplace noise on truncated frequencies (default) or repeated exponential mechanism")
+    p.add_argument("--rho", type=_unit_float, default=0.9, help="error probability bound rho of gamma (default 0.9)")
+    add_universe(p)
+    add_seed(p)
+    add_quiet(p)
+    p.set_defaults(handler=_run_tf)
+
+
+def register_evaluate(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser("itemsets", help="FNR and median relative error of published top-k itemsets (PrivBasis sec. 5)")
+    p.add_argument("raw", metavar="RAW")
+    p.add_argument("published", metavar="PUBLISHED", help="CSV written by `dprelease privbasis` or `dprelease tf`")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K")
+    add_universe(p)
+    p.add_argument("--json", action="store_true", help='print {"fnr": x, "median_relative_error": y}')
+    add_quiet(p)
+    p.set_defaults(handler=_run_eval_itemsets)
+
+
+def register_experiment(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser("privbasis", help="PB vs TF (best m) vs DiffPart-mined top-k (PrivBasis sec. 5)")
+    p.add_argument("--datasets", default=str(Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets"),
+                   metavar="DIR", help="folder with mushroom/, retail/, msnbc/")
+    p.add_argument("--out", default="results/privbasis", metavar="DIR", help="CSV + PNG go here")
+    p.add_argument("--runs", type=positive_int, default=5)
+    p.add_argument("--epsilons", default="0.25,0.5,0.75,1.0")
+    p.add_argument("--ks", default="50,100")
+    p.add_argument("--only", default="mushroom,retail,msnbc", help="comma-separated dataset names")
+    p.add_argument("--methods", default="pb,tf,diffpart", help="comma-separated: pb, pb-naive, tf, diffpart")
+    p.add_argument("--seed", type=int, default=0, help="base seed (seeded experiment mode)")
+    add_quiet(p)
+    p.set_defaults(handler=_run_experiment)

@@ -1,0 +1,203 @@
+"""TF: the truncated-frequency method of Bhaskar et al. (KDD 2010), as PrivBasis section 3 describes it.
+
+Candidates U are all itemsets of length <= m over the declared universe, |U| = sum_{i<=m} C(|I|, i) (Eq. 2).
+Budget: eps/2 to select k itemsets, eps/2 to release their counts (section 3).
+
+* Truncated counts c^(X) = max(c(X), c_k - gamma*N) with gamma = (4k/(eps N))(ln(k/rho) + ln|U|) (Eq. 3);
+  everything is in counts, where gamma*N = (4k/eps)(ln(k/rho) + ln|U|) needs no N.
+* Selection, variant ``laplace``: Lap(4k/eps) on every truncated count (= Lap(4k/(eps N)) on frequencies),
+  keep the k largest. Variant ``exponential``: k rounds of the exponential mechanism without replacement
+  with weights exp(eps * c^(X) / (4k)). Both are eps/2-DP (section 3).
+* Only itemsets with count above max(c_k - gamma*N, 0) are enumerated; the others share one truncated
+  score and are handled without enumeration: the mechanism draws the top order statistics of their noisy
+  scores, and each implicit pick is a uniformly random itemset of U outside the enumerated set.
+* Release: Lap(2k/eps) on the k selected counts (eps/2, sensitivity k). To publish frequencies without a
+  public N, N is released in the same vector (sensitivity k + 1, so Lap(2(k+1)/eps)); the paper treats N
+  as known. When gamma*N >= c_k the truncation prunes nothing ("degenerate", section 3.1): enumeration
+  then covers every itemset of U that occurs at all, and it is refused when that is infeasible.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.transactions import TransactionDB
+from ..data.universe import Universe
+from ..errors import ParameterError
+from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, uniform_choice
+from ..privacy.mechanisms import exponential_top_k_implicit, laplace_top_k_implicit, noisy_values
+from .exact import itemset_supports, mine_frequent, top_k_itemsets
+from .privbasis import ItemsetRelease
+
+__all__ = ["TFPlan", "candidate_space_size", "tf_gamma_count", "tf_plan", "explicit_candidates", "tf",
+           "MAX_DEGENERATE_CANDIDATES"]
+
+# Refuse to enumerate more than this many candidates of length >= 3 when the truncation prunes nothing.
+MAX_DEGENERATE_CANDIDATES = 5_000_000
+
+
+def candidate_space_size(n_items: int, m: int) -> int:
+    """|U| = sum_{i=1..m} C(|I|, i) (Eq. 2), exact."""
+    return sum(math.comb(int(n_items), i) for i in range(1, int(m) + 1))
+
+
+def tf_gamma_count(k: int, epsilon: float, n_candidates: int, rho: float = 0.9) -> float:
+    """gamma * N = (4k/eps)(ln(k/rho) + ln|U|) (Eq. 3, in counts)."""
+    return 4.0 * k / epsilon * (math.log(k / rho) + math.log(n_candidates))
+
+
+@dataclass(frozen=True, slots=True)
+class TFPlan:
+    """Non-private facts of one TF run (custodian only; never published)."""
+
+    n_candidates: int
+    fk_count: int
+    gamma_count: float
+    floor: float  # truncated score of every non-enumerated candidate: max(c_k - gamma*N, 0)
+
+    @property
+    def degenerate(self) -> bool:
+        """gamma >= f_k: the truncation prunes nothing (PrivBasis section 3.1)."""
+        return self.gamma_count >= self.fk_count
+
+
+def tf_plan(db: TransactionDB, k: int, epsilon: float, m: int, rho: float = 0.9) -> TFPlan:
+    n_cand = candidate_space_size(db.n_items, m)
+    top = top_k_itemsets(db, k, max_length=m)
+    fk = int(top[-1][1]) if len(top) >= k else 0
+    gamma = tf_gamma_count(k, epsilon, n_cand, rho)
+    return TFPlan(n_cand, fk, gamma, max(fk - gamma, 0.0))
+
+
+def explicit_candidates(db: TransactionDB, m: int, min_count: int) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Every itemset of length <= m with support >= ``min_count`` (>= 1), with its support.
+
+    m = 1: item counts; m = 2: one sparse product for the pairs; m >= 3: pyfim.
+    """
+    min_count = max(1, int(min_count))
+    supports = db.item_supports()
+    items = np.flatnonzero(supports >= min_count)
+    sets: list[tuple[int, ...]] = [(int(i),) for i in items.tolist()]
+    counts = [supports[items]]
+    if m == 2 and items.size >= 2:
+        from scipy import sparse
+
+        local = np.full(db.n_items, -1, dtype=np.int64)
+        local[items] = np.arange(items.size)
+        pos = local[db.items]
+        keep = pos >= 0
+        x = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (db.row_ids()[keep], pos[keep])),
+                              shape=(db.n_records, items.size))
+        c = sparse.triu(x.T @ x, k=1).tocoo()
+        good = c.data >= min_count
+        a, b = items[c.row[good]], items[c.col[good]]
+        sets.extend(zip(a.tolist(), b.tolist()))
+        counts.append(c.data[good].astype(np.int64))
+    elif m >= 3:
+        found = [(s, c) for s, c in mine_frequent(db, min_count, max_length=m) if len(s) >= 2]
+        sets.extend(s for s, _ in found)
+        counts.append(np.fromiter((c for _, c in found), dtype=np.int64, count=len(found)))
+    return sets, np.concatenate(counts).astype(np.int64)
+
+
+def _uniform_below(total: int, noise: NoiseSource) -> int:
+    if total < 2**62:
+        return uniform_choice(total, noise)
+    hi = uniform_choice(2**31, noise)
+    lo = uniform_choice(2**31, noise)
+    return int(((hi << 31) | lo) * total >> 62)
+
+
+def _sample_implicit(n_pick: int, n_items: int, m: int, excluded: set[tuple[int, ...]], noise: NoiseSource,
+                     max_tries: int = 100_000) -> list[tuple[int, ...]]:
+    """``n_pick`` distinct itemsets drawn uniformly from U minus ``excluded`` (data-independent randomness)."""
+    sizes = [math.comb(n_items, length) for length in range(1, m + 1)]
+    total = sum(sizes)
+    out: list[tuple[int, ...]] = []
+    seen = set(excluded)
+    tries = 0
+    while len(out) < n_pick:
+        tries += 1
+        if tries > max_tries:
+            raise RuntimeError("could not sample the implicit TF candidates (the noise source is degenerate)")
+        r = _uniform_below(total, noise)
+        length = 1
+        for length, size in enumerate(sizes, start=1):
+            if r < size:
+                break
+            r -= size
+        chosen: set[int] = set()
+        inner = 0
+        while len(chosen) < length and inner < 10 * length + 100:
+            chosen.add(uniform_choice(n_items, noise))
+            inner += 1
+        cand = tuple(sorted(chosen))
+        if len(cand) != length or cand in seen:
+            continue
+        seen.add(cand)
+        out.append(cand)
+    return out
+
+
+def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *, noise: NoiseSource,
+       variant: str = "laplace", rho: float = 0.9) -> ItemsetRelease:
+    """TF (PrivBasis section 3): top-k itemsets of length <= m with noisy counts, under ``epsilon``-DP."""
+    eps = check_epsilon(epsilon)
+    if variant not in ("laplace", "exponential"):
+        raise ParameterError(f"--variant must be 'laplace' or 'exponential', got {variant!r}")
+    if not (0.0 < rho < 1.0):
+        raise ParameterError(f"--rho must be in (0, 1), got {rho}")
+    if int(m) < 1:
+        raise ParameterError(f"-m must be a whole number >= 1, got {m}")
+    if int(k) < 1:
+        raise ParameterError(f"-k must be a whole number > 0, got {k}")
+    if db.n_items != universe.size:
+        raise ParameterError("the database and the universe disagree on the number of items")
+    m = int(min(m, db.n_items))
+    n_cand = candidate_space_size(db.n_items, m)
+    k = int(min(k, n_cand))
+    plan = tf_plan(db, k, eps, m, rho)
+    min_count = int(math.floor(plan.floor)) + 1
+    if min_count <= 1 and m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
+        raise ParameterError(
+            f"TF degenerates here (gamma*N >= f_k*N, so the truncation prunes nothing) and |U| = {n_cand:.3g} "
+            f"itemsets of length <= {m} cannot be enumerated; use a smaller -m"
+        )
+    sets, counts = explicit_candidates(db, m, min_count)
+    n_implicit = n_cand - len(sets)
+
+    accountant = BudgetAccountant(eps)
+    scope = accountant.root()
+    eps_sel = eps / 2.0  # section 3: "The privacy budget is evenly divided between these two steps"
+    truncated = np.maximum(counts.astype(np.float64), plan.floor)
+    if variant == "laplace":
+        # Lap(4k/(eps N)) on frequencies = Lap(4k/eps) on counts = sensitivity 2k at eps/2.
+        picked, n_imp = laplace_top_k_implicit(truncated, n_implicit, plan.floor, k, eps_sel, sensitivity=2.0 * k,
+                                               scope=scope, noise=noise, label="TF selection (Laplace, eps/2)")
+    else:
+        # exp(eps N f^/(4k)) = exp((eps/2)/k * c^ / 2): k rounds of eps/(2k), sensitivity 1.
+        picked, n_imp = exponential_top_k_implicit(truncated, n_implicit, plan.floor, k, eps_sel, sensitivity=1.0,
+                                                   scope=scope, noise=noise,
+                                                   label="TF selection (exponential mechanism, eps/2)")
+    chosen = [sets[i] for i in picked.tolist()]
+    if n_imp:
+        extra = _sample_implicit(n_imp, db.n_items, m, set(sets), noise)
+        chosen.extend(extra)
+    true = np.concatenate([counts[picked], itemset_supports(db, chosen[len(picked):])]).astype(np.float64)
+    released = noisy_values(np.r_[true, float(db.n_records)], eps / 2.0, sensitivity=float(len(chosen) + 1),
+                            scope=scope, noise=noise, label="TF counts and N (Lap(2(k+1)/eps), eps/2)")
+    noisy, n_hat = released[:-1], float(released[-1])
+    order = np.argsort(-noisy, kind="stable")
+    chosen = [chosen[i] for i in order.tolist()]
+    noisy = noisy[order]
+    freqs = noisy / n_hat if n_hat > 0 else np.full(noisy.size, np.nan)
+    manifest_parts = {
+        "parameters": {"k": k, "m": m, "variant": variant, "rho": rho},
+        "budget_split": {"selection": eps_sel, "counts_and_N": eps / 2.0,
+                         "reference": "PrivBasis sec. 3 (TF of Bhaskar et al.): eps/2 selection, eps/2 counts"},
+    }
+    trace = {"plan": plan, "n_explicit": len(sets), "n_implicit_picked": n_imp, "n_estimate": n_hat}
+    return ItemsetRelease(chosen, noisy, freqs, universe, manifest=manifest_parts, trace=trace, accountant=accountant)
