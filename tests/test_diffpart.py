@@ -44,9 +44,12 @@ def test_every_chain_sums_to_at_most_B_and_exactly_B_at_leaves(n_items, fanout, 
         assert entry.chain_total <= budget * (1 + 1e-9)
         if entry.label == "leaf counts":
             assert entry.chain_total == pytest.approx(budget, rel=1e-9)
-    # a chain that ends in a leaf partition spends exactly B; with enough records one always does
-    if n_records >= 100 and budget >= 1.0:
-        assert any(e.label == "leaf counts" for e in acc.ledger)
+    # dense data: the chains do reach the leaves, and there they spend exactly B
+    dense = TransactionDB.from_lists([[0, n_items - 1]] * 3000, n_items)
+    rel = diffpart(dense, Universe.from_range(1, n_items), max(budget, 1.0), noise=SeededNoise(seed), fanout=fanout,
+                   keep_trace=True)
+    leaf = [e for e in rel.accountant.ledger if e.label == "leaf counts"]
+    assert leaf and all(e.chain_total == pytest.approx(max(budget, 1.0), rel=1e-9) for e in leaf)
 
 
 @pytest.mark.parametrize("fanout", [2, 3, 10])
@@ -127,3 +130,16 @@ def test_neighbouring_datasets_stay_within_e_to_the_epsilon(name):
         se = math.sqrt((p * (1 - p) + q * (1 - q)) / runs) + 1e-3
         assert p <= bound * q + 5 * bound * se, (event, p, q)
         assert q <= bound * p + 5 * bound * se, (event, p, q)
+
+
+def test_spurious_bound_keeps_the_budget_and_is_recorded():
+    rng = np.random.default_rng(5)
+    db = _random_db(rng, 25, 400)
+    release = diffpart(db, Universe.from_range(1, 25), 1.0, noise=SeededNoise(5), fanout=5, keep_trace=True,
+                       spurious_bound=10.0)
+    assert release.manifest["parameters"]["spurious_bound"] == 10.0
+    for entry in release.accountant.ledger:
+        assert entry.chain_total <= 1.0 + 1e-9
+    # every threshold is at least ln((2^l - 1)/10)/eps
+    for ev in release.trace:
+        assert ev.threshold >= math.log((2**5 - 1) / 10.0) / ev.epsilon - 1e-12

@@ -39,6 +39,7 @@ class DiffPartExperiment:
     queries: int = 50_000
     seed: int = 0
     with_basic: bool = True
+    spurious_bound: float | None = None  # also run "DiffPart+bound" (the improvement) when set
 
 
 def _mean_se(values: list[float]) -> tuple[float, float]:
@@ -52,7 +53,8 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
     workload = make_workload(db.n_items, int(db.lengths.max()), n_queries=cfg.queries, seed=cfg.seed)
     raw_counter = SupportCounter(db)
     kwargs = {k: v for k, v in (("c1", cfg.c1), ("c2", cfg.c2)) if v is not None}
-    methods = ["DiffPart"] + (["Basic"] if cfg.with_basic and universe.size <= 20 else [])
+    methods = ["DiffPart"] + (["DiffPart+bound"] if cfg.spurious_bound is not None else []) \
+        + (["Basic"] if cfg.with_basic and universe.size <= 20 else [])
     fig3_rows: list[dict[str, object]] = []
     fig8_rows: list[dict[str, object]] = []
     for B in cfg.budgets:
@@ -62,8 +64,9 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
             utilities: dict[int, list[float]] = {k: [] for k in cfg.ks}
             for r in range(cfg.runs):
                 noise = make_noise(cfg.seed + 1000 * r + 1)
-                if method == "DiffPart":
-                    rel = diffpart(db, universe, B, noise=noise, fanout=cfg.fanout, **kwargs)
+                if method.startswith("DiffPart"):
+                    bound = cfg.spurious_bound if method == "DiffPart+bound" else None
+                    rel = diffpart(db, universe, B, noise=noise, fanout=cfg.fanout, spurious_bound=bound, **kwargs)
                 else:
                     rel = basic(db, universe, B, noise=noise)
                 released = rel.to_db()
@@ -85,7 +88,7 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
                 m_u, se_u = _mean_se(utilities[k])
                 fig8_rows.append({"method": method, "epsilon": B, "k": k, "utility": m_u, "stderr": se_u,
                                   "runs": cfg.runs})
-            log(f"{method:8s} B={B:<5} mean RE {m:.4f}  top-{cfg.ks[-1]} utility {np.mean(utilities[cfg.ks[-1]]):.3f}")
+            log(f"{method:14s} B={B:<5} mean RE {m:.4f}  top-{cfg.ks[-1]} utility {np.mean(utilities[cfg.ks[-1]]):.3f}")
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     _write_csv(cfg.out_dir / "fig3_relative_error.csv", fig3_rows)
     _write_csv(cfg.out_dir / "fig8_topk_utility.csv", fig8_rows)
@@ -114,7 +117,7 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
     fig, axes = plt.subplots(1, n, figsize=(4 * n, 3.4), sharey=False)
     axes = np.atleast_1d(axes)
     for ax, B in zip(axes, cfg.budgets):
-        for method, marker in zip(methods, "os"):
+        for method, marker in zip(methods, "o^s"):
             rows = [r for r in fig3 if r["method"] == method and r["epsilon"] == B and r["subset"] != "all"]
             ax.errorbar([r["max_length_pct"] for r in rows], [r["mean_relative_error"] for r in rows],
                         yerr=[r["stderr"] for r in rows], marker=marker, label=method, capsize=2)
@@ -127,15 +130,17 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
     fig.tight_layout()
     _save(fig, cfg.out_dir / "fig3_relative_error.png")
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for B in cfg.budgets:
-        rows = [r for r in fig8 if r["method"] == "DiffPart" and r["epsilon"] == B]
-        ax.errorbar([r["k"] for r in rows], [r["utility"] for r in rows], yerr=[r["stderr"] for r in rows],
-                    marker="o", label=f"B = {B}", capsize=2)
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for method, style in (("DiffPart", "-"), ("DiffPart+bound", "--")):
+        for B in cfg.budgets:
+            rows = [r for r in fig8 if r["method"] == method and r["epsilon"] == B]
+            if rows:
+                ax.errorbar([r["k"] for r in rows], [r["utility"] for r in rows], yerr=[r["stderr"] for r in rows],
+                            marker="o", linestyle=style, label=f"{method}, B = {B}", capsize=2)
     ax.set_xlabel("K")
     ax.set_ylabel("top-K utility")
     ax.set_ylim(0, 1.02)
-    ax.legend()
+    ax.legend(fontsize=7, ncol=2)
     ax.set_title(f"DiffPart Figure 8 on {cfg.dataset.name} (f = {cfg.fanout}, {cfg.runs} runs)")
     fig.tight_layout()
     _save(fig, cfg.out_dir / "fig8_topk_utility.png")

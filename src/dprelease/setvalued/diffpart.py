@@ -160,8 +160,13 @@ def diffpart(
     c2: float = DEFAULT_C2,
     keep_trace: bool = False,
     progress: bool = False,
+    spurious_bound: float | None = None,
 ) -> SetValuedRelease:
-    """Sanitize ``db`` with DiffPart under ``epsilon``-DP; returns the release (item ids) with its manifest."""
+    """Sanitize ``db`` with DiffPart under ``epsilon``-DP; returns the release (item ids) with its manifest.
+
+    ``spurious_bound`` (default None: the paper's thresholds) raises each threshold so that at most
+    that many empty combinations are expected to pass per partition operation (docs/diffpart.md).
+    """
     B = _validate(epsilon, fanout, c1, c2)
     if db.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
@@ -207,6 +212,12 @@ def diffpart(
             eps_op = p.unused / n_internal  # alpha, Algorithm 1 line 5 / Procedure 1 line 9
             threshold = _SQRT2 * c2 * h_max / eps_op  # Procedure 1, line 6
             kind = "partition"
+        if spurious_bound is not None:
+            # Improvement (off by default): also require that the expected number of the
+            # 2^l - 1 combinations that pass with a true count of 0 is at most `spurious_bound`:
+            # (2^l - 1) * exp(-eps * k) <= bound  =>  k >= ln((2^l - 1) / bound) / eps.
+            # It depends only on l and eps (public), so the mechanism is unchanged.
+            threshold = max(threshold, math.log(n_combos / spurious_bound) / eps_op)
         res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, threshold, scope=p.scope, noise=noise,
                                label=kind)
         empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
@@ -237,7 +248,8 @@ def diffpart(
     manifest = build_manifest(
         "diffpart",
         epsilon=B,
-        parameters={"fanout": int(fanout), "c1": c1, "c2": c2},
+        parameters={"fanout": int(fanout), "c1": c1, "c2": c2}
+        | ({"spurious_bound": spurious_bound} if spurious_bound is not None else {}),
         noise=noise,
         accountant=accountant,
         domain=universe.describe(),
