@@ -65,10 +65,12 @@ __all__ = [
 _SQRT2 = math.sqrt(2.0)
 
 # Section 4.3 leaves C1, C2 to the publisher. Every visit of a split partition tests its
-# 2^f - 1 cells again, so a false cell appears with probability ~exp(-sqrt(2)C)/2 per empty
-# cell per append (not once, as in DiffPart): C = 3 keeps that near 1% (docs/inctdpart.md).
+# 2^l - 1 cells again (not once, as in DiffPart), and a false non-leaf cell is visited and
+# tested in turn: about (2^l - 1) * exp(-sqrt(2)*C1)/2 false children per visit, which stays
+# below 1 (no runaway growth) for l = 10 when C1 > ln(1023)/sqrt(2) = 4.9. Leaves do not
+# recurse, so C2 = 3 (about 7 false leaves per leaf-level visit for l = 10) is enough.
 # Kept here (not imported) so tuning DiffPart does not silently change a stream's thresholds.
-DEFAULT_C1 = 3.0
+DEFAULT_C1 = 5.0
 DEFAULT_C2 = 3.0
 
 # node classes kept in the state (Definition 7 plus the root and the leaf partitions)
@@ -207,7 +209,14 @@ class TBPTree:
 
     # -- node classes (Definition 7, eq. 5) ---------------------------------------------
     def theta1(self, node: TBPNode) -> float:
-        return p_sum_threshold(node.inv_alpha, node.n, self.c1, self.theta_rule)
+        """theta_1 of a non-leaf node: eq. 6 times the height of the taxonomy node its parent splits.
+
+        The height factor is DiffPart's (Procedure 1 line 6), whose budget scheme IncTDPart
+        reuses (section 4.2); every cut of the paper's 4-item examples has height 1, so
+        Example 3 is unchanged. It keeps false partitions from multiplying on large trees.
+        """
+        h = int(self.taxonomy.height[self.nodes[node.parent].expand]) if node.parent >= 0 else 1
+        return p_sum_threshold(node.inv_alpha, node.n, self.c1 * h, self.theta_rule)
 
     def theta2(self, node: TBPNode) -> float:
         return p_sum_threshold(node.inv_alpha, node.n, self.c2, self.theta_rule)
@@ -257,7 +266,7 @@ class TBPTree:
                 c = self.c2
             else:
                 eps_op = unused / n_internal  # alpha (Procedure 1, lines 5 and 14-15)
-                c = self.c1
+                c = self.c1 * int(tax.height[v])  # DiffPart's height factor (see theta1)
             theta_new = _SQRT2 * c / eps_op  # eq. 6/7 with one count (a node with no p-sum yet)
             # "semi": a new cell is stored when its p-sum (one noisy count) is > 0, eq. 5, and is
             # semi-non-empty below theta_1; the empty cells pass the same test (test-and-generate)
