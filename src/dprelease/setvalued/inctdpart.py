@@ -209,14 +209,7 @@ class TBPTree:
 
     # -- node classes (Definition 7, eq. 5) ---------------------------------------------
     def theta1(self, node: TBPNode) -> float:
-        """theta_1 of a non-leaf node: eq. 6 times the height of the taxonomy node its parent splits.
-
-        The height factor is DiffPart's (Procedure 1 line 6), whose budget scheme IncTDPart
-        reuses (section 4.2); every cut of the paper's 4-item examples has height 1, so
-        Example 3 is unchanged. It keeps false partitions from multiplying on large trees.
-        """
-        h = int(self.taxonomy.height[self.nodes[node.parent].expand]) if node.parent >= 0 else 1
-        return p_sum_threshold(node.inv_alpha, node.n, self.c1 * h, self.theta_rule)
+        return p_sum_threshold(node.inv_alpha, node.n, self.c1, self.theta_rule)
 
     def theta2(self, node: TBPNode) -> float:
         return p_sum_threshold(node.inv_alpha, node.n, self.c2, self.theta_rule)
@@ -266,7 +259,7 @@ class TBPTree:
                 c = self.c2
             else:
                 eps_op = unused / n_internal  # alpha (Procedure 1, lines 5 and 14-15)
-                c = self.c1 * int(tax.height[v])  # DiffPart's height factor (see theta1)
+                c = self.c1
             theta_new = _SQRT2 * c / eps_op  # eq. 6/7 with one count (a node with no p-sum yet)
             # "semi": a new cell is stored when its p-sum (one noisy count) is > 0, eq. 5, and is
             # semi-non-empty below theta_1; the empty cells pass the same test (test-and-generate)
