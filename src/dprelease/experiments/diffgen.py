@@ -126,7 +126,8 @@ def plot_figure3(summary: list[dict[str, object]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    methods = sorted({s["method"] for s in summary if str(s["method"]).startswith("diffgen")})
+    methods = sorted({s["method"] for s in summary if str(s["method"]).startswith("diffgen")},
+                     key=lambda m: ("infogain" in m, m))  # Max first, as Figure 3.a
     fig, axes = plt.subplots(1, max(1, len(methods)), figsize=(5.5 * max(1, len(methods)), 4.2), squeeze=False)
     for ax, method in zip(axes[0], methods):
         rows = [s for s in summary if s["method"] == method]

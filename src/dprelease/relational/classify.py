@@ -1,10 +1,12 @@
 """The section 5 evaluation: a C4.5-like tree trained on generalized (weighted) data, BA / CA / LA.
 
 Classifier: scikit-learn ``DecisionTreeClassifier(criterion="entropy")`` (C4.5's
-split criterion family) with minimal cost-complexity pruning ``ccp_alpha`` and
-``min_weight_fraction_leaf`` instead of C4.5's pessimistic-error pruning, which
-scikit-learn lacks. The same settings are used for BA (raw data) and CA
-(generalized data); see docs/diffgen.md for why these values.
+split criterion) with minimal cost-complexity pruning ``ccp_alpha = 2e-4`` in place
+of C4.5's pessimistic-error pruning, which scikit-learn lacks. The value is the
+one of {5e-5 ... 5e-4} that maximizes BA on the raw Adult splits (85.7%, against
+81.3% unpruned and the paper's 85.3% for C4.5): the strongest raw baseline, chosen
+without looking at CA. The same settings are used for BA and CA; weighted
+impurities make ``ccp_alpha`` scale-free, so it means the same on noisy counts.
 
 Features: a categorical attribute is one-hot encoded (over its taxonomy leaves
 for raw data, over its cut values for generalized data); a numeric attribute is
@@ -22,7 +24,7 @@ from ..data.table import EncodedTable
 __all__ = ["TREE_SETTINGS", "make_tree", "raw_features", "cut_features", "baseline_accuracy",
            "generalized_accuracy", "lower_bound_accuracy"]
 
-TREE_SETTINGS: dict[str, object] = {"criterion": "entropy", "ccp_alpha": 2e-4, "min_weight_fraction_leaf": 1e-3}
+TREE_SETTINGS: dict[str, object] = {"criterion": "entropy", "ccp_alpha": 2e-4}
 
 
 def make_tree(seed: int = 0, **overrides) -> DecisionTreeClassifier:

@@ -67,22 +67,35 @@ class SplitIntervals:
 
 def split_intervals(values: np.ndarray, y: np.ndarray, n_classes: int, lo: float, hi: float,
                     integer: bool) -> SplitIntervals:
-    """Group every split point of ``[lo, hi)`` by the records it sends left (one sort of D_v, section 4.3)."""
-    order = np.argsort(values, kind="stable")
-    v = values[order]
-    yy = y[order]
-    n = v.size
-    cum = np.zeros((n + 1, n_classes), dtype=np.int64)
-    for c in range(n_classes):
-        np.cumsum(yy == c, out=cum[1:, c])
-    if n:
-        u, first = np.unique(v, return_index=True)
+    """Group every split point of ``[lo, hi)`` by the records it sends left (section 4.3: one sort of D_v).
+
+    Integer attributes with a modest range use a counting pass instead of the sort.
+    """
+    n = values.size
+    span = hi - lo
+    if integer and n and span * n_classes <= max(1 << 22, 8 * n):
+        dense = np.bincount((values - lo).astype(np.int64) * n_classes + y,
+                            minlength=int(span) * n_classes).reshape(int(span), n_classes)
+        present = np.flatnonzero(dense.any(axis=1))
+        u = lo + present.astype(np.float64)
+        per_value = dense[present]
+        cum_u = np.cumsum(per_value, axis=0)
+        total = cum_u[-1].copy()
+        left = np.concatenate([np.zeros((1, n_classes), dtype=np.int64), cum_u], axis=0)  # left of u[g]
     else:
-        u, first = np.zeros(0), np.zeros(0, dtype=np.int64)
-    q = u.size
-    left_n = np.concatenate([first, [n]]).astype(np.int64)
-    left = cum[left_n]
-    a = np.concatenate([[lo], u])  # split s in (a[g], b[g]] sends exactly left_n[g] records left
+        order = np.argsort(values, kind="stable")
+        v = values[order]
+        yy = y[order]
+        cum = np.zeros((n + 1, n_classes), dtype=np.int64)
+        for c in range(n_classes):
+            np.cumsum(yy == c, out=cum[1:, c])
+        if n:
+            u, first = np.unique(v, return_index=True)
+        else:
+            u, first = np.zeros(0), np.zeros(0, dtype=np.int64)
+        left = cum[np.concatenate([first, [n]]).astype(np.int64)]
+        total = cum[n].copy()
+    a = np.concatenate([[lo], u])  # split s in (a[g], b[g]] sends exactly the values < u[g] left
     b = np.concatenate([u, [hi]])
     if integer:
         low = a + 1
@@ -92,8 +105,7 @@ def split_intervals(values: np.ndarray, y: np.ndarray, n_classes: int, lo: float
         low, high = a, b
         measure = np.maximum(0.0, b - a)
     keep = measure > 0
-    del q
-    return SplitIntervals(low[keep], high[keep], measure[keep], left[keep], cum[n].copy(), integer)
+    return SplitIntervals(low[keep], high[keep], measure[keep], left[keep], total, integer)
 
 
 class PartitionTree:
@@ -180,36 +192,54 @@ class PartitionTree:
         r = self.rec[pos]
         k, kids = self.child_index(value, r, split)
         m = len(kids)
-        key = rank * m + k
-        order = np.argsort(key, kind="stable")
-        self.rec[pos] = r[order]  # each leaf's records stay inside its own slice, grouped by child
-        sizes = np.bincount(key, minlength=leaves.size * m).reshape(leaves.size, m)
+        n_leaves = leaves.size
+        sizes = np.bincount(rank * m + k, minlength=n_leaves * m).reshape(n_leaves, m)
+        lengths = sizes.sum(axis=1)
+        leaf_begin = np.concatenate([[0], np.cumsum(lengths)[:-1]])  # where each leaf starts within pos
+        key_start = np.concatenate([[0], np.cumsum(sizes.ravel())[:-1]])
+        # Counting sort (stable) of the scanned records by (leaf, child): each leaf's records stay in its
+        # own slice, grouped by child; m passes over D_v instead of a comparison sort.
+        dest = np.empty(r.size, dtype=np.int64)
+        child_records = []
+        for i in range(m):
+            mask = k == i
+            idx = np.flatnonzero(mask)
+            c = np.cumsum(mask)
+            before = np.concatenate([[0], c])[leaf_begin]
+            ri = rank[idx]
+            dest[idx] = key_start[ri * m + i] + (c[idx] - 1 - before[ri])
+            child_records.append(r[idx])
+        new_r = np.empty_like(r)
+        new_r[dest] = r
+        self.rec[pos] = new_r
         starts = self.start[leaves][:, None] + np.concatenate(
-            [np.zeros((leaves.size, 1), dtype=np.int64), np.cumsum(sizes, axis=1)[:, :-1]], axis=1)
+            [np.zeros((n_leaves, 1), dtype=np.int64), np.cumsum(sizes, axis=1)[:, :-1]], axis=1)
         child_ids = [self._add_value(kc) for kc in kids]
         first = self.n_partitions
-        new = first + np.arange(leaves.size * m, dtype=np.int64)
-        gen = np.repeat(self.gen[leaves], m, axis=0)
-        gen[:, cv.attr] = np.tile(np.asarray(child_ids, dtype=np.int64), leaves.size)
+        new = first + np.arange(n_leaves * m, dtype=np.int64)
+        old_gen = self.gen[leaves]
+        gen = np.repeat(old_gen, m, axis=0)
+        gen[:, cv.attr] = np.tile(np.asarray(child_ids, dtype=np.int64), n_leaves)
         self.start = np.concatenate([self.start, starts.ravel()])
         self.end = np.concatenate([self.end, (starts + sizes).ravel()])
         self.parent = np.concatenate([self.parent, np.repeat(leaves, m)])
         self.gen = np.concatenate([self.gen, gen])
         self.is_leaf[leaves] = False
         self.is_leaf = np.concatenate([self.is_leaf, np.ones(new.size, dtype=bool)])
-        # Link_c for the new values; for every other attribute's value, retired leaves -> their children.
+        # Link_c for the new values; for every other attribute's value x on a retired leaf,
+        # Link_x drops the retired leaves and gains their children.
+        new_by_leaf = new.reshape(n_leaves, m)
         for i, c in enumerate(child_ids):
-            self.link[c] = new[i::m]
+            self.link[c] = new_by_leaf[:, i].copy()
         for j in range(gen.shape[1]):
             if j == cv.attr:
                 continue
-            col = gen[:, j]
-            for x in np.unique(col).tolist():
-                old = self.link[x]
-                self.link[x] = np.concatenate([old[~np.isin(old, leaves)], new[col == x]])
-        sorted_k = k[order]
-        r_sorted = r[order]
-        child_records = [r_sorted[sorted_k == i] for i in range(m)]
+            col = old_gen[:, j]
+            for x in self.cut[j]:
+                hit = col == x
+                if hit.any():
+                    old = self.link[x]
+                    self.link[x] = np.concatenate([old[self.is_leaf[old]], new_by_leaf[hit].ravel()])
         return child_ids, child_records
 
     # -- the release ---------------------------------------------------------------------------
