@@ -285,6 +285,13 @@ class TBPTree:
                 n_imp = n_combos - explicit.size
             true_counts = np.zeros(explicit.size, dtype=np.int64)
             true_counts[np.searchsorted(explicit, nonempty)] = sizes
+            if not leaf_level and self.new_cells != "semi":
+                # Safety floor (ours, public inputs only): new non-leaf cells are visited and tested
+                # in turn, so keep the expected number of false ones per operation at most 1:
+                # (n_new) * P(DLap >= theta) <= 1  <=  alpha * theta >= ln(n_new / 2).
+                n_new = n_imp + int(explicit.size - existing.size)
+                if n_new > 2:
+                    create_at = max(create_at, math.log(n_new / 2.0) / eps_op)
             res = threshold_counts(true_counts, n_imp, eps_op, create_at, scope=scope,
                                    noise=noise, label="leaf counts" if leaf_level else "partition")
             empty_masks = distinct_empty_masks(kids.size, explicit, res.zero_passed.size, noise)

@@ -1,0 +1,215 @@
+"""``dprelease stream``: ledger, refusal past U (state byte-for-byte unchanged), re-emit, locking, SIGKILL safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dprelease.cli import main
+from dprelease.data import Universe
+from dprelease.data.generators import kosarak_like
+from dprelease.data.io import atomic_output, write_transactions
+
+N_ITEMS = 60
+
+
+def _write_batch(path: Path, n: int, seed: int) -> Path:
+    db = kosarak_like(n, N_ITEMS, 3.0, seed=seed)
+    with atomic_output(path) as fh:
+        write_transactions(fh, db, Universe.from_range(1, N_ITEMS))
+    return path
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dprelease.cli", *args]
+
+
+def _status(state: Path, capsys) -> dict:
+    capsys.readouterr()
+    assert main(["stream", "status", str(state), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _dump(state: Path) -> str:
+    with sqlite3.connect(str(state)) as conn:
+        return "\n".join(conn.iterdump())
+
+
+def _init(state: Path, updates: int, seed: int | None = 7, eps: float = 1.0) -> None:
+    args = ["stream", "init", str(state), "--epsilon", str(eps), "--updates", str(updates),
+            "--universe", f"1..{N_ITEMS}", "--fanout", "6", "--c1", "1.0", "--c2", "1.0", "-q"]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    assert main(args) == 0
+
+
+def test_ledger_refusal_and_reemit(tmp_path, capsys):
+    state = tmp_path / "s.db"
+    U, eps = 2, 1.2
+    _init(state, U, eps=eps)
+    st = _status(state, capsys)
+    assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": U, "appends": 0}
+    for i in range(U + 1):
+        batch = _write_batch(tmp_path / f"b{i}.dat", 2000 if i == 0 else 400, seed=i)
+        assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
+        st = _status(state, capsys)
+        assert st["appends"] == i + 1
+        assert st["epsilon_spent"] == pytest.approx((i + 1) * eps / (U + 1))
+        assert st["epsilon_spent"] <= eps * (1 + 1e-12)
+        manifest = json.loads((tmp_path / f"r{i}.dat.manifest.json").read_text())
+        assert manifest["privacy"]["epsilon_spent"] == pytest.approx((i + 1) * eps / (U + 1))
+    with sqlite3.connect(str(state)) as conn:
+        ledger = conn.execute("SELECT append_no, epsilon FROM ledger ORDER BY append_no").fetchall()
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [a for a, _ in ledger] == list(range(U + 1))
+    assert all(e == pytest.approx(eps / (U + 1)) for _, e in ledger)
+    assert tables == {"meta", "ledger", "nodes", "counts"}  # no table of records
+
+    before = state.read_bytes()
+    extra = _write_batch(tmp_path / "extra.dat", 300, seed=99)
+    capsys.readouterr()
+    assert main(["stream", "append", str(state), str(extra), "-o", str(tmp_path / "r_extra.dat")]) == 2
+    err = capsys.readouterr().err
+    assert "refused" in err and len(err.strip().splitlines()) == 1
+    assert state.read_bytes() == before
+    assert not (tmp_path / "r_extra.dat").exists()
+    assert _status(state, capsys)["appends"] == U + 1
+
+    # re-emit: same release, nothing spent, state unchanged
+    assert main(["stream", "release", str(state), "-o", str(tmp_path / "again.dat"), "-q"]) == 0
+    assert (tmp_path / "again.dat").read_bytes() == (tmp_path / f"r{U}.dat").read_bytes()
+    assert state.read_bytes() == before
+
+
+def test_bad_input_changes_nothing(tmp_path, capsys):
+    state = tmp_path / "s.db"
+    _init(state, 3)
+    good = _write_batch(tmp_path / "b0.dat", 1000, seed=1)
+    assert main(["stream", "append", str(state), str(good), "-o", str(tmp_path / "r0.dat"), "-q"]) == 0
+    before = state.read_bytes()
+    bad = tmp_path / "bad.dat"
+    bad.write_text("1 2 3\n4 5 999\n")
+    capsys.readouterr()
+    assert main(["stream", "append", str(state), str(bad), "-o", str(tmp_path / "r1.dat")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.dat:2" in err and "999" in err
+    assert state.read_bytes() == before and not (tmp_path / "r1.dat").exists()
+    assert main(["stream", "init", str(state), "--epsilon", "1", "--updates", "2"]) == 2  # refuses to overwrite
+    assert main(["stream", "init", str(tmp_path / "x.db"), "--epsilon", "1", "--updates", "2",
+                 "--fanout", "1"]) == 2
+    assert not (tmp_path / "x.db").exists()
+    assert main(["stream", "status", str(tmp_path / "missing.db")]) == 2
+    assert main(["stream", "release", str(tmp_path / "missing.db"), "-o", str(tmp_path / "o")]) == 2
+    assert state.read_bytes() == before
+
+
+def test_seeded_stream_is_reproducible(tmp_path):
+    batches = [_write_batch(tmp_path / f"b{i}.dat", 800, seed=10 + i) for i in range(3)]
+    dumps = []
+    for run in range(2):
+        state = tmp_path / f"s{run}.db"
+        _init(state, 2, seed=5)
+        for i, b in enumerate(batches):
+            assert main(["stream", "append", str(state), str(b), "-o", str(tmp_path / f"r{run}{i}.dat"), "-q"]) == 0
+        dumps.append(_dump(state))
+    assert dumps[0] == dumps[1]
+    assert (tmp_path / "r02.dat").read_bytes() == (tmp_path / "r12.dat").read_bytes()
+
+
+def test_locked_state_fails_cleanly(tmp_path):
+    state = tmp_path / "s.db"
+    _init(state, 3)
+    batch = _write_batch(tmp_path / "b0.dat", 500, seed=3)
+    holder = sqlite3.connect(str(state), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        before = _dump_no_lock(state)
+        proc = subprocess.run(_cli("stream", "append", str(state), str(batch), "-o", str(tmp_path / "r.dat"),
+                                   "--wait", "0.3"), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2
+        assert "another append" in proc.stderr
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert _dump(state) == before
+    assert not (tmp_path / "r.dat").exists()
+
+
+def _dump_no_lock(state: Path) -> str:
+    with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as conn:
+        return "\n".join(conn.iterdump())
+
+
+def test_two_concurrent_appenders(tmp_path, capsys):
+    state = tmp_path / "s.db"
+    _init(state, 5)
+    b0 = _write_batch(tmp_path / "b0.dat", 2000, seed=1)
+    assert main(["stream", "append", str(state), str(b0), "-o", str(tmp_path / "r0.dat"), "-q"]) == 0
+    batches = [_write_batch(tmp_path / f"b{i}.dat", 3000, seed=20 + i) for i in (1, 2)]
+    procs = [subprocess.Popen(_cli("stream", "append", str(state), str(b), "-o", str(tmp_path / f"c{i}.dat"), "-q"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i, b in enumerate(batches)]
+    codes = [p.wait(timeout=120) for p in procs]
+    assert all(c in (0, 2) for c in codes) and 0 in codes
+    st = _status(state, capsys)
+    assert st["appends"] == 1 + codes.count(0)
+    assert st["epsilon_spent"] == pytest.approx(st["appends"] / 6)
+    with sqlite3.connect(str(state)) as conn:
+        rows = conn.execute("SELECT append_no FROM ledger ORDER BY append_no").fetchall()
+        dup = conn.execute("SELECT COUNT(*) FROM counts GROUP BY node, append_no HAVING COUNT(*) > 1").fetchall()
+    assert [r[0] for r in rows] == list(range(st["appends"])) and not dup
+
+
+def test_sigkill_leaves_state_before_or_after(tmp_path, capsys):
+    """Kill `stream append` at random moments: the state is always the before or the after state."""
+    base = tmp_path / "base.db"
+    _init(base, 4)
+    b0 = _write_batch(tmp_path / "b0.dat", 3000, seed=1)
+    assert main(["stream", "append", str(base), str(b0), "-o", str(tmp_path / "r0.dat"), "-q"]) == 0
+    batch = _write_batch(tmp_path / "b1.dat", 20000, seed=2)
+    before = _dump(base)
+    ref = tmp_path / "ref.db"
+    shutil.copyfile(base, ref)
+    start = time.perf_counter()
+    subprocess.run(_cli("stream", "append", str(ref), str(batch), "-o", str(tmp_path / "ref.dat"), "-q"),
+                   check=True, timeout=120)
+    full = time.perf_counter() - start
+    after = _dump(ref)
+    assert after != before
+    ref_release = (tmp_path / "ref.dat").read_bytes()
+    rng = random.Random(12345)
+    outcomes = {"before": 0, "after": 0}
+    for k in range(24):
+        state = tmp_path / f"k{k}.db"
+        shutil.copyfile(base, state)
+        out = tmp_path / f"k{k}.dat"
+        proc = subprocess.Popen(_cli("stream", "append", str(state), str(batch), "-o", str(out), "-q"),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, full * 1.05))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        now = _dump(state)
+        assert now in (before, after), f"kill {k}: state is neither before nor after"
+        outcome = "before" if now == before else "after"
+        outcomes[outcome] += 1
+        st = _status(state, capsys)
+        assert st["appends"] == (1 if outcome == "before" else 2)
+        assert st["epsilon_spent"] == pytest.approx(st["appends"] / 5)
+        if out.exists():  # written atomically after the commit: complete or absent
+            assert outcome == "after" and out.read_bytes() == ref_release
+        for f in (state, Path(f"{state}-wal"), Path(f"{state}-shm"), out):
+            if f.exists():
+                f.unlink()
+    print("sigkill outcomes", outcomes, "append time", round(full, 2))
+    assert outcomes["before"] > 0
