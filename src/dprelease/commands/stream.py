@@ -113,3 +113,54 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("-o", "--output", required=True, metavar="RELEASE")
     add_quiet(q)
     q.set_defaults(handler=_run_release)
+
+
+def _run_experiment(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..data.universe import parse_universe_spec
+    from ..experiments.inctdpart import IncTDPartExperiment, run_inctdpart_experiment
+
+    floats = lambda text: tuple(float(x) for x in text.split(","))  # noqa: E731
+    ints = lambda text: tuple(int(x) for x in text.split(","))  # noqa: E731
+    extra = {k: v for k, v in (("c1", args.c1), ("c2", args.c2), ("dp_c1", args.dp_c1), ("dp_c2", args.dp_c2))
+             if v is not None}
+    cfg = IncTDPartExperiment(
+        dataset=Path(args.data), universe=parse_universe_spec(args.universe) if args.universe else None,
+        out_dir=Path(args.out), label=args.label, initial=args.initial, batch=args.batch,
+        updates=ints(args.updates), epsilons=floats(args.epsilons), runs=args.runs, fanout=args.fanout,
+        theta_rule=args.theta_rule, new_cells=args.new_cells, queries=args.queries, seed=args.seed,
+        methods=tuple(m.strip() for m in args.methods.split(",")), **extra)
+    log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    run_inctdpart_experiment(cfg, log=log)
+    print(cfg.out_dir / "inctdpart_summary.csv")
+    print(cfg.out_dir / "inctdpart_relative_error.png")
+    return 0
+
+
+def register_experiment(kinds: argparse._SubParsersAction) -> None:
+    from pathlib import Path
+
+    default_data = Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets" / "msnbc" / "msnbc.dat"
+    p = kinds.add_parser("inctdpart", help="IncTDPart vs Solutions 1 and 2: relative error vs U (section 5.1)")
+    p.add_argument("--data", default=str(default_data.resolve()), metavar="FILE")
+    p.add_argument("--universe", default="1..17", metavar="SPEC")
+    p.add_argument("--label", default="MSNBC", help="dataset name in the CSV and plot (say 'generated' for synthetic)")
+    p.add_argument("--out", default="results/inctdpart", metavar="DIR")
+    p.add_argument("--initial", type=int, default=400_000)
+    p.add_argument("--batch", type=int, default=10_000)
+    p.add_argument("--updates", default="10,20,30,40,50", metavar="U,U,...")
+    p.add_argument("--epsilons", default="0.5,0.75,1.0")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--fanout", type=int, default=DEFAULT_FANOUT)
+    p.add_argument("--c1", type=float, default=None, help=f"IncTDPart theta_1 constant (default {DEFAULT_C1})")
+    p.add_argument("--c2", type=float, default=None, help=f"IncTDPart theta_2 constant (default {DEFAULT_C2})")
+    p.add_argument("--dp-c1", type=float, default=None, help="DiffPart leaf constant for the baselines")
+    p.add_argument("--dp-c2", type=float, default=None, help="DiffPart partition constant for the baselines")
+    p.add_argument("--theta-rule", choices=THETA_RULES, default="example3")
+    p.add_argument("--new-cells", choices=NEW_CELL_RULES, default="first-visit")
+    p.add_argument("--methods", default="IncTDPart,Solution 1,Solution 2")
+    p.add_argument("--queries", type=int, default=50_000)
+    p.add_argument("--seed", type=int, default=0)
+    add_quiet(p)
+    p.set_defaults(handler=_run_experiment)
