@@ -254,7 +254,9 @@ def test_get_lambda_weights_are_eps_dp_and_text_saving_is_not():
 
 @pytest.mark.parametrize("forced_lambda,k", [(1, 5), (7, 5), (12, 20), (13, 20), (25, 10), (40, 40), (60, 30)])
 @pytest.mark.parametrize("eps", [0.3, 1.0])
-def test_budget_equals_epsilon_on_every_path(monkeypatch, forced_lambda, k, eps):
+@pytest.mark.parametrize("params", [PrivBasisParams(), PrivBasisParams(multi_alpha2=0.55, lambda2_rule="naive"),
+                                    PrivBasisParams(alpha1=0.2, alpha2=0.3, alpha3=0.5, item_share=0.6)])
+def test_budget_equals_epsilon_on_every_path(monkeypatch, forced_lambda, k, eps, params):
     db = _random_db(n=500, n_items=60, seed=2)
     universe = Universe.from_range(0, 59)
     real = pbmod.get_lambda
@@ -264,7 +266,7 @@ def test_budget_equals_epsilon_on_every_path(monkeypatch, forced_lambda, k, eps)
         return forced_lambda
 
     monkeypatch.setattr(pbmod, "get_lambda", forced)
-    rel = privbasis(db, universe, k, eps, noise=SeededNoise(forced_lambda))
+    rel = privbasis(db, universe, k, eps, noise=SeededNoise(forced_lambda), params=params)
     acc = rel.accountant
     assert sum(e.epsilon for e in acc.ledger) == pytest.approx(eps, rel=1e-12)
     assert acc.spent == pytest.approx(eps, rel=1e-12)
@@ -277,6 +279,12 @@ def test_budget_equals_epsilon_on_every_path(monkeypatch, forced_lambda, k, eps)
     else:
         assert len(acc.ledger) == 4 and "pairs" in labels[2]
     assert len(rel.itemsets) == min(k, len(set(rel.itemsets)))
+
+
+def test_lambda_range_k1_never_exceeds_k1(zero_noise):
+    counts = np.arange(1000, 0, -1)
+    lam = get_lambda(counts, 0, 5000, 0.01, scope=BudgetAccountant(1.0).root(), noise=zero_noise, max_lambda=24)
+    assert 1 <= lam <= 24
 
 
 def test_params_validated():

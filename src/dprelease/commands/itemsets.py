@@ -113,7 +113,8 @@ def _run_privbasis(args: argparse.Namespace) -> int:
     noise = noise_from_args(args)
     params = PrivBasisParams(alpha1=args.alpha1, alpha2=args.alpha2, alpha3=args.alpha3, eta=args.eta,
                              single_basis_max=args.single_basis_max, max_basis_length=args.max_basis_length,
-                             lambda2_rule=args.lambda2_rule)
+                             lambda2_rule=args.lambda2_rule, lambda_range=args.lambda_range,
+                             multi_alpha2=args.multi_alpha2)
     with timed(args, "privbasis"):
         release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
     paths = write_itemset_release(release, args.output, _manifest("PrivBasis", args, release, universe, noise))
@@ -204,6 +205,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="no basis longer than L items (default 12)")
     p.add_argument("--lambda2-rule", choices=("sqrt", "naive"), default="sqrt",
                    help="lambda2: the paper's heuristic (sqrt, default) or eta*k - lambda (naive)")
+    p.add_argument("--lambda-range", choices=("k1", "universe"), default="k1",
+                   help="GetLambda candidates: 1..ceil(eta*k) (default, section 4.4 text) or 1..|I| (pseudocode)")
+    p.add_argument("--multi-alpha2", type=_unit_float, default=None, metavar="A",
+                   help="improvement: share of epsilon for items+pairs when lambda > 12 (basis counts get the rest)")
     add_universe(p)
     add_seed(p)
     add_quiet(p)
@@ -246,7 +251,8 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilons", default="0.25,0.5,0.75,1.0")
     p.add_argument("--ks", default="50,100")
     p.add_argument("--only", default="mushroom,retail,msnbc", help="comma-separated dataset names")
-    p.add_argument("--methods", default="pb,tf,diffpart", help="comma-separated: pb, pb-naive, tf, diffpart")
+    p.add_argument("--methods", default="pb,pb-naive,pb-split,tf,diffpart",
+                   help="comma-separated: pb, pb-naive, pb-split, tf, diffpart")
     p.add_argument("--seed", type=int, default=0, help="base seed (seeded experiment mode)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

@@ -61,6 +61,10 @@ class PrivBasisParams:
     single_basis_max: int = 12
     max_basis_length: int = 12
     lambda2_rule: str = "sqrt"
+    bin_threshold: float = 0.0  # improvement (off = faithful): zero noisy bins below this many noise scales
+    lambda_range: str = "k1"  # GetLambda candidates: "k1" = 1..min(|I|, ceil(eta*k)), "universe" = 1..|I|
+    multi_alpha2: float | None = None  # improvement: share of eps for steps 2-3 when lambda > 12 (alpha3 = rest)
+    item_share: float | None = None  # improvement: beta1/alpha2 fixed (None = the paper's lambda/(lambda+lambda2))
 
     def validate(self) -> None:
         for name in ("alpha1", "alpha2", "alpha3"):
@@ -75,6 +79,14 @@ class PrivBasisParams:
             raise ParameterError(f"--single-basis-max must be between 1 and 20, got {self.single_basis_max}")
         if not (2 <= self.max_basis_length <= 20):
             raise ParameterError(f"--max-basis-length must be between 2 and 20, got {self.max_basis_length}")
+        if not (self.bin_threshold >= 0.0 and math.isfinite(self.bin_threshold)):
+            raise ParameterError(f"--bin-threshold must be a finite number >= 0, got {self.bin_threshold}")
+        if self.multi_alpha2 is not None and not (0.0 < self.multi_alpha2 < 1.0 - self.alpha1):
+            raise ParameterError(f"multi_alpha2 must be in (0, 1 - alpha1), got {self.multi_alpha2}")
+        if self.lambda_range not in ("k1", "universe"):
+            raise ParameterError(f"lambda range must be 'k1' or 'universe', got {self.lambda_range!r}")
+        if self.item_share is not None and not (0.0 < self.item_share < 1.0):
+            raise ParameterError(f"--item-share must be in (0, 1), got {self.item_share}")
         if self.lambda2_rule not in ("sqrt", "naive"):
             raise ParameterError(f"lambda2 rule must be 'sqrt' or 'naive', got {self.lambda2_rule!r}")
 
@@ -112,7 +124,7 @@ class ItemsetRelease:
 
 
 def get_lambda(item_counts: np.ndarray, kth_count: int, n_records: int, epsilon: float, *,
-               scope: BudgetScope, noise: NoiseSource) -> int:
+               scope: BudgetScope, noise: NoiseSource, max_lambda: int | None = None) -> int:
     """GetLambda (Algorithm 3 lines 18-28): sample lambda in 1..|I| by the exponential mechanism.
 
     Quality q(D, i) = (1 - |f_{k1} - fitem_i|) * N = N - |c_{k1} - citem_i| (section 4.4, Step 1), where
@@ -122,8 +134,14 @@ def get_lambda(item_counts: np.ndarray, kth_count: int, n_records: int, epsilon:
     one-direction saving would give exp(eps * q), which is 2*eps-DP (|.| breaks the one-direction
     property of the distance; see docs/privbasis.md and tests/test_privbasis_privacy.py).
     Works in log space: N * eps / 2 is never exponentiated.
+
+    ``max_lambda`` (public) restricts the candidates to 1..max_lambda. Section 4.4's text samples from
+    {1..k}; with the margin eta that is 1..k1, and it loses nothing: under the tie rule every item of a
+    top-k1 itemset is itself a top-k1 itemset, so the true lambda is at most k1.
     """
     order = np.sort(np.asarray(item_counts, dtype=np.int64))[::-1]
+    if max_lambda is not None:
+        order = order[: max(1, int(max_lambda))]
     quality = float(n_records) - np.abs(float(kth_count) - order.astype(np.float64))
     idx = exponential_mechanism(quality, epsilon, sensitivity=2.0, monotonic=True, scope=scope, noise=noise,
                                 label="PrivBasis step 1: GetLambda (alpha1)")
@@ -338,7 +356,7 @@ def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
 
 
 def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, *, scope: BudgetScope,
-               noise: NoiseSource) -> BasisFreqResult:
+               noise: NoiseSource, bin_threshold: float = 0.0) -> BasisFreqResult:
     """BasisFreq (Algorithm 1) up to line 26: noisy counts of every subset of every basis.
 
     Lines 2-11: one noisy count per bin, all bins of all w bases in one vector with L1 sensitivity w
@@ -346,6 +364,10 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
     analogue of the paper's Lap(w/eps). Lines 12-26 (post-processing): superset sums, then the
     inverse-variance combination of estimates from different bases (lines 21-23), with the relative
     variance 2^{|B|-|X|} of Eq. 4.
+
+    ``bin_threshold`` > 0 (an improvement, not in the paper): noisy bins below ``bin_threshold * w/eps``
+    are set to 0 before the superset sums (post-processing). Most bins of a long basis are empty, and
+    their noise otherwise piles up in every superset sum.
     """
     bases = [tuple(sorted(int(i) for i in b)) for b in bases]
     w = len(bases)
@@ -356,6 +378,8 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
     noisy = noisy_counts(np.concatenate(exact), epsilon, scope=scope, noise=noise, sensitivity=w,
                          label="PrivBasis step 5: BasisFreq bins (alpha3)")
     del exact
+    if bin_threshold > 0.0:
+        noisy = np.where(noisy < bin_threshold * w / epsilon, 0, noisy)
     union = sorted({i for b in bases for i in b})
     gidx = {item: j for j, item in enumerate(union)}
     words = max(1, -(-len(union) // 63))
@@ -429,7 +453,8 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     # Step 1 (alpha1 * eps): lambda. k1 = ceil(k * eta) (line 20); its count is non-private and stays inside.
     k1 = int(math.ceil(k * params.eta - 1e-9))
     c_k1 = kth_support(db, k1)
-    lam = get_lambda(item_counts, c_k1, n, params.alpha1 * eps, scope=scope, noise=noise)
+    max_lambda = k1 if params.lambda_range == "k1" else None
+    lam = get_lambda(item_counts, c_k1, n, params.alpha1 * eps, scope=scope, noise=noise, max_lambda=max_lambda)
     trace: dict[str, object] = {"lambda": lam}
     split: dict[str, object] = {"step1_lambda": params.alpha1 * eps}
 
@@ -443,8 +468,10 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     else:
         # Lines 7-14: lambda2 by the heuristic, capped at C(lambda, 2); budget beta1/beta2 of alpha2.
         lam2 = min(lambda2_heuristic(lam, k, params.eta, params.lambda2_rule), lam * (lam - 1) // 2)
-        beta1 = params.alpha2 * lam / (lam + lam2)
-        beta2 = params.alpha2 - beta1
+        share = lam / (lam + lam2) if (params.item_share is None or lam2 == 0) else params.item_share
+        alpha2 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
+        beta1 = alpha2 * share
+        beta2 = alpha2 - beta1
         F = get_freq_elements(item_counts, lam, beta1 * eps, scope=scope, noise=noise,
                               label="PrivBasis step 2: frequent items (beta1)")
         F_sorted = np.sort(F)
@@ -463,8 +490,10 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
 
     # Step 5 (alpha3 * eps): BasisFreq and the top-k selection.
     eps5 = params.alpha3 * eps
+    if lam > params.single_basis_max and params.multi_alpha2 is not None:
+        eps5 = (1.0 - params.alpha1 - params.multi_alpha2) * eps
     split["step5_basisfreq"] = eps5
-    result = basis_freq(db, bases, eps5, scope=scope, noise=noise)
+    result = basis_freq(db, bases, eps5, scope=scope, noise=noise, bin_threshold=params.bin_threshold)
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
@@ -473,7 +502,9 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     manifest_parts = {
         "parameters": {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
                        "eta": params.eta, "single_basis_max": params.single_basis_max,
-                       "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule},
+                       "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
+                       "bin_threshold": params.bin_threshold, "item_share": params.item_share,
+                       "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2},
         # The split depends on the noisy lambda only (post-processing of a DP output).
         "budget_split": {**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, alpha3)"},
     }
