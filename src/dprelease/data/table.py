@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, ParameterError
+from ..errors import InputError
 from .io import atomic_output
 
 __all__ = [
@@ -490,7 +490,3 @@ def write_frame(frame, output: str | os.PathLike) -> None:
         with atomic_output(output, "wb") as fh:
             pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
 
-
-def check_schema_matches(table: EncodedTable, schema: TableSchema) -> None:
-    if table.schema is not schema:
-        raise ParameterError("the table was encoded with a different schema")

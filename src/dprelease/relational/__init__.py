@@ -3,6 +3,7 @@
 from .diffgen import GeneralizedTable, diffgen, epsilon_prime
 from .partition import CutValue, PartitionTree, generalize, split_intervals
 from .scores import info_gain, max_score
+from .tds import tds
 
 __all__ = ["GeneralizedTable", "diffgen", "epsilon_prime", "CutValue", "PartitionTree", "generalize",
-           "split_intervals", "info_gain", "max_score"]
+           "split_intervals", "info_gain", "max_score", "tds"]

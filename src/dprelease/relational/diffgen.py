@@ -122,8 +122,10 @@ def _category_table(tree: PartitionTree, v: int, records: np.ndarray) -> np.ndar
     return np.bincount(k * n_cls + tree.table.y[records], minlength=len(kids) * n_cls).reshape(len(kids), n_cls)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Candidate:
+    """A candidate's split point (numeric), class-count table over its children and score."""
+
     split: float | None
     table: np.ndarray
     score: float
