@@ -126,3 +126,39 @@ def test_baselines_budgets():
     assert s1.accountant.spent == pytest.approx(0.8)  # parallel composition over disjoint batches
     s2 = solution2(db, u, 0.8, 2, noise=make_noise(1))
     assert s2.manifest["epsilon"] == pytest.approx(0.8 / 3)
+
+
+def test_msnbc_stream_smoke():
+    """Real data (skipped when absent): a short stream on MSNBC keeps the ledger and a sane release size."""
+    from conftest import dataset
+
+    from dprelease.data.io import read_transactions
+    from dprelease.evaluation.counting import evaluate_counting
+
+    db, u = read_transactions(dataset("msnbc", "msnbc.dat"), Universe.from_range(1, 17))
+    rows = np.random.default_rng(0).permutation(db.n_records)[:120_000]
+    batches = [db.subset(np.sort(rows[:100_000]))] + [db.subset(np.sort(rows[100_000 + i * 10_000:
+                                                                            110_000 + i * 10_000])) for i in range(2)]
+    tree = TBPTree(17, 1.0, 2)
+    for i, b in enumerate(batches):
+        tree.append(b, make_noise(append_seed(0, i)))
+    assert tree.epsilon_spent == pytest.approx(1.0)
+    rel = tree.release(u, {"mode": "seeded", "seed": 0})
+    assert 0.7 * rows.size < rel.n_records < 1.3 * rows.size
+    res = evaluate_counting(db.subset(np.sort(rows)), rel.to_db(), n_queries=2000)
+    assert res["mean_relative_error"] < 1.0
+
+
+@pytest.mark.slow
+def test_section5_experiment_small(tmp_path):
+    """Section 5.1 setting at one (U, epsilon) point: CSV + PNG are written and IncTDPart's RE is < 1."""
+    from conftest import dataset
+
+    from dprelease.experiments.inctdpart import IncTDPartExperiment, run_inctdpart_experiment
+
+    cfg = IncTDPartExperiment(dataset("msnbc", "msnbc.dat"), Universe.from_range(1, 17), tmp_path, updates=(10,),
+                              epsilons=(1.0,), runs=1, queries=5000)
+    out = run_inctdpart_experiment(cfg, log=lambda m: None)
+    assert (tmp_path / "inctdpart_summary.csv").exists() and (tmp_path / "inctdpart_relative_error.png").exists()
+    inc = [r for r in out["summary"] if r["method"] == "IncTDPart"][0]
+    assert inc["relative_error_mean"] < 1.0

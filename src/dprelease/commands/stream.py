@@ -36,6 +36,8 @@ def _run_init(args: argparse.Namespace) -> int:
 def _run_append(args: argparse.Namespace) -> int:
     with timed(args, "append"):
         info = append_batch(args.state, args.batch, args.output, wait=args.wait)
+    for message in info["warnings"]:
+        print(f"warning: {message}", file=sys.stderr)
     say(args, f"append {info['append']} of {info['updates'] + 1}: spent {info['epsilon']:.6g}, "
               f"total {info['epsilon_spent']:.6g}")
     print(f"release: {info['release']}")

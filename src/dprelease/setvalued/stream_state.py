@@ -280,13 +280,11 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-    for w in caught:
-        warnings.warn(str(w.message), PrivacyLeakWarning, stacklevel=2)
     release = tree.release(universe, _noise_info(meta))
     paths = write_set_valued_release(release, out)
     return {"append": n, "epsilon": delta.epsilon, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
             "updates": tree.updates, "release": str(paths[0]), "manifest": str(paths[1]),
-            "released_records": release.n_records}
+            "released_records": release.n_records, "warnings": [str(w.message) for w in caught]}
 
 
 def reemit(path: str | os.PathLike, output: str | os.PathLike) -> dict[str, object]:
