@@ -9,6 +9,8 @@ from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CE
 from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
 from .common import add_epsilon, add_quiet, add_seed, add_universe, print_json, say, timed
 
+__all__ = ["register", "register_experiment"]
+
 
 def _nonneg_int(text: str) -> int:
     try:

@@ -26,16 +26,22 @@ Reading of Procedure 1 that keeps the guarantee (each point is post-processing o
 noisy counts, so which nodes exist, are visited or are released never depends on
 the raw data except through a mechanism):
 
-* a node visited in an append gets one noisy count of the batch's records for every
-  stored child (also when the true count is 0), and new children appear only by
-  the threshold test on their noisy count (explicit cells) or by test-and-generate
-  (cells with no record, never enumerated);
-* a stored child is *non-empty* when p-sum >= theta_1 (eq. 5) and is then visited
-  (FollowPreviousTraces for old ones, Lines 14-16 for semi-non-empty ones that
-  crossed theta_1, Lines 18-23 for new ones); otherwise it is *semi-non-empty*, keeps
-  its p-sum and is not visited, so the batch's records in it go no further;
-* the release is every stored leaf partition whose p-sum >= theta_2, with p-sum
-  copies (leaf p-sums as the release, section 4.1).
+* (R2) a node visited in an append gets one noisy count of the batch's records for
+  every stored child (also when the true count is 0);
+* (R3) a cell that is not stored becomes a node only when its noisy count passes the
+  new-cell threshold; cells with no record go through test-and-generate (never
+  enumerated); ``new_cells="semi"`` instead stores every cell with noisy count >= 1
+  (eq. 5, "0 < p-sum"), which reproduces Example 2 but grows without bound;
+* (R4, default ``new_cells="first-visit"``) a partition split in an earlier append
+  keeps its split (FollowPreviousTraces): records go down its stored children only,
+  and new cells are tested the first time a node is split; ``"every-visit"`` tests
+  them again at every visit (lines 18-23 at face value);
+* (R5) a stored child is *non-empty* when p-sum >= theta_1 (eq. 5) and is then
+  visited; otherwise it is *semi-non-empty*, keeps its p-sum and is not visited;
+* (R6) the release is every stored leaf partition whose p-sum >= theta_2, with p-sum
+  copies (leaf p-sums, section 4.1);
+* (R7) for new non-leaf cells the threshold is at least ln(n_new/2)/alpha, n_new the
+  public number of cells not stored, so false partitions cannot multiply.
 
 The initial dataset is append 0 on an empty tree: DiffPart's partitioning with
 these thresholds, which builds TBP-Tree_(0) (Algorithm 1, line 4).
