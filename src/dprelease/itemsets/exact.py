@@ -69,12 +69,13 @@ def distinct_records(db: TransactionDB, items: np.ndarray | None = None) -> dict
 
 
 def mine_frequent(db: TransactionDB, min_count: int, *, max_length: int | None = None,
-                  table: dict[tuple[int, ...], int] | None = None) -> list[tuple[tuple[int, ...], int]]:
+                  table: dict[tuple[int, ...], int] | None = None,
+                  supports: np.ndarray | None = None) -> list[tuple[tuple[int, ...], int]]:
     """Every itemset with support >= ``min_count`` (absolute), as (sorted item ids, support)."""
     import fim
 
     min_count = max(1, int(min_count))
-    supports = db.item_supports()
+    supports = db.item_supports() if supports is None else supports
     out = [((int(i),), int(s)) for i, s in enumerate(supports.tolist()) if s >= min_count]
     if max_length is not None and max_length < 2:
         return out
@@ -106,10 +107,22 @@ def top_k_itemsets(db: TransactionDB, k: int, *, max_length: int | None = None
     # items mining at that floor is enough and only items at or above it matter. Descend from the top
     # support (cheap thresholds first; dense data such as mushroom explodes near the floor).
     floor = int(positive[k - 1]) if positive.size >= k else 1
-    table = distinct_records(db, np.flatnonzero(item_supports >= floor) if floor > 1 else None)
     threshold = int(positive[0])
+    if floor > 1 and (max_length is None or max_length >= 2):
+        # Sharper floor: the k-th largest support among items and pairs (one sparse product over the items
+        # at or above the item floor). Longer itemsets only add candidates, so c_k is at least this; mining
+        # once at it always finds >= k itemsets (one pyfim call instead of a descent).
+        cand = np.flatnonzero(item_supports >= floor)
+        if 2 <= cand.size <= 3000:
+            ps = pair_supports(db, cand)
+            pairs = ps[np.triu_indices(cand.size, 1)]
+            both = np.concatenate([positive, pairs[pairs >= floor]])
+            if both.size >= k:
+                floor = int(np.partition(both, both.size - k)[both.size - k])
+                threshold = floor
+    table = distinct_records(db, np.flatnonzero(item_supports >= floor) if floor > 1 else None)
     while True:
-        found = mine_frequent(db, threshold, max_length=max_length, table=table)
+        found = mine_frequent(db, threshold, max_length=max_length, table=table, supports=item_supports)
         if len(found) >= k or threshold <= floor:
             return _order(found)[:k]
         threshold = max(floor, int(threshold * 0.8))

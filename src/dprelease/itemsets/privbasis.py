@@ -259,7 +259,8 @@ def _greedy_merge(B1: list[tuple[int, ...]], B2: list[tuple[int, ...]], F: list[
         sizes = A.sum(axis=0).astype(np.float64)
         prec_each = np.where(A[qa] & A[qb], np.exp2(qlen[:, None] - sizes[None, :]), 0.0)
         total = prec_each.sum(axis=1)
-        current = w**2 * float(np.mean(1.0 / total))
+        with np.errstate(divide="ignore"):  # an element left uncovered by a split clique counts as infinite EV
+            current = w**2 * float(np.mean(1.0 / total))
         n1 = len(B1)
         A1 = A[:, :n1]
         inter = A1.T.astype(np.int64) @ A1.astype(np.int64)
@@ -333,15 +334,21 @@ def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np
     keep_item[union] = True
     keep = keep_item[db.items]
     items = db.items[keep].astype(np.int64)
-    rows = db.row_ids()[keep]
+    rows_all = db.row_ids()[keep]
+    # Compact row ids: only records that hold some basis item; the rest all fall in bin 0 of every basis.
+    starts = np.r_[True, rows_all[1:] != rows_all[:-1]] if rows_all.size else np.zeros(0, dtype=bool)
+    rows = np.cumsum(starts) - 1
+    n_touched = int(starts.sum())
     pos = np.full(db.n_items, -1, dtype=np.int64)
     for basis in bases:
         b = np.asarray(basis, dtype=np.int64)
         pos[b] = np.arange(b.size)
         p = pos[items]
         sel = p >= 0
-        masks = np.bincount(rows[sel], weights=np.ldexp(1.0, p[sel]), minlength=db.n_records).astype(np.int64)
-        out.append(np.bincount(masks, minlength=1 << b.size).astype(np.int64))
+        masks = np.bincount(rows[sel], weights=np.ldexp(1.0, p[sel]), minlength=n_touched).astype(np.int64)
+        bins = np.bincount(masks, minlength=1 << b.size).astype(np.int64)
+        bins[0] += db.n_records - n_touched
+        out.append(bins)
         pos[b] = -1
     return out
 
