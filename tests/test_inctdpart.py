@@ -162,3 +162,11 @@ def test_section5_experiment_small(tmp_path):
     assert (tmp_path / "inctdpart_summary.csv").exists() and (tmp_path / "inctdpart_relative_error.png").exists()
     inc = [r for r in out["summary"] if r["method"] == "IncTDPart"][0]
     assert inc["relative_error_mean"] < 1.0
+
+
+def test_false_partitions_do_not_multiply_with_small_c1():
+    """R7: with C1 = 1 (about 7 false cells per 1023-cell split without the floor) the tree stays small."""
+    tree = TBPTree(60, 1.0, 4, fanout=10, c1=1.0, c2=1.0)
+    for i in range(5):
+        tree.append(kosarak_like(20_000 if i else 3000, 60, 3.0, seed=i), make_noise(i))
+    assert len(tree.nodes) < 2000
