@@ -114,3 +114,24 @@ def test_implicit_huge_n_is_finite():
                                             noise=SeededNoise(0), label="t")
     assert idx.tolist() == [0] and n_sel == 4
     assert math.isfinite(scope.chain_spent)
+
+
+def test_cli_tf_warns_when_degenerate_and_evaluates(tmp_path, capsys):
+    import json
+
+    from conftest import dataset
+
+    from dprelease.cli import main
+
+    path = dataset("mushroom", "mushroom.dat")
+    out = tmp_path / "tf.csv"
+    assert main(["tf", str(path), "-k", "100", "-m", "2", "--epsilon", "1", "-o", str(out), "--universe", "1..119",
+                 "--seed", "2", "-q"]) == 0
+    assert "TF degenerates here" in capsys.readouterr().err
+    manifest = json.loads((tmp_path / "tf.csv.manifest.json").read_text())
+    assert manifest["privacy"]["epsilon_spent"] == 1.0 and manifest["parameters"]["m"] == 2
+    assert "5434" not in json.dumps(manifest)  # gamma*N and f_k*N are custodian-only
+    assert main(["evaluate", "itemsets", str(path), str(out), "-k", "100", "--json", "--universe", "1..119",
+                 "-q"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert 0.3 <= res["fnr"] <= 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -130,9 +131,9 @@ def _run_tf(args: argparse.Namespace) -> int:
         release = tf(db, universe, args.k, args.epsilon, args.m, noise=noise, variant=args.variant, rho=args.rho)
     plan = release.trace["plan"]
     if plan.degenerate:  # custodian-only, stderr: depends on the raw data
-        say(args, f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
+        print(f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
                   f"(m = {args.m}); the truncation prunes nothing and the selection is close to random "
-                  f"(PrivBasis section 3.1)")
+                  f"(PrivBasis section 3.1)", file=sys.stderr)
     paths = write_itemset_release(release, args.output, _manifest("TF", args, release, universe, noise))
     report_written(args, *paths)
     return 0
@@ -142,6 +143,8 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
     raw, universe = load_transactions(args.raw, args.universe, args)
     published, _, freqs = read_itemset_release(args.published, universe)
     result = itemset_metrics(raw, published, freqs, args.k)
+    # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
+    result = {key: (v if np.isfinite(v) else None) for key, v in result.items()}
     if args.json:
         print_json(result)
     else:
@@ -252,7 +255,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--ks", default="50,100")
     p.add_argument("--only", default="mushroom,retail,msnbc", help="comma-separated dataset names")
     p.add_argument("--methods", default="pb,pb-naive,pb-split,tf,diffpart",
-                   help="comma-separated: pb, pb-naive, pb-split, tf, diffpart")
+                   help="comma-separated: pb, pb-naive, pb-split, tf (Laplace), tf-exp (exponential), diffpart")
     p.add_argument("--seed", type=int, default=0, help="base seed (seeded experiment mode)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

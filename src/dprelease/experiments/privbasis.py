@@ -69,8 +69,8 @@ def run_method(method: str, db: TransactionDB, universe: Universe, k: int, eps: 
     if method in METHODS:
         rel = privbasis(db, universe, k, eps, noise=noise, params=METHODS[method])
         published, freqs = rel.itemsets, rel.frequencies
-    elif method == "tf":
-        rel = tf(db, universe, k, eps, int(m), noise=noise)
+    elif method in ("tf", "tf-exp"):
+        rel = tf(db, universe, k, eps, int(m), noise=noise, variant="laplace" if method == "tf" else "exponential")
         published, freqs = rel.itemsets, rel.frequencies
     elif method == "diffpart":
         from ..setvalued import diffpart
@@ -117,7 +117,7 @@ def run_experiment(args: argparse.Namespace) -> Path:
                     for method in methods:
                         if method == "diffpart" and name in DIFFPART_SKIP:
                             continue
-                        ms = spec.tf_ms if method == "tf" else (None,)
+                        ms = spec.tf_ms if method in ("tf", "tf-exp") else (None,)
                         for m in ms:
                             for r in range(args.runs):
                                 seed = _seed(args.seed, name, k, eps, method, m, r)
@@ -179,7 +179,7 @@ def plot(summary: list[dict], out: Path) -> None:
                             key=lambda r: r["epsilon"])
                 if not rs:
                     continue
-                label = method if method != "tf" else "tf (best m)"
+                label = method if not method.startswith("tf") else f"{method} (best m)"
                 ax.errorbar([r["epsilon"] for r in rs], [r[f"{metric}_mean"] for r in rs],
                             yerr=[r[f"{metric}_se"] for r in rs], marker="o", capsize=2, label=label)
             ax.set_title(f"{ds}, k={k}", fontsize=9)

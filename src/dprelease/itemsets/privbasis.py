@@ -433,9 +433,10 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
 
 
 def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
-    """Line 27: the k itemsets with the highest combined noisy counts (ties: shorter, then lexicographic)."""
+    """Line 27: the k itemsets with the highest combined noisy counts (ties: shorter first, then a fixed
+    order of the itemsets' bit keys over the sorted union of basis items)."""
     lengths = np.fromiter((len(s) for s in result.itemsets), dtype=np.int64, count=len(result.itemsets))
-    order = np.lexsort((lengths, -result.counts))  # primary: count desc; then length asc; then key order
+    order = np.lexsort((lengths, -result.counts))  # primary: count desc; then length asc; then key order (stable)
     return order[: min(k, order.size)].tolist()
 
 
