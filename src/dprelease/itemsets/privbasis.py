@@ -265,13 +265,16 @@ def _greedy_merge(B1: list[tuple[int, ...]], B2: list[tuple[int, ...]], F: list[
         A1 = A[:, :n1]
         inter = A1.T.astype(np.int64) @ A1.astype(np.int64)
         union = sizes[:n1, None] + sizes[None, :n1] - inter
-        Ua = A1[qa][:, :, None] | A1[qa][:, None, :]
-        Ub = A1[qb][:, :, None] | A1[qb][:, None, :]
-        cov_u = Ua & Ub  # (|Q|, n1, n1): q covered by B_i u B_j
-        merged = np.where(cov_u, np.exp2(qlen[:, None, None] - union[None, :, :]), 0.0)
-        new_total = total[:, None, None] - prec_each[:, :n1, None] - prec_each[:, None, :n1] + merged
-        with np.errstate(divide="ignore"):
-            ev = (w - 1) ** 2 * np.mean(1.0 / new_total, axis=0)
+        Aa, Ab = A1[qa], A1[qb]
+        ev = np.empty((n1, n1), dtype=np.float64)
+        step = max(1, int(2e7 // max(1, qa.size * n1)))  # bound the (|Q|, rows, n1) block in memory
+        for lo in range(0, n1, step):
+            hi = min(n1, lo + step)
+            cov_u = (Aa[:, lo:hi, None] | Aa[:, None, :]) & (Ab[:, lo:hi, None] | Ab[:, None, :])  # q in B_i u B_j
+            merged = np.where(cov_u, np.exp2(qlen[:, None, None] - union[None, lo:hi, :]), 0.0)
+            new_total = (total[:, None, None] - prec_each[:, lo:hi, None] - prec_each[:, None, :n1]) + merged
+            with np.errstate(divide="ignore"):
+                ev[lo:hi] = (w - 1) ** 2 * np.mean(1.0 / new_total, axis=0)
         valid = np.triu(np.ones((n1, n1), dtype=bool), 1) & (union <= cap)
         ev = np.where(valid, ev, np.inf)
         flat = int(np.argmin(ev))
