@@ -255,7 +255,8 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--ks", default="50,100")
     p.add_argument("--only", default="mushroom,retail,msnbc", help="comma-separated dataset names")
     p.add_argument("--methods", default="pb,pb-naive,pb-split,tf,diffpart",
-                   help="comma-separated: pb, pb-naive, pb-split, tf (Laplace), tf-exp (exponential), diffpart")
+                   help="comma-separated: pb, pb-naive, pb-split, pb-universe, tf (Laplace), tf-exp (exponential), "
+                        "diffpart")
     p.add_argument("--seed", type=int, default=0, help="base seed (seeded experiment mode)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

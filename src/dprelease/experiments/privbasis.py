@@ -49,6 +49,7 @@ METHODS = {
     "pb": PrivBasisParams(),
     "pb-naive": PrivBasisParams(lambda2_rule="naive"),
     "pb-split": PrivBasisParams(multi_alpha2=0.55),
+    "pb-universe": PrivBasisParams(lambda_range="universe"),  # Algorithm 3 line 22 literally: lambda in 1..|I|
 }
 
 # DiffPart on mushroom (119 items, 23 per record) did not finish in minutes and grew past 4 GB; not run.
