@@ -173,8 +173,15 @@ def plot(summary: list[dict], out: Path) -> None:
     if not settings:
         return
     for metric, fname, ylabel in (("fnr", "privbasis_fnr.png", "FNR"), ("re", "privbasis_re.png", "median RE")):
-        fig, axes = plt.subplots(1, len(settings), figsize=(3.2 * len(settings), 3.0), squeeze=False)
-        for ax, (ds, k) in zip(axes[0], settings):
+        datasets = sorted({d for d, _ in settings})
+        ks = sorted({k for _, k in settings})
+        fig, axes = plt.subplots(len(ks), len(datasets), figsize=(3.6 * len(datasets), 3.0 * len(ks)), squeeze=False)
+        styles = {"pb": "-o", "pb-naive": "--s", "pb-split": "--^", "pb-universe": ":v", "tf": "-x", "tf-exp": ":+",
+                  "diffpart": "-D"}
+        colors = {"pb": "C0", "pb-naive": "C2", "pb-split": "C3", "pb-universe": "C4", "tf": "C1", "tf-exp": "C5",
+                  "diffpart": "C7"}
+        for (ds, k) in settings:
+            ax = axes[ks.index(k)][datasets.index(ds)]
             for method in sorted({r["method"] for r in summary}):
                 rs = sorted((r for r in summary if r["dataset"] == ds and r["k"] == k and r["method"] == method),
                             key=lambda r: r["epsilon"])
@@ -182,13 +189,14 @@ def plot(summary: list[dict], out: Path) -> None:
                     continue
                 label = method if not method.startswith("tf") else f"{method} (best m)"
                 ax.errorbar([r["epsilon"] for r in rs], [r[f"{metric}_mean"] for r in rs],
-                            yerr=[r[f"{metric}_se"] for r in rs], marker="o", capsize=2, label=label)
+                            yerr=[r[f"{metric}_se"] for r in rs], fmt=styles.get(method, "-o"), capsize=2,
+                            label=label, markersize=4, color=colors.get(method))
             ax.set_title(f"{ds}, k={k}", fontsize=9)
             ax.set_xlabel("epsilon")
             ax.set_ylabel(ylabel)
             if metric == "re":
                 ax.set_yscale("log")
-        axes[0][0].legend(fontsize=7)
+        axes[0][-1].legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(out / fname, dpi=120)
         plt.close(fig)
