@@ -7,6 +7,8 @@ one of {5e-5 ... 5e-4} that maximizes BA on the raw Adult splits (85.7%, against
 81.3% unpruned and the paper's 85.3% for C4.5): the strongest raw baseline, chosen
 without looking at CA. The same settings are used for BA and CA; weighted
 impurities make ``ccp_alpha`` scale-free, so it means the same on noisy counts.
+``min_weight_fraction_leaf = 1e-4`` only stops growth early (a leaf that small is
+pruned by ``ccp_alpha`` anyway; BA and CA unchanged to 0.1 point, 8x faster at h = 16).
 
 Features: a categorical attribute is one-hot encoded (over its taxonomy leaves
 for raw data, over its cut values for generalized data); a numeric attribute is
@@ -24,7 +26,7 @@ from ..data.table import EncodedTable
 __all__ = ["TREE_SETTINGS", "make_tree", "raw_features", "cut_features", "baseline_accuracy",
            "generalized_accuracy", "lower_bound_accuracy"]
 
-TREE_SETTINGS: dict[str, object] = {"criterion": "entropy", "ccp_alpha": 2e-4}
+TREE_SETTINGS: dict[str, object] = {"criterion": "entropy", "ccp_alpha": 2e-4, "min_weight_fraction_leaf": 1e-4}
 
 
 def make_tree(seed: int = 0, **overrides) -> DecisionTreeClassifier:
