@@ -324,3 +324,16 @@ def test_cli_privbasis_and_evaluate(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert set(res) == {"fnr", "median_relative_error"}
     assert 0.0 <= res["fnr"] <= 0.2
+
+
+def test_experiment_cli_small(tmp_path):
+    dataset("mushroom", "mushroom.dat")
+    out = tmp_path / "exp"
+    assert main(["experiment", "privbasis", "--only", "mushroom", "--ks", "10", "--epsilons", "1.0", "--runs", "2",
+                 "--methods", "pb,tf", "--out", str(out), "-q"]) == 0
+    import csv
+
+    rows = list(csv.DictReader(open(out / "summary.csv")))
+    assert {r["method"] for r in rows} == {"pb", "tf"}
+    assert all(r["runs"] == "2" for r in rows)
+    assert (out / "privbasis_fnr.png").exists() and (out / "privbasis_re.png").exists()
