@@ -402,7 +402,7 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
     cat_names = [a.name for a in schema.attributes if a.kind == "categorical"] + [schema.class_attribute.name]
     try:
         tbl = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
-            column_types={c: pa.string() for c in cat_names}, strings_can_be_null=False))
+            column_types={c: pa.dictionary(pa.int32(), pa.string()) for c in cat_names}, strings_can_be_null=False))
     except (pa.ArrowInvalid, OSError, KeyError):
         return None
     names = set(tbl.column_names)
@@ -418,9 +418,11 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
                 return None
             encoded[a.name] = col.to_numpy().astype(np.float64)
             continue
-        dic = col.combine_chunks().dictionary_encode()
-        labels = [str(x).strip() for x in dic.dictionary.to_pylist()]
-        idx = dic.indices.to_numpy(zero_copy_only=False)
+        col = col.unify_dictionaries() if col.num_chunks > 1 else col
+        if col.num_chunks == 0:
+            return None
+        labels = [str(x).strip() for x in col.chunk(0).dictionary.to_pylist()]
+        idx = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in col.chunks]).astype(np.int64)
         if schema.missing:
             missing |= np.isin(labels, schema.missing)[idx] if labels else False
         if getattr(a, "kind", "class") == "categorical":

@@ -198,17 +198,15 @@ class PartitionTree:
         leaf_begin = np.concatenate([[0], np.cumsum(lengths)[:-1]])  # where each leaf starts within pos
         key_start = np.concatenate([[0], np.cumsum(sizes.ravel())[:-1]])
         # Counting sort (stable) of the scanned records by (leaf, child): each leaf's records stay in its
-        # own slice, grouped by child; m passes over D_v instead of a comparison sort.
-        dest = np.empty(r.size, dtype=np.int64)
-        child_records = []
-        for i in range(m):
-            mask = k == i
-            idx = np.flatnonzero(mask)
-            c = np.cumsum(mask)
-            before = np.concatenate([[0], c])[leaf_begin]
-            ri = rank[idx]
-            dest[idx] = key_start[ri * m + i] + (c[idx] - 1 - before[ri])
-            child_records.append(r[idx])
+        # own slice, grouped by child. One cumulative count per child over D_v, no comparison sort.
+        n_scan = r.size
+        onehot = np.zeros((n_scan + 1, m), dtype=np.int32)
+        onehot[np.arange(1, n_scan + 1), k] = 1
+        before_p = np.cumsum(onehot, axis=0, dtype=np.int32)  # before_p[p, i]: child-i records before p
+        before_leaf = before_p[leaf_begin]  # ... before each leaf's first record
+        occ = before_p[np.arange(n_scan), k] - before_leaf[rank, k]  # rank of p among its leaf's child-k records
+        dest = key_start[rank * m + k] + occ
+        child_records = [r[k == i] for i in range(m)]
         new_r = np.empty_like(r)
         new_r[dest] = r
         self.rec[pos] = new_r
