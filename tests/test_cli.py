@@ -30,7 +30,7 @@ def test_diffpart_on_the_bundled_example(tmp_path, capsys):
     assert manifest["algorithm"] == "diffpart" and manifest["epsilon"] == 1.0
     assert manifest["rng"] == {"mode": "secure", "seed": None}
     assert manifest["domain"]["source"] == "declared-range"
-    assert manifest["parameters"] == {"fanout": 10, "c1": 1.5, "c2": 1.5}
+    assert manifest["parameters"] == {"fanout": 10, "c1": 1.5, "c2": 1.5, "branching_bound": 0.5}
     lines = out.read_text().splitlines()
     assert len(lines) == manifest["release"]["records"]
     assert all(1 <= int(tok) <= 12 for line in lines for tok in line.split())

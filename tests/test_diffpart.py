@@ -56,7 +56,8 @@ def test_every_chain_sums_to_at_most_B_and_exactly_B_at_leaves(n_items, fanout, 
 def test_without_noise_the_release_is_the_data(zero_noise, fanout):
     rng = np.random.default_rng(fanout)
     db = _random_db(rng, 23, 300)
-    release = diffpart(db, Universe.from_range(1, 23), 1.0, noise=zero_noise, fanout=fanout, c1=1e-6, c2=1e-6)
+    release = diffpart(db, Universe.from_range(1, 23), 1.0, noise=zero_noise, fanout=fanout, c1=1e-6, c2=1e-6,
+                       branching_bound=None)
     got = Counter({tuple(s.tolist()): int(c) for s, c in zip(release.itemsets, release.counts)})
     assert got == Counter(tuple(r) for r in db.to_lists())
     assert release.manifest["release"]["records"] == db.n_records
@@ -76,7 +77,7 @@ def test_manifest_is_public_facts_only():
     release = diffpart(db, Universe.from_range(1, 3), 1.0, noise=SeededNoise(3), fanout=2)
     m = release.manifest
     assert m["algorithm"] == "diffpart" and m["epsilon"] == 1.0
-    assert m["parameters"] == {"fanout": 2, "c1": 1.5, "c2": 1.5}
+    assert m["parameters"] == {"fanout": 2, "c1": 1.5, "c2": 1.5, "branching_bound": 0.5}
     assert m["rng"]["mode"] == "seeded" and m["rng"]["seed"] == 3 and "warning" in m["rng"]
     assert m["domain"]["source"] == "declared-range"
     assert m["privacy"]["epsilon_spent"] <= 1.0
@@ -143,3 +144,24 @@ def test_spurious_bound_keeps_the_budget_and_is_recorded():
     # every threshold is at least ln((2^l - 1)/10)/eps
     for ev in release.trace:
         assert ev.threshold >= math.log((2**5 - 1) / 10.0) / ev.epsilon - 1e-12
+
+
+def test_termination_guard_keeps_empty_partitions_subcritical():
+    """Dense records over many height-1 nodes: the paper's thresholds would branch without bound."""
+    rng = np.random.default_rng(0)
+    records = [sorted(rng.choice(119, size=23, replace=False).tolist()) for _ in range(2000)]
+    db = TransactionDB.from_lists(records, 119)
+    release = diffpart(db, Universe.from_range(1, 119), 1.0, noise=SeededNoise(1), keep_trace=True)
+    assert len(release.trace) < 2000  # unguarded, the same run passes 250,000 operations
+    assert release.accountant.spent <= 1.0 + 1e-9
+
+
+def test_guard_does_not_change_msnbc_like_cuts():
+    """With 17 items and f = 10 the guard never binds: releases are identical with and without it."""
+    rng = np.random.default_rng(1)
+    db = _random_db(rng, 17, 3000)
+    uni = Universe.from_range(1, 17)
+    a = diffpart(db, uni, 1.0, noise=SeededNoise(9))
+    b = diffpart(db, uni, 1.0, noise=SeededNoise(9), branching_bound=None)
+    assert [s.tolist() for s in a.itemsets] == [s.tolist() for s in b.itemsets]
+    assert a.counts.tolist() == b.counts.tolist()

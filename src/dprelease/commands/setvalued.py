@@ -13,6 +13,7 @@ from ..data.universe import Universe
 from ..evaluation import evaluate_counting, topk_utility
 from ..release import write_set_valued_release
 from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, basic, diffpart
+from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args,
@@ -26,7 +27,9 @@ def _run_diffpart(args: argparse.Namespace) -> int:
     noise = noise_from_args(args)
     with timed(args, "diffpart"):
         release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
-                           spurious_bound=args.spurious_bound, progress=not args.quiet)
+                           spurious_bound=args.spurious_bound,
+                           branching_bound=None if args.no_branching_guard else args.branching_bound,
+                           progress=not args.quiet)
     with timed(args, "write"):
         paths = write_set_valued_release(release, args.output)
     report_written(args, *paths)
@@ -122,6 +125,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="improvement, off by default (faithful): raise every threshold so that at most X empty "
                         "combinations are expected to pass per partition operation (10 is a good value; "
                         "see docs/diffpart.md)")
+    p.add_argument("--branching-bound", type=float, default=DEFAULT_BRANCHING_BOUND, metavar="X",
+                   help="termination guard: where sub-partitions partition again, at most X empty ones are "
+                        f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
+                        "the number of empty partitions explode, e.g. on mushroom)")
+    p.add_argument("--no-branching-guard", action="store_true",
+                   help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes)")
     add_universe(p)
     add_seed(p)
     add_quiet(p)

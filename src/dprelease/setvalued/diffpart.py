@@ -45,7 +45,7 @@ from ..release import SetValuedRelease, build_manifest
 
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
-    "replace_node", "distinct_empty_masks",
+    "replace_node", "distinct_empty_masks", "DEFAULT_BRANCHING_BOUND",
 ]
 
 # Section 5 uses f = 10. Section 4.1: "C2 slightly greater than 1 ... C1 in [1, C2]"; we take
@@ -54,7 +54,8 @@ __all__ = [
 DEFAULT_FANOUT = 10
 DEFAULT_C1 = 1.5
 DEFAULT_C2 = 1.5
-MAX_FANOUT = 52  # child masks are summed as exact float64 bit patterns
+MAX_FANOUT = 52
+DEFAULT_BRANCHING_BOUND = 0.5  # termination guard, see diffpart() and docs/diffpart.md  # child masks are summed as exact float64 bit patterns
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -161,11 +162,14 @@ def diffpart(
     keep_trace: bool = False,
     progress: bool = False,
     spurious_bound: float | None = None,
+    branching_bound: float | None = DEFAULT_BRANCHING_BOUND,
 ) -> SetValuedRelease:
     """Sanitize ``db`` with DiffPart under ``epsilon``-DP; returns the release (item ids) with its manifest.
 
     ``spurious_bound`` (default None: the paper's thresholds) raises each threshold so that at most
     that many empty combinations are expected to pass per partition operation (docs/diffpart.md).
+    ``branching_bound`` (default 0.5; None turns it off) is the termination guard: at operations whose
+    children partition again, at most that many empty children are expected.
     """
     B = _validate(epsilon, fanout, c1, c2)
     if db.n_items != universe.size:
@@ -212,6 +216,15 @@ def diffpart(
             eps_op = p.unused / n_internal  # alpha, Algorithm 1 line 5 / Procedure 1 line 9
             threshold = _SQRT2 * c2 * h_max / eps_op  # Procedure 1, line 6
             kind = "partition"
+        if branching_bound is not None and not leaf_level and n_internal >= 3:
+            # Termination guard (on by default; a documented deviation from the paper). The
+            # children of this operation will partition again, so every empty combination that
+            # passes starts a subtree of empty partitions. With the paper's thresholds a cut of
+            # several height-1 nodes (f = 10) lets ~61 of 1,023 empty combinations through, and
+            # each of those does the same: the work grows without bound (mushroom: > 6 GB).
+            # Keep the expected number of empty children <= branching_bound (< 1: subcritical):
+            # (2^l - 1) * exp(-alpha * k) <= bound. Public quantities only (l, alpha).
+            threshold = max(threshold, math.log(n_combos / branching_bound) / eps_op)
         if spurious_bound is not None:
             # Improvement (off by default): also require that the expected number of the
             # 2^l - 1 combinations that pass with a true count of 0 is at most `spurious_bound`:
@@ -248,7 +261,7 @@ def diffpart(
     manifest = build_manifest(
         "diffpart",
         epsilon=B,
-        parameters={"fanout": int(fanout), "c1": c1, "c2": c2}
+        parameters={"fanout": int(fanout), "c1": c1, "c2": c2, "branching_bound": branching_bound}
         | ({"spurious_bound": spurious_bound} if spurious_bound is not None else {}),
         noise=noise,
         accountant=accountant,
