@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import networkx as nx
 import numpy as np
 
 from ..data.transactions import TransactionDB
@@ -234,6 +233,8 @@ def construct_basis_set(F: list[int], P: list[tuple[int, int]], *, max_length: i
     """
     F = [int(i) for i in F]
     P = [tuple(sorted((int(a), int(b)))) for a, b in P]
+    import networkx as nx  # imported here: it is slow to import and only this step needs it
+
     graph = nx.Graph()
     graph.add_edges_from(P)
     B1: list[tuple[int, ...]] = []
