@@ -11,7 +11,6 @@ the file (read + algorithm) and for the algorithm alone. Target from the issue: 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from pathlib import Path
 

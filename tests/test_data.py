@@ -12,7 +12,6 @@ from conftest import dataset
 from dprelease.data import (
     ContextFreeTaxonomy,
     TransactionDB,
-    Universe,
     kosarak_like,
     parse_universe_spec,
     read_transactions,

@@ -19,7 +19,7 @@ from ..release import build_manifest, write_with_manifest
 from . import setvalued
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args, positive_int,
-    print_json, report_written, say, timed,
+    print_json, report_written, timed,
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",

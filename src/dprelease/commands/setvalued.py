@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
 
 from ..data.generators import kosarak_like
 from ..data.io import atomic_output, write_transactions

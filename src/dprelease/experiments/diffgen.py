@@ -23,7 +23,11 @@ import numpy as np
 from ..data.table import EncodedTable, TableSchema, read_table
 from ..privacy import make_noise
 from ..relational.classify import (
-    TREE_SETTINGS, baseline_accuracy, generalized_accuracy, lower_bound_accuracy, raw_features,
+    TREE_SETTINGS,
+    baseline_accuracy,
+    generalized_accuracy,
+    lower_bound_accuracy,
+    raw_features,
 )
 from ..relational.diffgen import diffgen
 from ..relational.tds import tds

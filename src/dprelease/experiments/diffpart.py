@@ -7,9 +7,7 @@ reproduction is repeatable; the secure default is for releases.
 
 from __future__ import annotations
 
-import csv
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from ..evaluation import SupportCounter, evaluate_counting, make_workload
 from ..evaluation.topk import topk_utility_many
 from ..privacy import make_noise
 from ..setvalued import basic, diffpart
+from .common import mean_se, save_png, write_csv
 
 __all__ = ["DiffPartExperiment", "run_diffpart_experiment"]
 
@@ -41,11 +40,6 @@ class DiffPartExperiment:
     with_basic: bool = True
     spurious_bound: float | None = None  # also run "DiffPart+bound" (the improvement) when set
 
-
-def _mean_se(values: list[float]) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=float)
-    se = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else 0.0
-    return float(arr.mean()), se
 
 
 def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, object]:
@@ -77,34 +71,27 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
                 for k, u in topk_utility_many(db, released, cfg.ks).items():
                     utilities[k].append(u)
             for i, L in enumerate(workload.max_lengths):
-                m, se = _mean_se(per_subset[i])
+                m, se = mean_se(per_subset[i])
                 fig3_rows.append({"method": method, "epsilon": B, "subset": i + 1, "max_length": L,
                                   "max_length_pct": round(100 * L / int(db.lengths.max())),
                                   "mean_relative_error": m, "stderr": se, "runs": cfg.runs})
-            m, se = _mean_se(overall)
+            m, se = mean_se(overall)
             fig3_rows.append({"method": method, "epsilon": B, "subset": "all", "max_length": "",
                               "max_length_pct": "", "mean_relative_error": m, "stderr": se, "runs": cfg.runs})
             for k in cfg.ks:
-                m_u, se_u = _mean_se(utilities[k])
+                m_u, se_u = mean_se(utilities[k])
                 fig8_rows.append({"method": method, "epsilon": B, "k": k, "utility": m_u, "stderr": se_u,
                                   "runs": cfg.runs})
             log(f"{method:14s} B={B:<5} mean RE {m:.4f}  top-{cfg.ks[-1]} utility {np.mean(utilities[cfg.ks[-1]]):.3f}")
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
-    _write_csv(cfg.out_dir / "fig3_relative_error.csv", fig3_rows)
-    _write_csv(cfg.out_dir / "fig8_topk_utility.csv", fig8_rows)
+    write_csv(cfg.out_dir / "fig3_relative_error.csv", fig3_rows)
+    write_csv(cfg.out_dir / "fig8_topk_utility.csv", fig8_rows)
     _plot(cfg, fig3_rows, fig8_rows, methods)
     summary = {"dataset": str(cfg.dataset), "runs": cfg.runs, "fanout": cfg.fanout,
                "relative_error": fig3_rows, "topk_utility": fig8_rows, "out_dir": str(cfg.out_dir)}
     with atomic_output(cfg.out_dir / "summary.json") as fh:
         json.dump(summary, fh, indent=1)
     return summary
-
-
-def _write_csv(path: Path, rows: list[dict[str, object]]) -> None:
-    with atomic_output(path) as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: list[str]) -> None:
@@ -128,7 +115,7 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
     axes[0].legend()
     fig.suptitle(f"DiffPart Figure 3 on {cfg.dataset.name} (f = {cfg.fanout}, {cfg.runs} runs)")
     fig.tight_layout()
-    _save(fig, cfg.out_dir / "fig3_relative_error.png")
+    save_png(fig, cfg.out_dir / "fig3_relative_error.png")
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for method, style in (("DiffPart", "-"), ("DiffPart+bound", "--")):
@@ -143,12 +130,6 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
     ax.legend(fontsize=7, ncol=2)
     ax.set_title(f"DiffPart Figure 8 on {cfg.dataset.name} (f = {cfg.fanout}, {cfg.runs} runs)")
     fig.tight_layout()
-    _save(fig, cfg.out_dir / "fig8_topk_utility.png")
+    save_png(fig, cfg.out_dir / "fig8_topk_utility.png")
 
 
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    with atomic_output(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110)
-    plt.close(fig)

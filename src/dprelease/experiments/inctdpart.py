@@ -14,7 +14,6 @@ IncTDPart's append i uses :func:`append_seed`), so a reproduction is repeatable.
 
 from __future__ import annotations
 
-import csv
 import json
 import time
 from dataclasses import asdict, dataclass, field
@@ -27,8 +26,10 @@ from ..data.universe import Universe
 from ..evaluation.counting import SupportCounter, evaluate_counting, make_workload
 from ..privacy import make_noise
 from ..setvalued.baselines import solution1, solution2
-from ..setvalued.diffpart import DEFAULT_C1 as DP_C1, DEFAULT_C2 as DP_C2
+from ..setvalued.diffpart import DEFAULT_C1 as DP_C1
+from ..setvalued.diffpart import DEFAULT_C2 as DP_C2
 from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, TBPTree, append_seed
+from .common import mean_se, save_png, write_csv
 
 __all__ = ["IncTDPartExperiment", "run_inctdpart_experiment", "METHODS"]
 
@@ -57,11 +58,6 @@ class IncTDPartExperiment:
     seed: int = 0
     methods: tuple[str, ...] = field(default=METHODS)
 
-
-def _mean_se(values: list[float]) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=float)
-    se = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else 0.0
-    return float(arr.mean()), se
 
 
 def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, object]:
@@ -109,8 +105,8 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                     log(f"{cfg.label} run {r} U={U} eps={eps} {method}: RE {row['relative_error']:.4f} "
                         f"({row['released_records']} records, {seconds:.1f} s)")
     summary = _summarise(rows)
-    _write_csv(cfg.out_dir / "inctdpart_runs.csv", rows)
-    _write_csv(cfg.out_dir / "inctdpart_summary.csv", summary)
+    write_csv(cfg.out_dir / "inctdpart_runs.csv", rows)
+    write_csv(cfg.out_dir / "inctdpart_summary.csv", summary)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items() if k != "universe"}
     config["universe"] = universe.describe()
     with atomic_output(cfg.out_dir / "inctdpart_config.json") as fh:
@@ -125,21 +121,12 @@ def _summarise(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     out = []
     for ds, m, U, eps in keys:
         sel = [r for r in rows if (r["dataset"], r["method"], r["U"], r["epsilon"]) == (ds, m, U, eps)]
-        mean, se = _mean_se([float(r["relative_error"]) for r in sel])
+        mean, se = mean_se([float(r["relative_error"]) for r in sel])
         out.append({"dataset": ds, "method": m, "U": U, "epsilon": eps, "runs": len(sel),
                     "relative_error_mean": round(mean, 6), "relative_error_se": round(se, 6),
                     "released_records_mean": round(float(np.mean([r["released_records"] for r in sel])), 1),
                     "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3)})
     return out
-
-
-def _write_csv(path: Path, rows: list[dict[str, object]]) -> None:
-    if not rows:
-        return
-    with atomic_output(path) as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0].keys()), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _plot(cfg: IncTDPartExperiment, summary: list[dict[str, object]], path: Path) -> None:
@@ -164,7 +151,4 @@ def _plot(cfg: IncTDPartExperiment, summary: list[dict[str, object]], path: Path
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"IncTDPart vs Solutions 1, 2 ({cfg.runs} run(s), f = {cfg.fanout})", fontsize=10)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
+    save_png(fig, path)
