@@ -116,3 +116,17 @@ def test_console_script_end_to_end(tmp_path):
     proc = subprocess.run(cmd + ["diffpart", str(tmp_path / "missing.dat"), "-e", "1", "-o", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "cannot read" in proc.stderr
+
+
+def test_experiment_diffpart_writes_csv_and_png(tmp_path, capsys):
+    out = tmp_path / "exp"
+    code, stdout, _ = run(capsys, "experiment", "diffpart", "--dataset", EXAMPLE, "--universe", "1..12", "--out", out,
+                          "--runs", "2", "--budgets", "0.5,1", "--ks", "5,10", "--queries", "500",
+                          "--spurious-bound", "10", "-q")
+    assert code == 0
+    import csv
+
+    rows = list(csv.DictReader(open(out / "fig3_relative_error.csv")))
+    assert {r["method"] for r in rows} == {"DiffPart", "DiffPart+bound", "Basic"}
+    assert len(rows) == 3 * 2 * 6  # methods x budgets x (5 subsets + all)
+    assert (out / "fig3_relative_error.png").stat().st_size > 0 and (out / "fig8_topk_utility.png").exists()
