@@ -130,3 +130,17 @@ def test_experiment_diffpart_writes_csv_and_png(tmp_path, capsys):
     assert {r["method"] for r in rows} == {"DiffPart", "DiffPart+bound", "Basic"}
     assert len(rows) == 3 * 2 * 6  # methods x budgets x (5 subsets + all)
     assert (out / "fig3_relative_error.png").stat().st_size > 0 and (out / "fig8_topk_utility.png").exists()
+
+
+def test_cli_starts_without_pandas_and_lists_every_command():
+    code = ("import sys, dprelease.cli as c; p = c.build_parser(); "
+            "assert 'pandas' not in sys.modules and 'networkx' not in sys.modules, sorted(sys.modules); "
+            "print(' '.join(sorted(p._subparsers._group_actions[0].choices)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("diffpart", "basic", "stats", "evaluate", "experiment", "privbasis", "tf", "diffgen", "tds", "stream"):
+        assert name in proc.stdout.split()
+    from dprelease.commands.relational import SCORES
+    from dprelease.relational.scores import SCORES as REAL
+
+    assert SCORES == REAL

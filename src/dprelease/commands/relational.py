@@ -8,15 +8,21 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..data.io import write_json_atomic
-from ..data.table import load_schema, read_table, write_frame
-from ..relational.diffgen import GeneralizedTable, diffgen
-from ..relational.scores import SCORES
-from ..relational.tds import tds
 from ..release import build_manifest, manifest_path
 from .common import add_epsilon, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int, print_json, say, timed
 
+if TYPE_CHECKING:
+    from ..relational.diffgen import GeneralizedTable
+
 __all__ = ["register", "register_experiment", "records_path"]
+
+SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked in tests/test_cli.py)
+
+# pandas/pyarrow (data.table, relational.diffgen, relational.tds) are imported inside the handlers, so
+# that `dprelease --help` and the set-valued commands start without them.
 
 
 def records_path(output: str | Path) -> Path:
@@ -26,6 +32,8 @@ def records_path(output: str | Path) -> Path:
 
 
 def _write_release(release: GeneralizedTable, output: str, records: bool, manifest: dict) -> list[Path]:
+    from ..data.table import write_frame
+
     written = [Path(output)]
     write_frame(release.arrow(), output)
     if records:
@@ -49,6 +57,9 @@ def _release_facts(release: GeneralizedTable) -> dict[str, object]:
 
 
 def _run_diffgen(args: argparse.Namespace) -> int:
+    from ..data.table import load_schema, read_table
+    from ..relational.diffgen import diffgen
+
     schema = load_schema(args.schema)
     with timed(args, "read"):
         table = read_table(args.table, schema)
@@ -70,6 +81,9 @@ def _run_diffgen(args: argparse.Namespace) -> int:
 
 
 def _run_tds(args: argparse.Namespace) -> int:
+    from ..data.table import load_schema, read_table
+    from ..relational.tds import tds
+
     schema = load_schema(args.schema)
     table = read_table(args.table, schema)
     print("warning: TDS publishes a k-anonymous table with EXACT counts: it is NOT differentially private",
@@ -126,6 +140,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
+    from ..data.table import load_schema, read_table
     from ..experiments import diffgen as exp
 
     schema = load_schema(args.schema)
@@ -138,7 +153,8 @@ def _run_experiment(args: argparse.Namespace) -> int:
                                              tds_k=args.tds, jobs=args.jobs)
     if args.peers:
         if not exp.peers_available():
-            say(args, "peers: smartnoise-synth is not installed (pip install 'dprelease[synth]'); skipped")
+            say(args, "peers: smartnoise-synth is not installed in this environment; skipped "
+                     "(it needs its own virtual environment: see docs/diffgen.md)")
         else:
             for name in ("mst", "aim"):
                 for eps in args.epsilon:
