@@ -284,4 +284,4 @@ def _progress_bar(enabled: bool):
         return None
     from tqdm import tqdm
 
-    return tqdm(desc="diffpart partitions", unit=" partitions", file=sys.stderr, mininterval=1.0, leave=False)
+    return tqdm(desc="diffpart partitions", unit=" partitions", file=sys.stderr, mininterval=1.0, delay=1.5, leave=False)
