@@ -57,6 +57,15 @@ class TransactionDB:
             self._row_ids.append(np.repeat(np.arange(self.n_records, dtype=np.int64), self.lengths))
         return self._row_ids[0]
 
+    def bitmasks(self) -> np.ndarray:
+        """Each record as an int64 bitmask over item ids (bit i set iff item i occurs; needs n_items <= 62)."""
+        if self.n_items > 62:
+            raise ValueError("bitmasks need a universe of at most 62 items")
+        out = np.zeros(self.n_records, dtype=np.int64)
+        # items are distinct within a record, so adding the bits is the same as or-ing them
+        np.add.at(out, self.row_ids(), np.left_shift(np.int64(1), self.items.astype(np.int64)))
+        return out
+
     def record(self, r: int) -> np.ndarray:
         return self.items[self.offsets[r] : self.offsets[r + 1]]
 

@@ -32,9 +32,7 @@ class SupportCounter:
         self.n_items = db.n_items
         self.n_records = db.n_records
         if db.n_items <= _ZETA_MAX_ITEMS:
-            masks = np.zeros(db.n_records, dtype=np.int64)
-            np.add.at(masks, db.row_ids(), np.left_shift(np.int64(1), db.items.astype(np.int64)))
-            table = np.bincount(masks, minlength=1 << db.n_items).astype(np.int64)
+            table = np.bincount(db.bitmasks(), minlength=1 << db.n_items).astype(np.int64)
             for b in range(db.n_items):
                 view = table.reshape(-1, 2, 1 << b)
                 view[:, 0, :] += view[:, 1, :]

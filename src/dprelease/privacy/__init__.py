@@ -13,6 +13,7 @@ from .mechanisms import (
     noisy_values,
     threshold_counts,
     uniform_choice,
+    zero_cell_threshold,
 )
 from .noise import NoiseSource, SecureNoise, SeededNoise, make_noise
 
@@ -36,4 +37,5 @@ __all__ = [
     "noisy_values",
     "threshold_counts",
     "uniform_choice",
+    "zero_cell_threshold",
 ]

@@ -25,6 +25,7 @@ __all__ = [
     "ThresholdRelease",
     "threshold_counts",
     "discrete_laplace_tail",
+    "zero_cell_threshold",
     "exponential_mechanism",
     "exponential_top_k",
     "uniform_choice",
@@ -72,6 +73,16 @@ def discrete_laplace_tail(epsilon: float, threshold: float, sensitivity: int = 1
     k = max(1, math.ceil(threshold - 1e-12))
     log_t = -epsilon / sensitivity
     return k, k * log_t - math.log1p(math.exp(log_t))
+
+
+def zero_cell_threshold(n_cells: int, epsilon: float, expected: float) -> float:
+    """A threshold at which at most about ``expected`` of ``n_cells`` zero-count cells pass.
+
+    With DLap(1/epsilon) noise, P(X >= k) <= exp(-epsilon * k), so k >= ln(n_cells/expected)/epsilon
+    keeps the expected number of passing empty cells <= ``expected``. It uses public inputs only,
+    so raising a threshold to it changes no mechanism's privacy.
+    """
+    return math.log(n_cells / expected) / epsilon
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,17 +16,9 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..release import SetValuedRelease, build_manifest
 
-__all__ = ["DEFAULT_MAX_ITEMS", "basic", "record_masks"]
+__all__ = ["DEFAULT_MAX_ITEMS", "basic"]
 
 DEFAULT_MAX_ITEMS = 20
-
-
-def record_masks(db: TransactionDB) -> np.ndarray:
-    """Each record as a bitmask over item ids (needs n_items <= 62)."""
-    weights = np.left_shift(np.int64(1), db.items.astype(np.int64))
-    out = np.zeros(db.n_records, dtype=np.int64)
-    np.add.at(out, db.row_ids(), weights)  # items are distinct within a record, so + is |
-    return out
 
 
 def basic(db: TransactionDB, universe: Universe, epsilon: float, *, noise: NoiseSource,
@@ -40,7 +32,7 @@ def basic(db: TransactionDB, universe: Universe, epsilon: float, *, noise: Noise
             f"(2^{n} - 1 = {2**n - 1:,} cells). Use diffpart for large universes."
         )
     accountant = BudgetAccountant(B)
-    counts = np.bincount(record_masks(db), minlength=1 << n)[1:]  # cell m-1 holds itemset with bitmask m
+    counts = np.bincount(db.bitmasks(), minlength=1 << n)[1:]  # cell m-1 holds itemset with bitmask m
     noisy = noisy_counts(counts, B, scope=accountant.root(), noise=noise, label="all itemset counts")
     cells = np.flatnonzero(noisy > 0)
     bits = np.arange(n, dtype=np.int64)

@@ -40,12 +40,14 @@ from ..privacy import (
     check_epsilon,
     threshold_counts,
     uniform_choice,
+    zero_cell_threshold,
 )
 from ..release import SetValuedRelease, build_manifest
 
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
-    "replace_node", "distinct_empty_masks", "DEFAULT_BRANCHING_BOUND",
+    "replace_node", "distinct_empty_masks", "DEFAULT_BRANCHING_BOUND", "choose_expansion_node", "operation_budget",
+    "rows_by_mask",
 ]
 
 # Section 5 uses f = 10. Section 4.1: "C2 slightly greater than 1 ... C1 in [1, C2]"; we take
@@ -118,6 +120,32 @@ def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxono
     first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
     weights = np.ldexp(1.0, child[first])
     return np.bincount(owner[first], weights=weights, minlength=rows.size).astype(np.int64)
+
+
+def choose_expansion_node(taxonomy: ContextFreeTaxonomy, cut: np.ndarray, noise: NoiseSource) -> int:
+    """The node to expand: uniform among the cut's nodes of largest height (section 4.1; data-independent)."""
+    heights = taxonomy.height[cut]
+    candidates = cut[heights == heights.max()]
+    return int(candidates[uniform_choice(candidates.size, noise)]) if candidates.size > 1 else int(candidates[0])
+
+
+def operation_budget(taxonomy: ContextFreeTaxonomy, cut: np.ndarray, unused: float, leaf_reserve: float
+                     ) -> tuple[int, bool, float]:
+    """(|InternalNodes(cut)|, whether the sub-partitions are leaves, the operation's epsilon).
+
+    Non-leaf: alpha = unused / |InternalNodes(cut)| (Algorithm 1 line 5, Procedure 1 line 9, Theorem 4.1).
+    Leaf level (one internal node, of height 1): leaf_reserve + unused (Algorithm 1 line 12).
+    """
+    n_internal = int(taxonomy.internal_below[cut].sum())
+    leaf_level = n_internal == 1
+    return n_internal, leaf_level, (leaf_reserve + unused) if leaf_level else unused / n_internal
+
+
+def rows_by_mask(rows: np.ndarray, inverse: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows reordered so that the rows of distinct mask j are ``rows_sorted[bounds[j]:bounds[j+1]]``."""
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    return rows[order], bounds
 
 
 def distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: NoiseSource) -> np.ndarray:
@@ -197,24 +225,18 @@ def diffpart(
     while queue:
         p = queue.popleft()
         cut = np.asarray(p.cut, dtype=np.int64)
-        n_internal = int(tax.internal_below[cut].sum())
-        heights = tax.height[cut]
-        h_max = int(heights.max())
-        candidates = cut[heights == h_max]
-        node = int(candidates[uniform_choice(candidates.size, noise)]) if candidates.size > 1 else int(candidates[0])
+        node = choose_expansion_node(tax, cut, noise)
         kids = tax.children(node)
         n_combos = (1 << kids.size) - 1
 
         masks = child_masks(db, p.rows, tax, node)
         nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
-        leaf_level = n_internal == 1
+        n_internal, leaf_level, eps_op = operation_budget(tax, cut, p.unused, B / 2.0)
         if leaf_level:
-            eps_op = B / 2.0 + p.unused  # Algorithm 1, line 12
             threshold = _SQRT2 * c1 / eps_op  # Algorithm 1, line 13
             kind = "leaf counts"
         else:
-            eps_op = p.unused / n_internal  # alpha, Algorithm 1 line 5 / Procedure 1 line 9
-            threshold = _SQRT2 * c2 * h_max / eps_op  # Procedure 1, line 6
+            threshold = _SQRT2 * c2 * int(tax.height[cut].max()) / eps_op  # Procedure 1, line 6
             kind = "partition"
         if branching_bound is not None and not leaf_level and n_internal >= 3:
             # Termination guard (on by default; a documented deviation from the paper). The
@@ -222,15 +244,12 @@ def diffpart(
             # passes starts a subtree of empty partitions. With the paper's thresholds a cut of
             # several height-1 nodes (f = 10) lets ~61 of 1,023 empty combinations through, and
             # each of those does the same: the work grows without bound (mushroom: > 6 GB).
-            # Keep the expected number of empty children <= branching_bound (< 1: subcritical):
-            # (2^l - 1) * exp(-alpha * k) <= bound. Public quantities only (l, alpha).
-            threshold = max(threshold, math.log(n_combos / branching_bound) / eps_op)
+            # Keep the expected number of empty children <= branching_bound (< 1: subcritical).
+            threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, branching_bound))
         if spurious_bound is not None:
-            # Improvement (off by default): also require that the expected number of the
-            # 2^l - 1 combinations that pass with a true count of 0 is at most `spurious_bound`:
-            # (2^l - 1) * exp(-eps * k) <= bound  =>  k >= ln((2^l - 1) / bound) / eps.
-            # It depends only on l and eps (public), so the mechanism is unchanged.
-            threshold = max(threshold, math.log(n_combos / spurious_bound) / eps_op)
+            # Improvement (off by default): at most `spurious_bound` of the 2^l - 1 combinations
+            # are expected to pass with a true count of 0.
+            threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, spurious_bound))
         res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, threshold, scope=p.scope, noise=noise,
                                label=kind)
         empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
@@ -243,9 +262,7 @@ def diffpart(
                 out_sets.append(np.asarray(replace_node(p.cut, node, kids, mask), dtype=np.int64))
                 out_counts.append(int(value))
         else:
-            order = np.argsort(inverse, kind="stable")
-            bounds = np.concatenate([[0], np.cumsum(sizes)])
-            rows_sorted = p.rows[order]
+            rows_sorted, bounds = rows_by_mask(p.rows, inverse, sizes)
             child_unused = p.unused - eps_op
             empty_rows = np.zeros(0, dtype=np.int64)
             for j in np.flatnonzero(res.passed).tolist():

@@ -59,9 +59,18 @@ from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import BudgetExceededError, ParameterError
-from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, threshold_counts, uniform_choice
+from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, threshold_counts, zero_cell_threshold
 from ..release import SetValuedRelease, build_manifest
-from .diffpart import DEFAULT_FANOUT, MAX_FANOUT, child_masks, distinct_empty_masks
+from .diffpart import (
+    DEFAULT_FANOUT,
+    MAX_FANOUT,
+    child_masks,
+    choose_expansion_node,
+    distinct_empty_masks,
+    operation_budget,
+    replace_node,
+    rows_by_mask,
+)
 
 __all__ = [
     "DEFAULT_C1", "DEFAULT_C2", "DEFAULT_FANOUT", "TBPNode", "TBPTree", "AppendDelta", "RouteEvent",
@@ -251,21 +260,14 @@ class TBPTree:
             cut = np.asarray(p.cut, dtype=np.int64)
             first_visit = p.expand < 0
             if p.expand < 0:  # Procedure 1 line 6: a data-independent choice among the highest nodes
-                heights = tax.height[cut]
-                cands = cut[heights == heights.max()]
-                p.expand = int(cands[uniform_choice(cands.size, noise)]) if cands.size > 1 else int(cands[0])
+                p.expand = choose_expansion_node(tax, cut, noise)
                 delta.expanded.append(pid)
             v = p.expand
             kids = tax.children(v)
             n_combos = (1 << kids.size) - 1
-            n_internal = int(tax.internal_below[cut].sum())
-            leaf_level = n_internal == 1
-            if leaf_level:
-                eps_op = eps_p / 2.0 + unused  # leaf counts: epsilon'/2 plus the chain's unused budget
-                c = self.c2
-            else:
-                eps_op = unused / n_internal  # alpha (Procedure 1, lines 5 and 14-15)
-                c = self.c1
+            # alpha (Procedure 1, lines 5 and 14-15), or epsilon'/2 + unused for the leaf counts
+            n_internal, leaf_level, eps_op = operation_budget(tax, cut, unused, eps_p / 2.0)
+            c = self.c2 if leaf_level else self.c1
             theta_new = _SQRT2 * c / eps_op  # eq. 6/7 with one count (a node with no p-sum yet)
             # "semi": a new cell is stored when its p-sum (one noisy count) is > 0, eq. 5, and is
             # semi-non-empty below theta_1; the empty cells pass the same test (test-and-generate)
@@ -293,11 +295,11 @@ class TBPTree:
             true_counts[np.searchsorted(explicit, nonempty)] = sizes
             if not leaf_level and self.new_cells != "semi":
                 # Safety floor (ours, public inputs only): new non-leaf cells are visited and tested
-                # in turn, so keep the expected number of false ones per operation at most 1:
-                # (n_new) * P(DLap >= theta) <= 1  <=  alpha * theta >= ln(n_new / 2).
+                # in turn, so keep the expected number of false ones per operation at most 1
+                # (P(DLap >= theta) ~ exp(-alpha*theta)/2, hence the 2).
                 n_new = n_imp + int(explicit.size - existing.size)
                 if n_new > 2:
-                    create_at = max(create_at, math.log(n_new / 2.0) / eps_op)
+                    create_at = max(create_at, zero_cell_threshold(n_new, eps_op, 2.0))
             res = threshold_counts(true_counts, n_imp, eps_op, create_at, scope=scope,
                                    noise=noise, label="leaf counts" if leaf_level else "partition")
             empty_masks = distinct_empty_masks(kids.size, explicit, res.zero_passed.size, noise)
@@ -306,9 +308,7 @@ class TBPTree:
             delta.chain_max = max(delta.chain_max, scope.chain_spent)
 
             # rows of each non-empty mask
-            order = np.argsort(inverse, kind="stable")
-            bounds = np.concatenate([[0], np.cumsum(sizes)])
-            rows_sorted = rows[order]
+            rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
             pos_of_nonempty = {int(m): j for j, m in enumerate(nonempty.tolist())}
             inv = 1.0 / eps_op
             visit: list[tuple[int, np.ndarray]] = []
@@ -344,9 +344,7 @@ class TBPTree:
         return delta
 
     def _new_child(self, p: TBPNode, v: int, kids: np.ndarray, mask: int, created: int) -> int:
-        chosen = tuple(int(kids[b]) for b in range(kids.size) if mask >> b & 1)
-        at = p.cut.index(v)
-        cut = p.cut[:at] + chosen + p.cut[at + 1 :]
+        cut = replace_node(p.cut, v, kids, mask)
         leaf = bool((self.taxonomy.height[np.asarray(cut, dtype=np.int64)] == 0).all())
         node = TBPNode(len(self.nodes), p.id, int(mask), cut, leaf, created)
         self.nodes.append(node)
