@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["TransactionDB"]
+__all__ = ["TransactionDB", "CSRBuilder", "GrowableArray", "canonical_records"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,3 +117,123 @@ class TransactionDB:
         pos_in_rec = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], rec_lens)
         idx = np.repeat(set_starts[rec_set], rec_lens) + pos_in_rec
         return cls(offsets, flat[idx], n_items)  # each itemset is already sorted
+
+
+# --- building a database chunk by chunk (the chunked reader, generators, later engines) ---------------------
+
+class GrowableArray:
+    """An append-only 1-d numpy array grown in place by ``realloc``.
+
+    Collecting chunk arrays and concatenating them at the end, or growing by allocate-and-copy, holds
+    the data twice at the copy. ``ndarray.resize`` reallocates instead; for large blocks the C allocator
+    (glibc) moves the pages with ``mremap`` rather than copying them, and each append grows the array by
+    exactly what it adds, so no slack is ever touched: the peak is the data itself. (Where realloc does
+    copy, the peak is transiently twice the array, as before.)
+    """
+
+    def __init__(self, dtype: np.dtype | type, prefix: np.ndarray | None = None):
+        self._data = np.array([] if prefix is None else prefix, dtype=dtype)
+        self.size = int(self._data.size)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    def append(self, values: np.ndarray) -> None:
+        values = np.asarray(values)
+        if values.size == 0:
+            return
+        end = self.size + values.size
+        self._data.resize(end, refcheck=False)  # no view of _data outlives a statement
+        self._data[self.size : end] = values
+        self.size = end
+
+    def last(self) -> int | None:
+        """The last element appended (None when empty)."""
+        return None if self.size == 0 else self._data[self.size - 1].item()
+
+    def map_inplace(self, fn, block: int = 1 << 22) -> None:
+        """Replace the elements block by block with ``fn(block)`` (same length; cast to this dtype)."""
+        for lo in range(0, self.size, block):
+            part = self._data[lo : lo + block]
+            part[...] = fn(part)
+
+    def finish(self, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """The elements as one array (converted to ``dtype`` if given); this buffer is left empty."""
+        out, self._data = self._data, np.zeros(0, dtype=self._data.dtype)
+        self.size = 0
+        if dtype is not None and np.dtype(dtype) != out.dtype:
+            out = out.astype(dtype)
+        return out
+
+
+def canonical_records(lengths: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort the values of each record and drop repeats (records are consecutive runs of ``lengths``).
+
+    Returns (lengths, values) unchanged when every record is already strictly increasing (the common
+    case: one vectorised check); otherwise sorts by (record, value) and removes repeated pairs, as
+    :meth:`TransactionDB.from_pairs` does. Lengths stay >= 1 for records that had a value.
+    """
+    n = values.size
+    if n <= 1:
+        return lengths, values
+    ok = values[1:] > values[:-1]
+    if lengths.size > 1:
+        ok[np.cumsum(lengths[:-1]) - 1] = True  # a record may start below the previous one's end
+    if ok.all():
+        return lengths, values
+    rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    lo, hi = int(values.min()), int(values.max())
+    span = hi - lo + 1
+    if span * lengths.size < 2**62:
+        key = rows * np.int64(span) + (values.astype(np.int64) - lo)
+        key.sort()
+        keep = np.ones(n, dtype=bool)
+        np.not_equal(key[1:], key[:-1], out=keep[1:])
+        key = key[keep]
+        rows = key // span
+        sorted_values = (key - rows * span + lo).astype(values.dtype)
+    else:  # values too spread for one int64 key
+        order = np.lexsort((values, rows))
+        v, rows = values[order], rows[order]
+        keep = np.ones(n, dtype=bool)
+        keep[1:] = (v[1:] != v[:-1]) | (rows[1:] != rows[:-1])
+        sorted_values, rows = v[keep], rows[keep]
+    return np.bincount(rows, minlength=lengths.size).astype(np.int64), sorted_values
+
+
+class CSRBuilder:
+    """Accumulates records chunk by chunk into the CSR arrays of a :class:`TransactionDB`.
+
+    ``add(lengths, items)`` takes consecutive records (``lengths`` > 0, items already sorted and distinct
+    within each record); ``finish(n_items)`` returns int64 offsets and int32 items. The arrays grow in
+    place (:class:`GrowableArray`), so the peak is the final arrays plus the chunk being added.
+    """
+
+    def __init__(self, item_dtype: np.dtype | type = np.int32):
+        self.items = GrowableArray(item_dtype)
+        self._offsets = GrowableArray(np.int64, prefix=np.zeros(1, dtype=np.int64))
+
+    @property
+    def n_records(self) -> int:
+        return self._offsets.size - 1
+
+    @property
+    def n_entries(self) -> int:
+        return self.items.size
+
+    def add(self, lengths: np.ndarray, items: np.ndarray) -> None:
+        if lengths.size == 0:
+            return
+        base = self._offsets.last()
+        self._offsets.append(np.cumsum(lengths, dtype=np.int64) + np.int64(base))
+        self.items.append(items)
+
+    def widen(self) -> None:
+        """Hold items as int64 from now on (raw labels that do not fit int32)."""
+        self.items = GrowableArray(np.int64, prefix=self.items.finish())
+
+    def finish(self, n_items: int) -> TransactionDB:
+        offsets = self._offsets.finish()
+        items = self.items.finish(dtype=np.int32)
+        return TransactionDB(offsets, items, int(n_items))
