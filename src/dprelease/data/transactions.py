@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["TransactionDB", "CSRBuilder", "GrowableArray", "canonical_records"]
+
+_BLOCK_ENTRIES = 1 << 20  # items per block where a pass would otherwise copy all items to int64
 
 
 @dataclass(frozen=True, eq=False)
@@ -19,7 +21,6 @@ class TransactionDB:
     offsets: np.ndarray  # int64, shape (N+1,)
     items: np.ndarray  # int32, shape (nnz,)
     n_items: int
-    _row_ids: list = field(default_factory=list, repr=False)  # lazy cache
 
     @classmethod
     def from_pairs(cls, rows: np.ndarray, items: np.ndarray, n_rows: int, n_items: int) -> "TransactionDB":
@@ -52,18 +53,38 @@ class TransactionDB:
         return np.diff(self.offsets)
 
     def row_ids(self) -> np.ndarray:
-        """Row index of every entry of ``items`` (cached)."""
-        if not self._row_ids:
-            self._row_ids.append(np.repeat(np.arange(self.n_records, dtype=np.int64), self.lengths))
-        return self._row_ids[0]
+        """Row index of every entry of ``items`` (int32 when N < 2^31; computed on each call, not cached,
+        so it costs memory only while a caller uses it)."""
+        dtype = np.int32 if self.n_records < 2**31 else np.int64
+        return np.repeat(np.arange(self.n_records, dtype=dtype), self.lengths)
+
+    def rows_of(self, positions: np.ndarray) -> np.ndarray:
+        """Row index of the entries at ``positions`` of ``items`` (without building :meth:`row_ids`)."""
+        return np.searchsorted(self.offsets, positions, side="right") - 1
+
+    def record_blocks(self, entries: int = _BLOCK_ENTRIES):
+        """(first row, last row + 1) of consecutive blocks of records holding about ``entries`` items each."""
+        if self.n_records == 0:
+            return
+        cuts = np.searchsorted(self.offsets, np.arange(entries, int(self.offsets[-1]), entries), side="right") - 1
+        bounds = np.unique(np.concatenate([[0], cuts, [self.n_records]]))
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            yield lo, hi
 
     def bitmasks(self) -> np.ndarray:
         """Each record as an int64 bitmask over item ids (bit i set iff item i occurs; needs n_items <= 62)."""
         if self.n_items > 62:
             raise ValueError("bitmasks need a universe of at most 62 items")
         out = np.zeros(self.n_records, dtype=np.int64)
-        # items are distinct within a record, so adding the bits is the same as or-ing them
-        np.add.at(out, self.row_ids(), np.left_shift(np.int64(1), self.items.astype(np.int64)))
+        lengths = self.lengths
+        for lo, hi in self.record_blocks():
+            a, b = int(self.offsets[lo]), int(self.offsets[hi])
+            if a == b:
+                continue
+            bits = np.left_shift(np.int64(1), self.items[a:b].astype(np.int64))
+            full = np.flatnonzero(lengths[lo:hi] > 0)
+            # items are distinct within a record, so OR-ing the bits of a record is the same as adding them
+            out[lo + full] = np.bitwise_or.reduceat(bits, self.offsets[lo + full] - a)
         return out
 
     def record(self, r: int) -> np.ndarray:
@@ -74,7 +95,10 @@ class TransactionDB:
 
     def item_supports(self) -> np.ndarray:
         """Exact number of records that contain each item (non-private)."""
-        return np.bincount(self.items, minlength=self.n_items).astype(np.int64)
+        out = np.zeros(self.n_items, dtype=np.int64)
+        for lo in range(0, self.items.size, _BLOCK_ENTRIES):  # bincount copies its input to intp: in blocks
+            out += np.bincount(self.items[lo : lo + _BLOCK_ENTRIES], minlength=self.n_items)
+        return out
 
     def subset(self, rows: np.ndarray) -> "TransactionDB":
         """The records at ``rows`` (in that order), as a new database over the same universe."""
