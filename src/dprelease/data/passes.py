@@ -13,7 +13,7 @@ import numpy as np
 
 from .transactions import TransactionDB
 
-__all__ = ["pair_supports", "basis_bin_counts"]
+__all__ = ["pair_supports", "pair_support_values", "basis_bin_counts"]
 
 
 def _indicator_blocks(db: TransactionDB, items: np.ndarray):
@@ -42,6 +42,17 @@ def pair_supports(db: TransactionDB, items: np.ndarray) -> np.ndarray:
         prod = (x.T @ x).tocoo()
         out[prod.row, prod.col] += prod.data  # (row, col) pairs are distinct in a product
     return out
+
+
+def pair_support_values(db: TransactionDB, items: np.ndarray) -> np.ndarray:
+    """The supports of the pairs of ``items`` that occur at all (any order; for order statistics)."""
+    from scipy import sparse
+
+    items = np.asarray(items, dtype=np.int64)
+    acc = sparse.csr_matrix((items.size, items.size), dtype=np.int64)
+    for x in _indicator_blocks(db, items):
+        acc = acc + sparse.triu(x.T @ x, k=1, format="csr").astype(np.int64)
+    return acc.data[acc.data > 0]
 
 
 def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
