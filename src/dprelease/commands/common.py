@@ -9,12 +9,12 @@ import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..data.io import read_transactions
-from ..data.transactions import TransactionDB
-from ..data.universe import Universe, parse_universe_spec
-from ..errors import PrivacyLeakWarning
-from ..privacy import NoiseSource, check_epsilon, make_noise
+if TYPE_CHECKING:  # the algorithms' modules are imported when a command runs, not to build the parser
+    from ..data.transactions import TransactionDB
+    from ..data.universe import Universe
+    from ..privacy import NoiseSource
 
 __all__ = [
     "add_epsilon", "add_seed", "add_universe", "add_quiet", "add_output",
@@ -24,6 +24,8 @@ __all__ = [
 
 def epsilon_arg(text: str) -> float:
     """argparse type for a privacy budget: a finite number > 0."""
+    from ..privacy import check_epsilon
+
     try:
         return check_epsilon(text)
     except Exception as exc:  # argparse turns this into a usage error (exit 2)
@@ -77,12 +79,18 @@ def print_json(obj: object) -> None:
 
 
 def noise_from_args(args: argparse.Namespace) -> NoiseSource:
+    from ..privacy import make_noise
+
     return make_noise(getattr(args, "seed", None))
 
 
 def load_transactions(path: str, universe_spec: str | None, args: argparse.Namespace | None = None
                       ) -> tuple[TransactionDB, Universe]:
     """Read a transaction file against a declared universe (or derive it, with the leak warning on stderr)."""
+    from ..data.io import read_transactions
+    from ..data.universe import parse_universe_spec
+    from ..errors import PrivacyLeakWarning
+
     universe = parse_universe_spec(universe_spec) if universe_spec else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)

@@ -7,20 +7,19 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data.universe import Universe
-from ..errors import InputError
-from ..itemsets.exact import itemset_supports, topk_facts, top_k_itemsets
-from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams, privbasis
-from ..itemsets.tf import tf
-from ..release import build_manifest, write_with_manifest
 from . import setvalued
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args, positive_int,
     print_json, report_written, timed,
 )
+
+if TYPE_CHECKING:  # the algorithms are imported inside the functions that use them (a light parser)
+    from ..data.universe import Universe
+    from ..itemsets.privbasis import ItemsetRelease
 
 __all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
            "itemset_metrics"]
@@ -33,6 +32,8 @@ HEADER = ("itemset", "count", "frequency")
 
 def write_itemset_release(release: ItemsetRelease, output: str, manifest: dict[str, object]):
     """CSV with header itemset,count,frequency (items space-separated, universe labels) + the manifest."""
+    from ..release import write_with_manifest
+
     labels = release.universe.labels
 
     def body(handle) -> None:
@@ -46,6 +47,8 @@ def write_itemset_release(release: ItemsetRelease, output: str, manifest: dict[s
 
 def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
     """Read a published itemset CSV back to item ids (InputError names the line of a bad row)."""
+    from ..errors import InputError
+
     itemsets: list[tuple[int, ...]] = []
     counts: list[float] = []
     freqs: list[float] = []
@@ -80,6 +83,8 @@ def itemset_metrics(raw, published: list[tuple[int, ...]], frequencies: np.ndarr
                     true_top: list[tuple[tuple[int, ...], int]] | None = None) -> dict[str, float]:
     """PrivBasis section 5: FNR = (false negatives)/k against the exact top k (tie rule of
     :func:`top_k_itemsets`), and the median over published itemsets of |nf(X) - f(X)| / f(X)."""
+    from ..itemsets.exact import itemset_supports, top_k_itemsets
+
     true_top = true_top if true_top is not None else top_k_itemsets(raw, k)
     truth = {s for s, _ in true_top}
     pub = set(published)
@@ -98,6 +103,8 @@ def itemset_metrics(raw, published: list[tuple[int, ...]], frequencies: np.ndarr
 
 
 def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease, universe: Universe, noise) -> dict:
+    from ..release import build_manifest
+
     parts = release.manifest
     return build_manifest(
         algorithm, epsilon=args.epsilon, parameters=parts["parameters"], noise=noise,
@@ -109,6 +116,8 @@ def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease,
 
 
 def _run_privbasis(args: argparse.Namespace) -> int:
+    from ..itemsets.privbasis import PrivBasisParams, privbasis
+
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
@@ -124,6 +133,8 @@ def _run_privbasis(args: argparse.Namespace) -> int:
 
 
 def _run_tf(args: argparse.Namespace) -> int:
+    from ..itemsets.tf import tf
+
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
@@ -168,6 +179,8 @@ def _stats_option(p: argparse.ArgumentParser) -> None:
 
 
 def _stats_facts(db, args: argparse.Namespace) -> dict:
+    from ..itemsets.exact import topk_facts
+
     if getattr(args, "k", None) is None:
         return {}
     return topk_facts(db, args.k)

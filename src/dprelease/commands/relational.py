@@ -10,8 +10,6 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ..data.io import write_json_atomic
-from ..release import build_manifest, manifest_path
 from .common import add_epsilon, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int, print_json, say, timed
 
 if TYPE_CHECKING:
@@ -32,7 +30,9 @@ def records_path(output: str | Path) -> Path:
 
 
 def _write_release(release: GeneralizedTable, output: str, records: bool, manifest: dict) -> list[Path]:
+    from ..data.io import write_json_atomic
     from ..data.table import write_frame
+    from ..release import manifest_path
 
     written = [Path(output)]
     write_frame(release.arrow(), output)
@@ -59,6 +59,7 @@ def _release_facts(release: GeneralizedTable) -> dict[str, object]:
 def _run_diffgen(args: argparse.Namespace) -> int:
     from ..data.table import load_schema, read_table
     from ..relational.diffgen import diffgen
+    from ..release import build_manifest
 
     schema = load_schema(args.schema)
     with timed(args, "read"):

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
-
-from ..data.io import atomic_output
-from ..data.universe import Universe
-from ..evaluation import evaluate_counting, topk_utility
-from ..release import write_set_valued_release
-from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, basic, diffpart
-from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
+from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args,
     positive_int, print_json, report_written, say, timed,
 )
 
+if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
+    from ..data.universe import Universe
+
 
 def _run_diffpart(args: argparse.Namespace) -> int:
+    from ..release import write_set_valued_release
+    from ..setvalued import diffpart
+
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
@@ -35,6 +36,9 @@ def _run_diffpart(args: argparse.Namespace) -> int:
 
 
 def _run_basic(args: argparse.Namespace) -> int:
+    from ..release import write_set_valued_release
+    from ..setvalued import basic
+
     db, universe = load_transactions(args.input, args.universe, args)
     with timed(args, "basic"):
         release = basic(db, universe, args.epsilon, noise=noise_from_args(args), max_items=args.max_items)
@@ -70,6 +74,7 @@ STATS_EXTENSIONS: list = []
 
 def _run_generate(args: argparse.Namespace) -> int:
     from ..data.generators import write_kosarak_like  # streamed in chunks: memory does not grow with --records
+    from ..data.io import atomic_output
 
     with atomic_output(args.output, "wb") as fh:
         n_records, mean = write_kosarak_like(fh, args.records, args.items, args.mean_length, seed=args.seed)
@@ -80,6 +85,8 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 
 def _run_eval_counting(args: argparse.Namespace) -> int:
+    from ..evaluation import evaluate_counting
+
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = _released(args, universe)
     result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
@@ -94,6 +101,8 @@ def _released(args: argparse.Namespace, universe: Universe):
 
 
 def _run_eval_topk(args: argparse.Namespace) -> int:
+    from ..evaluation import topk_utility
+
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = _released(args, universe)
     _emit(args, {"k": args.k, "utility": topk_utility(raw, released, args.k)})

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, THETA_RULES
-from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
+from ..setvalued.stream_state import DEFAULT_WAIT
 from .common import add_epsilon, add_quiet, add_seed, add_universe, print_json, say, timed
 
 __all__ = ["register", "register_experiment"]
@@ -23,6 +23,8 @@ def _nonneg_int(text: str) -> int:
 
 
 def _run_init(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import init_state
+
     st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
                     c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
                     new_cells=args.new_cells)
@@ -36,6 +38,8 @@ def _run_init(args: argparse.Namespace) -> int:
 
 
 def _run_append(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import append_batch
+
     with timed(args, "append"):
         info = append_batch(args.state, args.batch, args.output, wait=args.wait)
     for message in info["warnings"]:
@@ -48,6 +52,8 @@ def _run_append(args: argparse.Namespace) -> int:
 
 
 def _run_status(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import stream_status
+
     st = stream_status(args.state)
     if args.json:
         print_json(st.as_json())
@@ -60,6 +66,8 @@ def _run_status(args: argparse.Namespace) -> int:
 
 
 def _run_release(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import reemit
+
     info = reemit(args.state, args.output)
     say(args, f"re-emitted the release after append {info['appends'] - 1}; no budget spent")
     print(f"release: {info['release']}")
