@@ -43,7 +43,7 @@ from .privacy.noise import NoiseSource
 __all__ = [
     "SetValuedRelease", "canonical_itemset_order", "build_manifest", "manifest_path", "write_set_valued_release",
     "write_with_manifest", "read_manifest", "run_started", "records_run_start", "run_start", "EPSILON_WARN_ABOVE",
-    "epsilon_notes",
+    "epsilon_notes", "release_size_note",
 ]
 
 # Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
@@ -107,6 +107,15 @@ def epsilon_notes(epsilon: float | None) -> list[str]:
         return []
     return [f"epsilon = {epsilon:g} is above {EPSILON_WARN_ABOVE:g}: the noise is negligible and the release is "
             f"close to the raw data; it is differentially private only in name"]
+
+
+def release_size_note(what: str, size: int, unit: str, requested: int | None = None) -> str | None:
+    """The note for an empty or short release (its size is public: it is the release itself), or None."""
+    if size == 0:
+        return f"{what} released no {unit} (no noisy count passed its threshold): the release is empty"
+    if requested is not None and size < requested:
+        return f"{what} released {size:,} {unit}, fewer than the {requested:,} requested"
+    return None
 
 
 def _describe_noise(noise: NoiseSource | Sequence[NoiseSource] | None) -> dict[str, object]:

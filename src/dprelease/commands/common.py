@@ -279,11 +279,9 @@ def report_written(args: argparse.Namespace, release_path: Path, manifest: Path)
 def report_release_size(args: argparse.Namespace, what: str, size: int, unit: str, requested: int | None = None
                         ) -> str | None:
     """Say an empty or short release on stderr (its size is public: it is the release). Returns the note."""
-    if size == 0:
-        note = f"{what} released no {unit} (the noisy counts passed no threshold): the release is empty"
-    elif requested is not None and size < requested:
-        note = f"{what} released {size:,} {unit}, fewer than the {requested:,} requested"
-    else:
-        return None
-    warn(note)
+    from ..release import release_size_note
+
+    note = release_size_note(what, size, unit, requested)
+    if note:
+        warn(note)
     return note

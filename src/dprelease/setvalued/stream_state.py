@@ -50,7 +50,7 @@ from ..data.io import read_transactions
 from ..data.universe import Universe, parse_universe_spec
 from ..errors import BudgetExceededError, DPReleaseError, InputError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
-from ..release import records_run_start, write_set_valued_release
+from ..release import records_run_start, release_size_note, write_set_valued_release
 from .inctdpart import TBPNode, TBPTree, append_seed
 
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
@@ -230,6 +230,12 @@ def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLi
                              may_replace=lambda out: owns_release(state, out))
 
 
+def _size_note(release) -> None:
+    note = release_size_note("inctdpart", release.n_records, "records")
+    if note:
+        release.manifest.setdefault("notes", []).append(note)
+
+
 def stream_identity(path: str | os.PathLike) -> dict[str, object]:
     """How a release's manifest names its stream: the state file's name (not its folder) and its id."""
     path = Path(path)
@@ -333,6 +339,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
             raise
     release = tree.release(universe, _noise_info(meta))
     release.manifest["stream"] = ident
+    _size_note(release)
     try:
         paths = write_set_valued_release(release, out)
     except (OSError, DPReleaseError) as exc:
@@ -355,6 +362,7 @@ def reemit(path: str | os.PathLike, output: str | os.PathLike, *, force: bool = 
     universe = _universe(meta)
     release = tree.release(universe, _noise_info(meta))
     release.manifest["stream"] = stream_identity(path)
+    _size_note(release)
     paths = write_set_valued_release(release, out)
     return {"appends": tree.appends, "epsilon_spent": tree.epsilon_spent, "release": str(paths[0]),
             "manifest": str(paths[1]), "released_records": release.n_records}
