@@ -202,10 +202,10 @@ def _experiment_schema(args: argparse.Namespace):
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
+    schema = _experiment_schema(args)  # before the heavy imports: a missing --schema is refused at once
     from ..data.table import read_table
     from ..experiments import diffgen as exp
 
-    schema = _experiment_schema(args)
     args.table = args.data
     inputs = _table_inputs(args)
     if args.out_dir:
