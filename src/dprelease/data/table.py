@@ -402,7 +402,7 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
                 frac = values != np.floor(values)
                 if frac.any():
                     j = int(np.flatnonzero(frac)[0])
-                    raise _row_error(where, int(rows[j]), a.name, f"{values[j]!r} is not a whole number", line_offset)
+                    raise _row_error(where, int(rows[j]), a.name, f"{float(values[j]):g} is not a whole number (the attribute is declared integer)", line_offset)
             cols.append(values)
         else:
             leaves = a.taxonomy.leaf_labels
