@@ -192,7 +192,8 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
 def _stats_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("-k", type=positive_int, default=None, metavar="K",
-                   help="also report the exact top-K facts: fk_count (f_k*N), lambda, lambda2, lambda3")
+                   help="also report the exact top-K facts: fk_count (f_k*N), lambda, lambda2, lambda3; "
+                        "default: not reported")
 
 
 def _stats_facts(db, args: argparse.Namespace) -> dict:
