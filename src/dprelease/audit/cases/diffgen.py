@@ -47,6 +47,9 @@ def _events(rel) -> list[str]:
             out.append(f"{cell} {cls}={n}")
             out += [f"{cell} {cls}>={g}" for g in range(0, 12, 2) if n >= g]
     out.append("table " + ";".join(rows))
+    for k, cls in enumerate(classes):  # class totals: the same whatever the cut
+        n = int(rel.counts[:, k].sum())
+        out += [f"total {cls}={n}"] + [f"total {cls}>={g}" for g in range(4, 24, 2) if n >= g]
     return out
 
 

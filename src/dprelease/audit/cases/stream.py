@@ -58,17 +58,27 @@ def _state_rows(state: Path) -> tuple[list[tuple], list[tuple]]:
     from contextlib import closing
 
     with closing(sqlite3.connect(str(state))) as conn:
-        nodes = conn.execute("SELECT id, parent, mask, cut, leaf, class, psum, n FROM nodes ORDER BY id").fetchall()
+        nodes = conn.execute("SELECT id, parent, mask, cut, leaf, created, class, psum, n FROM nodes "
+                             "ORDER BY id").fetchall()
         counts = conn.execute("SELECT node, append_no, nc FROM counts ORDER BY node, append_no").fetchall()
     return nodes, counts
 
 
 def _state_events(nodes: list[tuple], counts: list[tuple], prefix: str) -> list[str]:
+    """Events of the stored tree: rows (id, parent, mask, cut, leaf, created, class, psum, n) in id order."""
     out = [prefix + "nodes " + ";".join(" ".join(map(str, r)) for r in nodes),
            prefix + "counts " + ";".join(" ".join(map(str, r)) for r in counts)]
-    for nid, parent, mask, cut, leaf, cls, psum, n in nodes:
-        out.append(f"{prefix}node {nid} = [{cut}] under {parent}")
-        out.append(f"{prefix}node [{cut}] {cls} psum={psum} n={n}")
+    cuts = [f"[{r[3]}]" for r in nodes]
+    created: dict[int, list[str]] = {}
+    for (nid, parent, mask, cut, leaf, made, cls, psum, n), c in zip(nodes, cuts):
+        out.append(f"{prefix}node {nid} = {c} under {parent}")
+        out.append(f"{prefix}node {c} {cls} psum={psum} n={n}")
+        created.setdefault(int(made), []).append(c)
+    for made, seq in sorted(created.items()):  # creation order within each append (ids are assigned in it)
+        out.append(f"{prefix}created in a{made}: " + ";".join(seq))
+        out.append(f"{prefix}first created in a{made}: {seq[0]}")
+    if len(cuts) <= 40:
+        out += [f"{prefix}{cuts[i]} id before {cuts[j]}" for i in range(len(cuts)) for j in range(i + 1, len(cuts))]
     return out
 
 
@@ -83,13 +93,15 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     cases: list[AuditCase] = []
 
     # --- through the SQLite state (init_state / append_batch), releases read back from the files ---------
-    # {3,4} is stored after the initial dataset (6 copies), so batch 1's count of it enters its p-sum
-    # (first-visit rule: cells not stored stop at a split partition).
-    b0 = [[0, 1]] * 6 + [[2, 3]] * 6 + [[2]] * 4
-    b1 = [[0, 1]] * 5 + [[2, 3]] * 3 + [[3]] * 2
-    b2 = [[2]] * 3 + [[0]]
-    d_batches = [b0, b1 + [[2, 3]], b2]  # D has a 4th {3,4} in batch 1; D' does not
+    # Fan-out 4 over 1..4 (the root's split is the leaf level), low constants C1 = C2 = 0.5 so that a
+    # count of 1 can pass, and new cells tested at every visit: the record {1} of batch 1 makes a real new
+    # cell on D and can only be test-and-generated on D' (issue 8 defect 1 in the state: node ids).
+    b0 = [[0, 1, 2, 3]] * 20 + [[1, 2]] * 5
+    b1 = [[0, 1, 2, 3]] * 10
+    b2 = [[2]] * 5 + [[0, 1]]
+    d_batches = [b0, b1 + [[0]], b2]  # D has {1} in batch 1; D' does not
     dp_batches = [b0, b1, b2]
+    params = dict(fanout=4, c1=0.5, c2=0.5, new_cells="every-visit")
     name = "stream/sqlite-record-in-batch-1"
     d_paths = _write_batches(name + "-D", d_batches)
     dp_paths = _write_batches(name + "-Dprime", dp_batches)
@@ -100,8 +112,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
         seed = int(noise.integers(2**62, 1)[0])
         with tempfile.TemporaryDirectory(prefix="run-", dir=_tmpdir()) as tmp:
             state = Path(tmp) / "state.db"
-            init_state(state, epsilon=total, updates=_UPDATES, fanout=4, c1=5.0, c2=3.0, universe_spec="1..4",
-                       seed=seed)
+            init_state(state, epsilon=total, updates=_UPDATES, universe_spec="1..4", seed=seed, **params)
             out = []
             for j, batch in enumerate(paths):
                 rel = Path(tmp) / f"release{j}.dat"
@@ -116,46 +127,58 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
         evs: list[str] = []
         for j, (body, manifest, nodes, counts) in enumerate(out):
             p = f"a{j}: "
-            evs += written_release_events(body, grid=range(4, 16), prefix=p)
+            evs += written_release_events(body, grid=range(0, 4), prefix=p)
             evs += manifest_events(json.loads(manifest), prefix=p)
             evs += _state_events(nodes, counts, p)
         return evs
 
+    where = (f"universe 1..4, fan-out 4, C1 = C2 = 0.5, new cells at every visit, U = {_UPDATES}, total {total:g}; "
+             "batches 20 x {1,2,3,4} + 5 x {2,3} | 10 x {1,2,3,4} | 5 x {3} + {1,2}; D has {1} in batch 1")
     cases.append(AuditCase(
-        name, d_paths, dp_paths, epsilon, lambda paths, noise: run_sqlite(paths, noise), sqlite_events,
-        description=f"SQLite state (init_state/append_batch), universe 1..4, fan-out 4, U = {_UPDATES}, total "
-                    f"{total:g}; batch 1 holds 3 x {{3,4}} on D', 4 on D; events after every append: file, manifest, "
+        name, d_paths, dp_paths, epsilon, run_sqlite, sqlite_events,
+        description=f"SQLite state (init_state/append_batch), {where}; events after every append: file, manifest, "
                     "node and count tables"))
 
-    # --- in memory (TBPTree), two levels (fan-out 2), the record in the initial dataset --------------------
+    # --- the same pair in memory (fast: the power check of the state's node order uses it) -------------
     u4 = Universe.from_range(1, 4)
+
+    def run_tree_with(batches, noise, fanout: int, c1: float, c2: float, new_cells: str = "first-visit"):
+        tree = TBPTree(4, total, _UPDATES, fanout=fanout, c1=c1, c2=c2, new_cells=new_cells)
+        out = []
+        for db in batches:
+            tree.append(db, noise)
+            rel = tree.release(u4, {"mode": noise.mode})
+            nodes = [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), nd.created,
+                      tree.node_class(nd), nd.psum, nd.n) for nd in tree.nodes]
+            out.append((rel, nodes))
+        return out
+
+    def tree_events(grid: range):
+        def events(out) -> list[str]:
+            evs: list[str] = []
+            for j, (rel, nodes) in enumerate(out):
+                p = f"a{j}: "
+                evs += set_valued_events(rel.itemsets, rel.counts, grid=grid, prefix=p)
+                evs += _state_events(nodes, [], p)
+            return evs
+
+        return events
+
+    cases.append(AuditCase(
+        "stream/tree-record-in-batch-1", [TransactionDB.from_lists(b, 4) for b in d_batches],
+        [TransactionDB.from_lists(b, 4) for b in dp_batches], epsilon,
+        lambda batches, noise: run_tree_with(batches, noise, **params), tree_events(range(0, 4)),
+        description=f"TBPTree in memory, {where}; events: release and node list after every append"))
+
+    # --- in memory (TBPTree), two levels (fan-out 2), a wide record in the initial dataset ----------------
     m0 = [[0, 1]] * 10 + [[0]] * 8 + [[2, 3]] * 6
     m1 = [[0, 1]] * 6 + [[3]] * 4
     m2 = [[2, 3]] * 5 + [[1]] * 2
     dm = [TransactionDB.from_lists(b, 4) for b in (m0 + [[0, 1, 2, 3]], m1, m2)]
     dmp = [TransactionDB.from_lists(b, 4) for b in (m0, m1, m2)]
-
-    def run_tree(batches, noise):
-        tree = TBPTree(4, total, _UPDATES, fanout=2, c1=1.5, c2=1.5)
-        out = []
-        for db in batches:
-            tree.append(db, noise)
-            rel = tree.release(u4, {"mode": noise.mode})
-            nodes = [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), tree.node_class(nd),
-                      nd.psum, nd.n) for nd in tree.nodes]
-            out.append((rel, nodes))
-        return out
-
-    def tree_events(out) -> list[str]:
-        evs: list[str] = []
-        for j, (rel, nodes) in enumerate(out):
-            p = f"a{j}: "
-            evs += set_valued_events(rel.itemsets, rel.counts, grid=range(0, 14), prefix=p)
-            evs += _state_events(nodes, [], p)
-        return evs
-
     cases.append(AuditCase(
-        "stream/tree-wide-record-in-initial-batch", dm, dmp, epsilon, run_tree, tree_events,
+        "stream/tree-wide-record-in-initial-batch", dm, dmp, epsilon,
+        lambda batches, noise: run_tree_with(batches, noise, fanout=2, c1=1.5, c2=1.5), tree_events(range(0, 14)),
         description=f"TBPTree in memory, universe 1..4, fan-out 2, C1 = C2 = 1.5, U = {_UPDATES}, total {total:g}; "
                     "D has {1,2,3,4} in the initial dataset; events: release and node list after every append"))
     return cases
