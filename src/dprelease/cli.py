@@ -3,6 +3,9 @@
 Exit codes: 0 success; 2 usage, input or parameter error (one line on stderr);
 130 interrupted. Outputs are written atomically, so a failed or interrupted run
 leaves no half-written file.
+
+Only the module of the command being run is imported (:data:`COMMANDS`), so ``dprelease --help`` and each
+command's ``--help`` cost little more than importing numpy (issue 11; ``benchmarks/bench_memory.py``).
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import re
 import sys
 
 from . import __version__
 
-__all__ = ["build_parser", "main", "COMMANDS"]
+__all__ = ["build_parser", "main", "COMMANDS", "EXTENDERS"]
 
 # Command name -> (module in dprelease.commands that registers it, its one-line help in the command list).
 # Only the module of the command being run is imported (issue 11: `dprelease --help` and each command's
@@ -45,8 +49,27 @@ EXTENDERS: dict[str, tuple[str, ...]] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2
+    def error(self, message: str):  # one line, exit 2; a missing sub-command prints the list of them
+        if self._subparsers is not None and "required" in message and ("COMMAND" in message or "KIND" in message
+                                                                       or "ACTION" in message):
+            self.print_help(sys.stderr)
+            self.exit(2, f"{self.prog}: error: choose one of the commands above\n")
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Adds the default to an option's help when the sentence does not already say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or "default" in text.lower() or "required" in text.lower() \
+                or action.default is argparse.SUPPRESS or isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            return text
+        if isinstance(action, argparse._StoreTrueAction):
+            return f"{text}; default: off"
+        if action.default is None:
+            return text
+        return f"{text} (default %(default)s)"
 
 
 def _command_modules() -> list[str]:
@@ -57,11 +80,13 @@ def _command_modules() -> list[str]:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser. With ``command`` (a name in :data:`COMMANDS`), only the modules that define that
-    command are imported and every other command is a one-line stub; without it, every command module is."""
-    parser = _Parser(prog="dprelease", description="Publish data under epsilon-differential privacy.")
+    """The argument parser. With ``command`` (a name in :data:`COMMANDS`, or "" for none), only the modules that
+    define that command are imported and every other command is a one-line stub; without it, every one is."""
+    parser = _Parser(prog="dprelease", description="Publish data under epsilon-differential privacy.",
+                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"dprelease {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_sub_parser_class(),
+                                title="commands")
     sub.required = True
     if command is None:
         names = _command_modules()
@@ -106,15 +131,67 @@ def _requested_command(argv: list[str]) -> str | None:
     return ""
 
 
+def _sub_parser_class() -> type[_Parser]:
+    class _Sub(_Parser):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("formatter_class", _HelpFormatter)
+            super().__init__(*args, **kwargs)
+
+    return _Sub
+
+
+def _epsilon_warning(args: argparse.Namespace) -> None:
+    from .release import epsilon_notes
+
+    values = getattr(args, "epsilon", None)
+    values = values if isinstance(values, (list, tuple)) else [values]
+    for eps in values:
+        for note in epsilon_notes(eps):
+            print(f"warning: {note}", file=sys.stderr)
+
+
+_NEGATIVE_RANGE = re.compile(r"^-\d+\s*\.\.\s*-?\d+$")
+
+
+def _join_negative_ranges(argv: list[str]) -> list[str]:
+    """``--universe -3..17`` -> ``--universe=-3..17``: argparse would read ``-3..17`` as an option."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--") and "=" not in a and i + 1 < len(argv) and _NEGATIVE_RANGE.match(argv[i + 1]):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = _join_negative_ranges(sys.argv[1:] if argv is None else [str(a) for a in argv])
     parser = build_parser(_requested_command(argv))
+    if not argv:
+        parser.print_help(sys.stderr)
+        print("dprelease: error: choose a command (dprelease COMMAND --help for its options)", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     import warnings
 
-    from .errors import DPReleaseError, PrivacyLeakWarning
+    from .errors import PrivacyLeakWarning
+    from .limits import limits_set
+    from .release import run_started
 
-    warnings.simplefilter("default", PrivacyLeakWarning)
+    with run_started():  # created_utc of every manifest: the command's start, before any data is read
+        warnings.simplefilter("default", PrivacyLeakWarning)
+        _epsilon_warning(args)
+        with limits_set(getattr(args, "max_output_records", None), getattr(args, "max_memory", None)):
+            return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .errors import DPReleaseError
+
     try:
         return int(args.handler(args) or 0)
     except DPReleaseError as exc:
@@ -125,8 +202,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except MemoryError:
+        print(f"dprelease {args.command}: error: out of memory (raise the machine's memory or lower the "
+              f"parameters; --max-memory bounds what dprelease attempts)", file=sys.stderr)
+        return 2
     except OSError as exc:
-        print(f"dprelease {args.command}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"dprelease {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

@@ -74,6 +74,17 @@ class TransactionChunk:
 # --- blocks -----------------------------------------------------------------------------------------------
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _is_gzip(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
 def _open(path: Path) -> BinaryIO:
     try:
         fh = open(path, "rb")
@@ -91,13 +102,20 @@ def _blocks(path: Path, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
     pad = b" " * _PAD
     with _open(path) as fh:
         pending: list[bytes] = []  # the start of a line longer than a block
+        first = True
         while True:
             try:
                 block = fh.read(chunk_bytes)
             except (OSError, EOFError, zlib.error) as exc:
+                if _is_gzip(path):
+                    raise InputError(f"{path}: not a readable .gz file: truncated or corrupt ({exc})") from None
                 raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
             if not block:
                 break
+            if first:
+                first = False
+                if block[:3] == _BOM:  # a UTF-8 byte-order mark (some editors write one): not part of an item
+                    block = block[3:]
             cut = block.rfind(b"\n")
             if cut < 0:
                 pending.append(block)
@@ -219,7 +237,7 @@ def _ids_of_values(values: np.ndarray, universe: Universe) -> np.ndarray:
 
 
 def _not_in(path: Path, line: int, item: str, universe: Universe) -> InputError:
-    return InputError(f"{path}:{line + 1}: item {item} is not in the declared universe ({universe.spec})")
+    return InputError(f"{path}:{line + 1}: item {item} is not in {universe.where()}")
 
 
 # --- the readers ------------------------------------------------------------------------------------------

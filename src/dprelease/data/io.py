@@ -7,10 +7,12 @@ within a line counts once. Lines may end in a trailing space (FIMI does).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -26,7 +28,11 @@ __all__ = [
     "write_transactions",
     "write_weighted_itemsets",
     "atomic_output",
+    "StagedFile",
+    "check_output_path",
+    "remove_stale_temps",
     "write_json_atomic",
+    "file_sha256",
 ]
 
 
@@ -41,31 +47,208 @@ def read_transactions(path: str | os.PathLike, universe: Universe | None) -> tup
     return read_fimi(path, universe)
 
 
+_TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp$"
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc allows (Linux), else by set-and-restore."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (owned by someone else) or cannot tell: leave its file alone
+    return True
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove ``.NAME.PID.XXXX.tmp`` files beside ``path`` left by writers that are no longer running.
+
+    Temp files carry their writer's process id, so a file whose writer is alive (another run
+    writing the same output right now) is left alone. Returns the files removed.
+    """
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    pattern = re.compile(_TEMP_RE.format(name=re.escape(path.name)))
+    removed: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry.name)
+        if m and not _pid_alive(int(m.group(1))):
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError:
+                pass
+    return removed
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class StagedFile:
+    """A file written under a temporary name beside its destination, renamed into place by :meth:`commit`.
+
+    The temp name is ``.NAME.PID.XXXX.tmp`` (so the next run can tell a killed writer's leftovers
+    from a live one's, see :func:`remove_stale_temps`); the finished file gets the permissions a
+    plain ``open()`` would give it (``0o666 & ~umask``), not mkstemp's 0600: releases are meant to
+    be published. Stale temps of the same destination are removed when staging starts.
+    """
+
+    def __init__(self, path: str | os.PathLike, mode: str = "w"):
+        self.path = Path(path)
+        self.parent = self.path.parent if str(self.path.parent) else Path(".")
+        self.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(self.path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.{os.getpid()}.", suffix=".tmp", dir=self.parent)
+        self.tmp = Path(tmp)
+        try:
+            self.handle: IO = os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}))
+        except BaseException:
+            os.close(fd)
+            self.discard()
+            raise
+        self.finished = False
+
+    def finish(self) -> None:
+        """Flush, fsync and close the temp file and give it the umask's permissions."""
+        if self.finished:
+            return
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        os.chmod(self.tmp, 0o666 & ~_umask())
+        self.finished = True
+
+    def sha256(self) -> str:
+        self.finish()
+        return file_sha256(self.tmp)
+
+    def commit(self) -> Path:
+        self.finish()
+        os.replace(self.tmp, self.path)
+        _fsync_dir(self.parent)
+        return self.path
+
+    def discard(self) -> None:
+        try:
+            if not self.handle.closed:
+                self.handle.close()
+        except (AttributeError, OSError):
+            pass
+        try:
+            os.unlink(self.tmp)
+        except FileNotFoundError:
+            pass
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Write to a temporary file beside ``path``; rename over it only if the block succeeds."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    staged = StagedFile(path, mode)
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"})) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        yield staged.handle
+        staged.commit()
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        staged.discard()
         raise
 
 
 def write_json_atomic(path: str | os.PathLike, obj: object) -> None:
+    """Strict JSON (a NaN or infinity is a bug and raises), written atomically."""
+    text = json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n"
     with atomic_output(path) as fh:
-        json.dump(obj, fh, indent=2, sort_keys=False)
-        fh.write("\n")
+        fh.write(text)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output_path(
+    output: str | os.PathLike,
+    *,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    force: bool = False,
+    companions: Iterable[str | os.PathLike] = (),
+    may_replace: Callable[[Path], bool] | None = None,
+    option: str = "-o",
+) -> Path:
+    """Refuse an output that would destroy data, before any work is done (issue 9, section 1).
+
+    * ``output`` (or a ``companion`` written beside it, e.g. its manifest) is one of the ``inputs``
+      (same resolved path, or same inode and device through a link): always refused;
+    * ``output`` exists: refused unless ``force`` or ``may_replace(output)`` says the file is this
+      run's own (a stream's previous release);
+    * ``output`` is a directory, or its folder exists and is not writable: refused.
+
+    Raises :class:`~dprelease.errors.ParameterError` (one line naming the files); returns the path.
+    """
+    from ..errors import ParameterError
+
+    out = Path(output)
+    written = [out, *(Path(c) for c in companions)]
+    for src in inputs:
+        if src is None:
+            continue
+        src_path = Path(src)
+        for w in written:
+            if _same_file(w, src_path):
+                what = "" if w == out else f" (its companion {w})"
+                raise ParameterError(f"{option} {out}{what} is the input file {src_path}: "
+                                     f"writing it would destroy the input; choose another output name")
+    if out.is_dir():
+        raise ParameterError(f"{option} {out} is a directory; give a file name")
+    if out.exists() and not force and not (may_replace is not None and may_replace(out)):
+        raise ParameterError(f"{option} {out} already exists; pass --force to replace it")
+    parent = out.parent if str(out.parent) else Path(".")
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and (not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK)):
+        raise ParameterError(f"{option} {out}: cannot write in {probe} (not a writable folder)")
+    return out
 
 
 def _labels_array(universe: Universe) -> list[str]:

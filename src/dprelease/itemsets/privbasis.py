@@ -27,6 +27,7 @@ from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts
+from ..release import build_manifest, records_run_start
 from .exact import kth_support, pair_supports
 
 __all__ = [
@@ -426,6 +427,7 @@ def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
 # --- Algorithm 3 -----------------------------------------------------------------------------------------
 
 
+@records_run_start
 def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
               params: PrivBasisParams = PrivBasisParams()) -> ItemsetRelease:
     """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP."""
@@ -488,16 +490,19 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
-    freqs = counts / n_hat if n_hat > 0 else np.full(counts.size, np.nan)
+    # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
+    freqs = np.clip(counts / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(counts.size, np.nan)
     trace["n_estimate"] = n_hat
-    manifest_parts = {
-        "parameters": {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
-                       "eta": params.eta, "single_basis_max": params.single_basis_max,
-                       "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
-                       "bin_threshold": params.bin_threshold, "item_share": params.item_share,
-                       "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2},
+    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+        "PrivBasis", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
+        parameters={"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
+                    "eta": params.eta, "single_basis_max": params.single_basis_max,
+                    "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
+                    "bin_threshold": params.bin_threshold, "item_share": params.item_share,
+                    "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2},
+        release={"rows": len(top)},
         # The split depends on the noisy lambda only (post-processing of a DP output).
-        "budget_split": {**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, alpha3)"},
-    }
+        budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, alpha3)"},
+    )
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant)

@@ -34,6 +34,7 @@ from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, uniform_choice
 from ..privacy.mechanisms import exponential_top_k_implicit, laplace_top_k_implicit, noisy_values
+from ..release import build_manifest, records_run_start
 from .exact import itemset_supports, mine_frequent, pair_supports, top_k_itemsets
 from .privbasis import ItemsetRelease
 
@@ -216,6 +217,7 @@ def _sample_implicit(n_pick: int, n_items: int, m: int, excluded: set[tuple[int,
     return out
 
 
+@records_run_start
 def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *, noise: NoiseSource,
        variant: str = "laplace", rho: float = 0.9) -> ItemsetRelease:
     """TF (PrivBasis section 3): top-k itemsets of length <= m with noisy counts, under ``epsilon``-DP."""
@@ -260,11 +262,14 @@ def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *,
     order = np.argsort(-noisy, kind="stable")
     chosen = [chosen[i] for i in order.tolist()]
     noisy = noisy[order]
-    freqs = noisy / n_hat if n_hat > 0 else np.full(noisy.size, np.nan)
-    manifest_parts = {
-        "parameters": {"k": k, "m": m, "variant": variant, "rho": rho},
-        "budget_split": {"selection": eps_sel, "counts_and_N": eps / 2.0,
-                         "reference": "PrivBasis sec. 3 (TF of Bhaskar et al.): eps/2 selection, eps/2 counts"},
-    }
+    # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
+    freqs = np.clip(noisy / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(noisy.size, np.nan)
+    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+        "TF", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
+        parameters={"k": k, "m": m, "variant": variant, "rho": rho},
+        release={"rows": len(chosen)},
+        budget_split={"selection": eps_sel, "counts_and_N": eps / 2.0,
+                      "reference": "PrivBasis sec. 3 (TF of Bhaskar et al.): eps/2 selection, eps/2 counts"},
+    )
     trace = {"plan": plan, "n_explicit": len(sets), "n_implicit_picked": n_imp, "n_estimate": n_hat}
     return ItemsetRelease(chosen, noisy, freqs, universe, manifest=manifest_parts, trace=trace, accountant=accountant)

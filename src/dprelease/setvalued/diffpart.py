@@ -42,7 +42,8 @@ from ..privacy import (
     uniform_choice,
     zero_cell_threshold,
 )
-from ..release import SetValuedRelease, build_manifest
+from ..limits import WorkMeter
+from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note
 
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
@@ -161,7 +162,9 @@ def distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: No
     if k == 0:
         return np.zeros(0, dtype=np.int64)
     full = (1 << n_children) - 1
-    if full <= (1 << 20):
+    # Enumerate the pool only when it is small or the draw takes a good part of it; otherwise draw by
+    # rejection (O(k) expected): a permutation of 2^20 masks per operation made --fanout 20 take minutes.
+    if full <= (1 << 12) or 4 * (exclude.size + k) > full:
         pool = np.setdiff1d(np.arange(1, full + 1, dtype=np.int64), exclude, assume_unique=True)
         return pool[noise.permutation(pool.size)[:k]]
     taken = set(int(x) for x in exclude.tolist())
@@ -176,16 +179,19 @@ def distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: No
     return np.asarray(out, dtype=np.int64)
 
 
-def _validate(epsilon: float, fanout: int, c1: float, c2: float) -> float:
+def _validate(epsilon: float, fanout: int, c1: float, c2: float, spurious_bound: float | None = None,
+              branching_bound: float | None = None) -> float:
     eps = check_epsilon(epsilon)
     if not (2 <= int(fanout) <= MAX_FANOUT):
         raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
-    for name, value in (("--c1", c1), ("--c2", c2)):
-        if not (value > 0 and math.isfinite(value)):
+    for name, value in (("--c1", c1), ("--c2", c2), ("--spurious-bound", spurious_bound),
+                        ("--branching-bound", branching_bound)):
+        if value is not None and not (value > 0 and math.isfinite(value)):
             raise ParameterError(f"{name} must be a finite number > 0, got {value}")
     return eps
 
 
+@records_run_start
 def diffpart(
     db: TransactionDB,
     universe: Universe,
@@ -207,10 +213,11 @@ def diffpart(
     ``branching_bound`` (default 0.5; None turns it off) is the termination guard: at operations whose
     children partition again, at most that many empty children are expected.
     """
-    B = _validate(epsilon, fanout, c1, c2)
+    B = _validate(epsilon, fanout, c1, c2, spurious_bound, branching_bound)
     if db.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     tax = ContextFreeTaxonomy.build(universe.size, int(fanout))
+    meter = WorkMeter("diffpart")  # stops the run past the output/memory limits, from noisy counts only
     accountant = BudgetAccountant(B, keep_ledger=keep_trace)
     trace: list[TraceEvent] = []
     out_sets: list[np.ndarray] = []
@@ -266,10 +273,12 @@ def diffpart(
         if keep_trace:
             trace.append(TraceEvent(kind.replace(" ", "_"), p.cut, node, eps_op, threshold, int(kept_masks.size)))
         if leaf_level:
+            meter.released(kept_masks.size, int(np.clip(kept_values, 0, None).sum()))
             for mask, value in zip(kept_masks.tolist(), kept_values.tolist()):
                 out_sets.append(np.asarray(replace_node(p.cut, node, kids, mask), dtype=np.int64))
                 out_counts.append(int(value))
         else:
+            meter.queued(len(queue) + kept_masks.size)
             rows_sorted, bounds = rows_by_mask(p.rows, inverse, sizes)
             child_unused = p.unused - eps_op
             empty_rows = np.zeros(0, dtype=np.int64)
@@ -283,16 +292,18 @@ def diffpart(
     if bar is not None:
         bar.close()
 
+    n_released = int(np.clip(out_counts, 0, None).sum()) if out_counts else 0
+    size_note = release_size_note("diffpart", n_released, "records")
     manifest = build_manifest(
         "diffpart",
         epsilon=B,
+        notes=[size_note] if size_note else None,
         parameters={"fanout": int(fanout), "c1": c1, "c2": c2, "branching_bound": branching_bound}
         | ({"spurious_bound": spurious_bound} if spurious_bound is not None else {}),
         noise=noise,
         accountant=accountant,
         domain=universe.describe(),
-        release={"records": int(np.clip(out_counts, 0, None).sum()) if out_counts else 0,
-                 "distinct_records": len(out_counts)},
+        release={"records": n_released, "distinct_records": len(out_counts)},
         budget_split={
             "leaf_counts": "B/2 + unused partitioning budget of the chain (Algorithm 1, line 12)",
             "partitioning": "B/2 in all; alpha = B~/|InternalNodes(cut)| per partition operation "
@@ -306,6 +317,8 @@ def diffpart(
 
 def _progress_bar(enabled: bool):
     if not enabled:
+        return None
+    if not sys.stderr.isatty():  # no carriage returns in a log file or a pipe
         return None
     from tqdm import tqdm
 
