@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import re
 import sys
 
@@ -73,6 +72,8 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 
 def _command_modules() -> list[str]:
+    import pkgutil
+
     from . import commands
 
     return sorted(info.name for info in pkgutil.iter_modules(commands.__path__)
