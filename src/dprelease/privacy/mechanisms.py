@@ -59,10 +59,14 @@ def noisy_values(
     label: str,
     sensitivity: float,
 ) -> np.ndarray:
-    """Real values plus floating-point-safe Laplace noise of scale sensitivity/epsilon."""
+    """Real values plus floating-point-safe Laplace noise of scale sensitivity/epsilon.
+
+    The true values go into the noise source's measurement (:meth:`NoiseSource.add_laplace`): in secure
+    mode OpenDP adds the noise and rounds, so outputs lie on one lattice whatever the true value.
+    """
     values = np.asarray(values, dtype=np.float64)
     scope.spend(epsilon, label)
-    return values + noise.laplace(sensitivity / epsilon, values.size).reshape(values.shape)
+    return noise.add_laplace(values, sensitivity / epsilon)
 
 
 def discrete_laplace_tail(epsilon: float, threshold: float, sensitivity: int = 1) -> tuple[int, float]:
@@ -276,7 +280,7 @@ def laplace_top_k_implicit(
     explicit_scores = np.asarray(explicit_scores, dtype=np.float64)
     scope.spend(epsilon, label)
     scale = sensitivity / epsilon
-    ex = explicit_scores + noise.laplace(scale, explicit_scores.size)
+    ex = noise.add_laplace(explicit_scores, scale)
     log_f = _top_order_log_cdf(int(n_implicit), k, noise)
     surv = -np.expm1(log_f)  # P(X > x) for the order statistic
     with np.errstate(divide="ignore"):

@@ -52,6 +52,16 @@ class NoiseSource(ABC):
     def binomial(self, n: int, p: float) -> int:
         """One Binomial(n, p) draw."""
 
+    def add_laplace(self, values: np.ndarray, scale: float) -> np.ndarray:
+        """``values`` (float64) plus i.i.d. continuous Laplace(0, scale) noise.
+
+        The secure source hands the true values to OpenDP's measurement, which adds the noise and rounds
+        on one lattice whatever the value (floating-point safe); adding noise drawn around 0 afterwards
+        would undo that (issue 8, defect 3). The seeded source adds numpy draws (not hardened).
+        """
+        values = np.asarray(values, dtype=np.float64)
+        return values + self.laplace(scale, values.size).reshape(values.shape)
+
     def gumbel(self, size: int) -> np.ndarray:
         """Standard Gumbel draws, -log(-log U): the noise of the Gumbel-max exponential mechanism."""
         return -np.log(-np.log(self.uniform(size)))
@@ -106,6 +116,15 @@ class SecureNoise(NoiseSource):
             return np.zeros(0, dtype=np.float64)
         meas = _opendp_laplace(float(scale), "f64")
         return np.asarray(meas([0.0] * int(size)), dtype=np.float64)
+
+    def add_laplace(self, values: np.ndarray, scale: float) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float64)
+        if values.size == 0:
+            return values.copy()
+        if not np.isfinite(values).all():
+            raise ParameterError("Laplace mechanism: every value must be a finite number")
+        meas = _opendp_laplace(float(scale), "f64")
+        return np.asarray(meas(values.reshape(-1).tolist()), dtype=np.float64).reshape(values.shape)
 
     def _uint64(self, size: int) -> np.ndarray:
         return np.frombuffer(os.urandom(8 * int(size)), dtype=np.uint64)
