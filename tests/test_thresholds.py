@@ -113,3 +113,13 @@ def test_issue_cli_reproduction_releases_no_count_below_the_threshold(tmp_path):
                      "--seed", str(seed), "--quiet", "-o", str(out)]) == 0
         lines = Counter(out.read_text().splitlines())
         assert all(count >= 3 for count in lines.values()), (seed, lines)
+
+
+def test_old_rule_is_behind_the_private_switch(monkeypatch):
+    """The audit's broken fixture: with the old slack a generated cell is released below the threshold."""
+    import dprelease.privacy.mechanisms as mechanisms
+
+    monkeypatch.setattr(mechanisms, "_THRESHOLD_SLACK", 1e-12)
+    res = threshold_counts(np.array([2]), 3, 1.0, 2.0000000000000004, scope=BudgetAccountant(1.0).root(),
+                           noise=_PinnedNoise(), label="t")
+    assert not res.passed[0] and (res.zero_passed == 2).all()

@@ -72,6 +72,11 @@ def noisy_values(
     return noise.add_laplace(values, sensitivity / epsilon)
 
 
+# Private switch (tests / the audit's broken fixture only): 1e-12 restores the pre-fix rule of issue 8 defect 9
+# (generated cells with k = ceil(threshold - 1e-12), real cells with >= threshold). 0.0 = one exact rule.
+_THRESHOLD_SLACK = 0.0
+
+
 def discrete_laplace_tail(epsilon: float, threshold: float, sensitivity: int = 1) -> tuple[int, float]:
     """For X ~ DLap(scale=sensitivity/epsilon): the least integer k >= threshold and log P(X >= k).
 
@@ -83,7 +88,7 @@ def discrete_laplace_tail(epsilon: float, threshold: float, sensitivity: int = 1
     threshold = float(threshold)
     if not (threshold > 0.0 and math.isfinite(threshold)):
         raise ParameterError(f"a count threshold must be a finite number > 0, got {threshold!r}")
-    k = max(1, math.ceil(threshold))
+    k = max(1, math.ceil(threshold - _THRESHOLD_SLACK))
     log_t = -epsilon / sensitivity
     return k, k * log_t - math.log1p(math.exp(log_t))
 
@@ -146,7 +151,8 @@ def threshold_counts(
             f"test-and-generate would release about {expected:.3g} cells of {counts.size + n_implicit:.3g} "
             f"(threshold {threshold:.4g} at epsilon {epsilon:.4g}); raise the threshold or lower the fan-out")
     explicit = noisy_counts(counts, epsilon, scope=scope, noise=noise, label=label)
-    passed = explicit >= k  # one rule: an integer passes iff it is >= k = ceil(threshold), as generated cells do
+    # one rule: an integer passes iff it is >= k = ceil(threshold), as generated cells do
+    passed = explicit >= (threshold if _THRESHOLD_SLACK else k)
     n_pass = noise.binomial(n_implicit, q) if n_implicit > 0 else 0
     if n_pass:
         tail = geometric_from_discrete_laplace(noise.discrete_laplace(1.0 / epsilon, n_pass))
