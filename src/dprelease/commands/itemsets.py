@@ -144,11 +144,11 @@ def _run_tf(args: argparse.Namespace) -> int:
     noise = noise_from_args(args)
     with timed(args, "tf"):
         release = tf(db, universe, args.k, args.epsilon, args.m, noise=noise, variant=args.variant, rho=args.rho)
-    plan = release.trace["plan"]
-    if plan.degenerate:  # custodian-only, stderr: depends on the raw data
-        print(f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
-                  f"(m = {args.m}); the truncation prunes nothing and the selection is close to random "
-                  f"(PrivBasis section 3.1)", file=sys.stderr)
+    # Public facts only (issue 8, defect 5): printed on every run, so whether f_k*N < gamma*N is not said.
+    gamma = release.trace["plan"].gamma_count  # from k, epsilon, m, |I| and rho alone
+    print(f"note: TF truncates counts below f_k*N - gamma*N with gamma*N = {gamma:.0f} (from k, epsilon, m, "
+          f"|I| and rho); where the k-th largest count is below gamma*N the truncation prunes nothing and the "
+          f"selection is close to random (PrivBasis section 3.1)", file=sys.stderr)
     manifest = _manifest("TF", args, release, universe, noise)
     note = report_release_size(args, "tf", len(release.itemsets), "itemsets", requested=args.k)
     if note:
