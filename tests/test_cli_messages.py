@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 from conftest import REPO
 
 from dprelease.cli import build_parser, main

@@ -9,7 +9,7 @@ from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CE
 from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
 from .. import limits
 from .common import (
-    add_epsilon, add_force, add_limits, add_quiet, add_seed, add_universe, float_list, int_list, positive_float,
+    add_epsilon, add_force, add_limits, add_quiet, add_seed, add_universe, int_list, positive_float,
     positive_int, print_json, say, seed_arg, timed, universe_inputs, warn,
 )
 
