@@ -172,7 +172,7 @@ def _general_tokens(raw: bytes, path: Path) -> tuple[list[str], list[int]]:
     return tokens, lines
 
 
-_TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp$"
+_TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp(?:-wal|-shm|-journal)?$"  # SQLite side files too
 
 
 def _umask() -> int:

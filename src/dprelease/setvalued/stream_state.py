@@ -46,7 +46,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data.io import read_transactions
+from ..data.io import read_transactions, remove_stale_temps
 from ..data.universe import Universe, parse_universe_spec
 from ..errors import BudgetExceededError, DPReleaseError, InputError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
@@ -147,7 +147,8 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
         path.parent.mkdir(parents=True, exist_ok=True)  # like every other output
     except OSError as exc:
         raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror or exc})") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temps(path)  # left by a killed init (the pid in the name tells a live writer's from a dead one's)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     os.unlink(tmp)
     tmp_path = Path(tmp)
