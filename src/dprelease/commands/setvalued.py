@@ -111,17 +111,15 @@ STATS_EXTENSIONS: list = []
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from ..data.generators import kosarak_like
-    from ..data.io import atomic_output, write_transactions
+    from ..data.generators import write_kosarak_like  # streamed in chunks: memory does not grow with --records
+    from ..data.io import atomic_output
 
     prepare_output(args, args.output, option="OUTPUT")
     limits.check_generate(args.records, args.items, args.mean_length)
-    db = kosarak_like(args.records, args.items, args.mean_length, seed=args.seed)
-    universe = Universe.from_range(1, args.items)
-    with atomic_output(args.output) as fh:
-        write_transactions(fh, db, universe)
-    say(args, f"generated {db.n_records:,} records over {args.items:,} items "
-              f"(mean length {db.lengths.mean():.2f}); universe: --universe 1..{args.items}")
+    with atomic_output(args.output, "wb") as fh:
+        n_records, mean = write_kosarak_like(fh, args.records, args.items, args.mean_length, seed=args.seed)
+    say(args, f"generated {n_records:,} records over {args.items:,} items "
+              f"(mean length {mean:.2f}); universe: --universe 1..{args.items}")
     print(args.output)
     return 0
 

@@ -7,13 +7,11 @@ within a line counts once. Lines may end in a trailing space (FIMI does).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
 import re
 import tempfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import IO
 
 import numpy as np
 
-from ..errors import InputError
+from .fimi import read_fimi
 from .transactions import TransactionDB
 from .universe import Universe
 
@@ -37,139 +35,16 @@ __all__ = [
     "file_sha256",
 ]
 
-_ALLOWED = np.zeros(256, dtype=bool)
-_ALLOWED[[9, 10, 13, 32]] = True
-_ALLOWED[48:58] = True
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
-
-
-_BOM = b"\xef\xbb\xbf"
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise InputError(f"{path}: not a readable .gz file: truncated or corrupt ({exc})") from None
-    if raw[:3] == _BOM:  # a UTF-8 byte-order mark (some editors write one): not part of the first item
-        raw = raw[3:]
-    return raw
-
-
-def _strip_comments(raw: bytes) -> bytes:
-    # Keep line count (so line numbers stay right): blank out comment lines.
-    lines = raw.split(b"\n")
-    return b"\n".join(b"" if ln.lstrip().startswith(b"#") else ln for ln in lines)
-
-
-def _parse_integer_tokens(raw: bytes) -> tuple[np.ndarray, np.ndarray] | None:
-    """Vectorised parse of a file made only of digits and white space.
-
-    Returns (values, line index of each token), or None when the file needs the
-    general path (other characters, or a number too long for int64).
-    """
-    a = np.frombuffer(raw, dtype=np.uint8)
-    if a.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if not _ALLOWED[a].all():
-        return None
-    isdig = (a >= 48) & (a <= 57)
-    edge = np.diff(isdig.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edge == 1)
-    if starts.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    lens = np.flatnonzero(edge == -1) - starts
-    del edge, isdig
-    longest = int(lens.max())
-    if longest > 18:
-        return None
-    # numpy's C text parser reads every white-space separated number; the byte scan above
-    # tells which line each one is on. If the counts disagree, parse by Horner's rule.
-    values = np.fromstring(raw, dtype=np.int64, sep=" ")
-    if values.size != starts.size:
-        values = _horner(a, starts, lens, longest)
-    newlines = np.flatnonzero(a == 10)
-    line_of_token = np.searchsorted(newlines, starts)
-    return values, line_of_token
-
-
-def _horner(a: np.ndarray, starts: np.ndarray, lens: np.ndarray, longest: int) -> np.ndarray:
-    values = np.zeros(starts.size, dtype=np.int64)
-    for place in range(longest):
-        live = lens > place
-        digit = a[np.minimum(starts + place, a.size - 1)].astype(np.int64) - 48
-        values = np.where(live, values * 10 + digit, values)
-    return values
-
-
-def _error_line(path: Path, line_index: int, message: str) -> InputError:
-    return InputError(f"{path}:{line_index + 1}: {message}")
-
 
 def read_transactions(path: str | os.PathLike, universe: Universe | None) -> tuple[TransactionDB, Universe]:
     """Read a transaction file; map items to ids of ``universe`` (derived, with a warning, if None).
 
     Raises :class:`InputError` naming the file and line of the first item outside a
-    declared universe, and for a file with no transaction.
+    declared universe, and for a file with no transaction. The file is read in blocks
+    (``.gz`` streamed) and parsed with numpy: the peak memory is the CSR arrays plus one
+    block's temporaries (:mod:`dprelease.data.fimi`).
     """
-    path = Path(path)
-    raw = _read_bytes(path)
-    if b"#" in raw:
-        raw = _strip_comments(raw)
-    parsed = _parse_integer_tokens(raw)
-    if parsed is not None:
-        values, line_of_token = parsed
-        if values.size == 0:
-            raise InputError(f"{path}: no transactions (the file is empty or has only comments/blank lines)")
-        if universe is None:
-            universe = Universe.derived_from_values(values)
-        ids = universe.ids_of_ints(values)
-        bad = np.flatnonzero(ids < 0)
-        if bad.size:
-            j = int(bad[0])
-            raise _error_line(path, int(line_of_token[j]),
-                              f"item {int(values[j])} is not in {universe.where()}")
-    else:
-        tokens, lines = _general_tokens(raw, path)
-        if not tokens:
-            raise InputError(f"{path}: no transactions (the file is empty or has only comments/blank lines)")
-        if universe is None:
-            universe = Universe.derived_from_tokens(tokens)
-        ids = universe.ids_of_tokens(tokens)
-        bad = np.flatnonzero(ids < 0)
-        if bad.size:
-            j = int(bad[0])
-            raise _error_line(path, int(lines[j]), f"item {tokens[j]!r} is not in {universe.where()}")
-        line_of_token = np.asarray(lines, dtype=np.int64)
-    # Records are the non-blank lines, in file order (line_of_token never decreases).
-    new_line = np.empty(line_of_token.size, dtype=bool)
-    new_line[0] = True
-    np.not_equal(line_of_token[1:], line_of_token[:-1], out=new_line[1:])
-    rows = np.cumsum(new_line, dtype=np.int64) - 1
-    n_rows = int(rows[-1]) + 1
-    db = TransactionDB.from_pairs(rows, ids, n_rows, universe.size)
-    return db, universe
-
-
-def _general_tokens(raw: bytes, path: Path) -> tuple[list[str], list[int]]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n")
-        raise InputError(f"{path}:{line + 1}: not valid UTF-8 text") from None
-    tokens: list[str] = []
-    lines: list[int] = []
-    for index, line in enumerate(text.split("\n")):
-        parts = line.split()
-        if parts:
-            tokens.extend(parts)
-            lines.extend([index] * len(parts))
-    return tokens, lines
+    return read_fimi(path, universe)
 
 
 _TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp(?:-wal|-shm|-journal)?$"  # SQLite side files too

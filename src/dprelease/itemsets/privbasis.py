@@ -330,32 +330,11 @@ def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[flo
 
 def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
     """Exact bin counts of every basis (Algorithm 1 lines 7-11): bin m of basis B holds the records whose
-    intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private."""
-    out: list[np.ndarray] = []
-    if not bases:
-        return out
-    union = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in bases]))
-    keep_item = np.zeros(db.n_items, dtype=bool)
-    keep_item[union] = True
-    keep = keep_item[db.items]
-    items = db.items[keep].astype(np.int64)
-    rows_all = db.row_ids()[keep]
-    # Compact row ids: only records that hold some basis item; the rest all fall in bin 0 of every basis.
-    starts = np.r_[True, rows_all[1:] != rows_all[:-1]] if rows_all.size else np.zeros(0, dtype=bool)
-    rows = np.cumsum(starts) - 1
-    n_touched = int(starts.sum())
-    pos = np.full(db.n_items, -1, dtype=np.int64)
-    for basis in bases:
-        b = np.asarray(basis, dtype=np.int64)
-        pos[b] = np.arange(b.size)
-        p = pos[items]
-        sel = p >= 0
-        masks = np.bincount(rows[sel], weights=np.ldexp(1.0, p[sel]), minlength=n_touched).astype(np.int64)
-        bins = np.bincount(masks, minlength=1 << b.size).astype(np.int64)
-        bins[0] += db.n_records - n_touched
-        out.append(bins)
-        pos[b] = -1
-    return out
+    intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private.
+    Computed block by block of records (:func:`dprelease.data.passes.basis_bin_counts`)."""
+    from ..data.passes import basis_bin_counts as blockwise_basis_bin_counts
+
+    return blockwise_basis_bin_counts(db, bases)
 
 
 def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:

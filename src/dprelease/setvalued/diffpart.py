@@ -100,27 +100,35 @@ def replace_node(cut: tuple[int, ...], node: int, kids: np.ndarray, mask: int) -
     return cut[:at] + chosen + cut[at + 1 :]
 
 
-def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxonomy, node: int) -> np.ndarray:
-    """For each record in ``rows``: bit b set iff the record has an item under child b of ``node``."""
-    if rows.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = db.offsets[rows]
-    lens = db.offsets[rows + 1] - starts
-    total = int(lens.sum())
-    local_start = np.zeros(rows.size, dtype=np.int64)
-    np.cumsum(lens[:-1], out=local_start[1:])
-    idx = np.arange(total, dtype=np.int64) + np.repeat(starts - local_start, lens)
-    items = db.items[idx]
-    owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
-    inside = (items >= taxonomy.lo[node]) & (items < taxonomy.hi[node])
-    items = items[inside]
-    owner = owner[inside]
-    child = (items - taxonomy.lo[node]) // taxonomy.span[node]
-    # items are sorted within a record, so repeated (owner, child) pairs are adjacent
-    first = np.ones(child.size, dtype=bool)
-    first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
-    weights = np.ldexp(1.0, child[first])
-    return np.bincount(owner[first], weights=weights, minlength=rows.size).astype(np.int64)
+def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxonomy, node: int,
+                block: int = 1 << 16) -> np.ndarray:
+    """For each record in ``rows``: bit b set iff the record has an item under child b of ``node``.
+
+    Computed ``block`` rows at a time, so the per-item temporaries stay small however many rows there are.
+    """
+    out = np.zeros(rows.size, dtype=np.int64)
+    for b0 in range(0, rows.size, block):
+        part = rows[b0 : b0 + block]
+        starts = db.offsets[part]
+        lens = db.offsets[part + 1] - starts
+        if int(part[-1]) - int(part[0]) + 1 == part.size:  # consecutive rows (e.g. the root): one slice
+            items = db.items[int(starts[0]) : int(starts[0]) + int(lens.sum())]
+        else:
+            local_start = np.zeros(part.size, dtype=np.int64)
+            np.cumsum(lens[:-1], out=local_start[1:])
+            idx = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(starts - local_start, lens)
+            items = db.items[idx]
+        owner = np.repeat(np.arange(part.size, dtype=np.int64), lens)
+        inside = (items >= taxonomy.lo[node]) & (items < taxonomy.hi[node])
+        items = items[inside]
+        owner = owner[inside]
+        child = (items - taxonomy.lo[node]) // taxonomy.span[node]
+        # items are sorted within a record, so repeated (owner, child) pairs are adjacent
+        first = np.ones(child.size, dtype=bool)
+        first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
+        weights = np.ldexp(1.0, child[first])
+        out[b0 : b0 + part.size] = np.bincount(owner[first], weights=weights, minlength=part.size).astype(np.int64)
+    return out
 
 
 def choose_expansion_node(taxonomy: ContextFreeTaxonomy, cut: np.ndarray, noise: NoiseSource) -> int:
