@@ -87,6 +87,7 @@ CASES = [
     _c("stream-status-not-sqlite", "not a dprelease stream state", "stream", "status", "{w}/small.dat"),
     _c("stream-append-not-sqlite", "not a dprelease stream state", "stream", "append", "{w}/small.dat", "{w}/small.dat", "-o", "{w}/o.dat"),
     _c("stream-release-not-sqlite", "not a dprelease stream state", "stream", "release", "{w}/binary.bin", "-o", "{w}/o.dat"),
+    _c("stream-init-updates-huge", "below the smallest budget", "stream", "init", "{w}/new.db", "-e", "1", "-U", "10" * 12),
     _c("stream-init-exists", "already exists", "stream", "init", "{w}/state.db", "-e", "1", "-U", "2"),
     _c("stream-append-batch-missing", "cannot read", "stream", "append", "{w}/state.db", "{w}/missing.dat", "-o", "{w}/o.dat"),
     _c("fanout-1", "--fanout", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/o.dat", "--fanout", "1"),
