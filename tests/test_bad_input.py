@@ -135,6 +135,9 @@ CASES = [
     _c("o-exists-tds", "already exists", "tds", "{w}/t.csv", "--schema", "{w}/s.yaml", "-o", "{w}/exists.dat"),
     _c("o-exists-generate", "already exists", "generate", "{w}/exists.dat", "--records", "10"),
     _c("o-is-input-generate", "already exists", "generate", "{w}/small.dat", "--records", "10"),
+    _c("o-empty-name", "empty", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", ""),
+    _c("o-empty-name-stream", "empty", "stream", "append", "{w}/state.db", "{w}/small.dat", "-o", ""),
+    _c("o-dot", "is a directory", "tds", "{w}/t.csv", "--schema", "{w}/s.yaml", "-o", ".", "--force"),
     _c("o-is-directory", "is a directory", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/sub", "--force"),
     _c("experiment-out-holds-input", "is the input file", "experiment", "diffpart", "--dataset", "{w}/exp2/summary.json", "--universe", "1..12", "--out", "{w}/exp2"),
     # --- release pairs and tables ------------------------------------------------------------------

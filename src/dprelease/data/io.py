@@ -227,7 +227,11 @@ def check_output_path(
     """
     from ..errors import ParameterError
 
+    if not str(output).strip():
+        raise ParameterError(f"{option}: the output file name is empty")
     out = Path(output)
+    if out.is_dir() or not out.name:
+        raise ParameterError(f"{option} {out} is a directory; give a file name")
     written = [out, *(Path(c) for c in companions)]
     for src in inputs:
         if src is None:

@@ -227,7 +227,8 @@ def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLi
     from ..release import manifest_path
 
     inputs = [state, Path(str(state) + "-wal"), Path(str(state) + "-shm")] + ([Path(batch)] if batch else [])
-    return check_output_path(output, inputs=inputs, companions=[manifest_path(output)], force=force,
+    companions = [manifest_path(output)] if Path(output).name else []  # an empty name is refused below
+    return check_output_path(output, inputs=inputs, companions=companions, force=force,
                              may_replace=lambda out: owns_release(state, out))
 
 
