@@ -89,7 +89,7 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     from ..relational.diffgen import diffgen
 
     prepare_output(args, args.output, inputs=_table_inputs(args),
-                   companions=[records_path(args.output)] if args.records else [])
+                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
     schema = _schema(args)
     limits.check_diffgen(schema, args.specializations)  # public: the schema and h, before reading the data
     with timed(args, "read"):
@@ -114,7 +114,7 @@ def _run_tds(args: argparse.Namespace) -> int:
     from ..relational.tds import tds
 
     prepare_output(args, args.output, inputs=_table_inputs(args),
-                   companions=[records_path(args.output)] if args.records else [])
+                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
     schema = _schema(args)
     table = read_table(args.table, schema)
     print("warning: TDS publishes a k-anonymous table with EXACT counts: it is NOT differentially private",
