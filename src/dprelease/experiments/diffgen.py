@@ -33,7 +33,8 @@ from ..relational.diffgen import diffgen
 from ..relational.tds import tds
 
 __all__ = ["RunRow", "split_table", "run_one", "classification_experiment", "summarize", "write_csv", "plot_figure3",
-           "peers_available", "run_peer"]
+           "peers_available", "run_peer", "METHODS", "RECOMMENDED", "release_method", "methods_experiment",
+           "summarize_methods", "methods_json", "plot_methods"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,3 +233,157 @@ def settings_note() -> dict[str, object]:
 
 def load_adult(data: str | os.PathLike, schema: TableSchema) -> EncodedTable:
     return read_table(Path(data), schema)
+
+
+# -- issue 13: several methods side by side (accuracy vs epsilon) ----------------------------------
+#: every name `--methods` accepts; "recommended" is our best eps-DP release method (RECOMMENDED)
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "recommended", "tds", "diffp-c45", "mst", "aim")
+RECOMMENDED = "diffgen-plus"
+PEERS = ("mst", "aim")
+
+
+def release_method(name: str, train: EncodedTable, epsilon: float, h: int, noise):
+    """One eps-DP release of a table method (a GeneralizedTable); ``recommended`` is :data:`RECOMMENDED`."""
+    from ..relational.diffgen_plus import diffgen_plus
+
+    if name == "recommended":
+        name = RECOMMENDED
+    if name == "diffgen":
+        return diffgen(train, epsilon, h, noise=noise)
+    if name == "diffgen-local":
+        return diffgen(train, epsilon, h, noise=noise, local=True)
+    if name == "diffgen-plus":
+        return diffgen_plus(train, epsilon, noise=noise)
+    raise ValueError(f"not a table method: {name}")
+
+
+def _method_seed(seed: int, run: int, eps: float, name: str) -> int:
+    key = RECOMMENDED if name == "recommended" else name
+    return int(np.random.default_rng([seed, run, int(round(eps * 1e6)), sum(map(ord, key)), len(key)]).integers(2**62))
+
+
+def run_methods_one(args: tuple) -> list[RunRow]:
+    """Every (non-peer) method at every epsilon on split ``run``. Seconds: the release (or tree) only."""
+    from ..relational.diffp_c45 import diffp_c45
+
+    table, seed, run, methods, epsilons, h, tds_k = args
+    train, test = split_table(table, seed, run)
+    ba = baseline_accuracy(train, test)
+    la = lower_bound_accuracy(train, test)
+    rows = []
+    for name in methods:
+        if name in PEERS:
+            continue
+        if name == "tds":
+            t0 = time.perf_counter()
+            release = tds(train, tds_k)
+            secs = time.perf_counter() - t0
+            rows.append(RunRow("tds", None, len(release.trace), run, generalized_accuracy(release, test), ba, la, secs))
+            continue
+        for eps in epsilons:
+            noise = make_noise(_method_seed(seed, run, eps, name))
+            t0 = time.perf_counter()
+            if name == "diffp-c45":
+                model = diffp_c45(train, eps, noise=noise)
+                secs = time.perf_counter() - t0
+                acc = float((model.predict(test) == test.y).mean())
+                rows.append(RunRow(name, eps, model.manifest["parameters"]["depth"], run, acc, ba, la, secs))
+                continue
+            release = release_method(name, train, eps, h, noise)
+            secs = time.perf_counter() - t0
+            hh = len(release.trace)
+            rows.append(RunRow(name, eps, hh, run, generalized_accuracy(release, test), ba, la, secs))
+    return rows
+
+
+def methods_experiment(table: EncodedTable, *, methods: list[str], epsilons: list[float], h: int, runs: int,
+                       seed: int = 0, tds_k: int = 5, jobs: int = 1, peer_runs: int | None = None,
+                       progress=None) -> list[RunRow]:
+    """All methods on the same splits (run r uses split (seed, r)); peers (MST/AIM) on the first ``peer_runs``."""
+    tasks = [(table, seed, r, methods, epsilons, h, tds_k) for r in range(runs)]
+    if jobs > 1 and runs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            parts = list(pool.map(run_methods_one, tasks))
+    else:
+        parts = [run_methods_one(t) for t in tasks]
+    rows = [row for part in parts for row in part]
+    for name in methods:
+        if name in PEERS:
+            for eps in epsilons:
+                for r in range(runs if peer_runs is None else peer_runs):
+                    if progress:
+                        progress(f"{name} eps={eps:g} run {r}")
+                    rows.append(run_peer(name, table, eps, seed, r))
+    return rows
+
+
+def summarize_methods(rows: list[RunRow]) -> list[dict[str, object]]:
+    """Mean, stdev (percent) and mean seconds per (method, epsilon); TDS has epsilon None."""
+    groups: dict[tuple, list[RunRow]] = {}
+    for r in rows:
+        groups.setdefault((r.method, r.epsilon), []).append(r)
+    out = []
+    for (method, eps), rs in groups.items():
+        acc = [100.0 * r.accuracy for r in rs]
+        out.append({
+            "method": method, "epsilon": eps, "runs": len(rs),
+            "accuracy": statistics.fmean(acc), "stdev": statistics.stdev(acc) if len(acc) > 1 else 0.0,
+            "seconds": statistics.fmean(r.seconds for r in rs),
+            "baseline_accuracy": 100.0 * statistics.fmean(r.baseline_accuracy for r in rs),
+            "lower_bound_accuracy": 100.0 * statistics.fmean(r.lower_bound_accuracy for r in rs),
+        })
+    order = {m: i for i, m in enumerate(METHODS)}
+    out.sort(key=lambda s: (order.get(str(s["method"]), len(order)), -1.0 if s["epsilon"] is None else s["epsilon"]))
+    return out
+
+
+def methods_json(rows: list[RunRow], summary: list[dict[str, object]]) -> dict[str, object]:
+    """The issue 13 JSON for one epsilon: BA and LA over the runs' splits, and each method's mean/stdev/seconds."""
+    split_rows = {r.run: r for r in rows}
+    return {
+        "baseline_accuracy": 100.0 * statistics.fmean(r.baseline_accuracy for r in split_rows.values()),
+        "lower_bound_accuracy": 100.0 * statistics.fmean(r.lower_bound_accuracy for r in split_rows.values()),
+        "methods": {str(s["method"]): {"accuracy": s["accuracy"], "stdev": s["stdev"], "seconds": s["seconds"]}
+                    for s in summary},
+    }
+
+
+def plot_methods(summary: list[dict[str, object]], path: Path, title: str = "Adult") -> None:
+    """Accuracy vs epsilon, one labelled line per method, mean +- stdev as a band; not-DP TDS, BA, LA as lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .common import save_png
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    methods = []
+    for s in summary:
+        if s["method"] not in methods:
+            methods.append(s["method"])
+    for m in methods:
+        rows = sorted((s for s in summary if s["method"] == m), key=lambda s: s["epsilon"] or 0.0)
+        if rows[0]["epsilon"] is None:  # TDS: not DP, one value
+            mu, sd = rows[0]["accuracy"], rows[0]["stdev"]
+            ax.axhline(mu, ls="-.", color="tab:brown", label=f"{m} (k-anonymity, not DP) {mu:.1f}%")
+            ax.axhspan(mu - sd, mu + sd, color="tab:brown", alpha=0.08)
+            continue
+        xs = [s["epsilon"] for s in rows]
+        mu = np.asarray([s["accuracy"] for s in rows])
+        sd = np.asarray([s["stdev"] for s in rows])
+        (line,) = ax.plot(xs, mu, marker="o", label=f"{m} ({rows[0]['runs']} runs)")
+        ax.fill_between(xs, mu - sd, mu + sd, color=line.get_color(), alpha=0.15)
+    ba = statistics.fmean(s["baseline_accuracy"] for s in summary)
+    la = statistics.fmean(s["lower_bound_accuracy"] for s in summary)
+    ax.axhline(ba, ls=":", color="k", label=f"BA = {ba:.1f}%")
+    ax.axhline(la, ls="--", color="grey", label=f"LA = {la:.1f}%")
+    ax.set_xscale("log")
+    ax.set_xlabel("privacy budget ε")
+    ax.set_ylabel("classification accuracy CA (%)")
+    ax.set_title(f"{title}: CA vs ε (mean ± stdev over runs)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_png(fig, path)
