@@ -179,27 +179,42 @@ class _SampleMethod:
 PEER_BINS = 32
 
 
-def _binned(schema, columns) -> dict[str, np.ndarray]:
-    """Numeric attributes in PEER_BINS equal-width bins over the schema's public bounds; categoricals as leaf codes."""
+def _edges(a, bins: str) -> np.ndarray:
+    """Inner bin edges of a numeric attribute over its public bounds: PEER_BINS equal-width bins, or
+    ``bins="grid"``: DiffGen+'s public split grid (equal-width + geometric points, ``split_grid``)."""
+    if bins == "grid":
+        from ..relational.diffgen_plus import split_grid
+
+        return split_grid(a.lo, a.hi, a.integer, PEER_BINS - 1)
+    return a.lo + (a.hi - a.lo) * np.arange(1, PEER_BINS) / PEER_BINS
+
+
+def _binned(schema, columns, bins: str = "equal") -> dict[str, np.ndarray]:
+    """Numeric attributes as bin codes over the schema's public bounds; categoricals as leaf codes."""
     out = {}
     for a, col in zip(schema.attributes, columns):
         if a.kind == "numeric":
-            out[a.name] = np.clip(((col - a.lo) / (a.hi - a.lo) * PEER_BINS).astype(np.int64), 0, PEER_BINS - 1)
+            out[a.name] = np.searchsorted(_edges(a, bins), col, side="right").astype(np.int64)
         else:
             out[a.name] = np.asarray(col, dtype=np.int64)
     return out
 
 
-def _bin_table(table: EncodedTable, codes: dict[str, np.ndarray], y: np.ndarray) -> EncodedTable:
+def _bin_table(table: EncodedTable, codes: dict[str, np.ndarray], y: np.ndarray, bins: str = "equal") -> EncodedTable:
     """Back to an EncodedTable whose numeric values are bin midpoints (for the same tree features)."""
     cols = []
     for a in table.schema.attributes:
         v = np.asarray(codes[a.name], dtype=np.int64)
-        cols.append(a.lo + (v + 0.5) * (a.hi - a.lo) / PEER_BINS if a.kind == "numeric" else v)
+        if a.kind == "numeric":
+            edges = np.concatenate([[a.lo], _edges(a, bins), [a.hi]])
+            v = np.clip(v, 0, edges.size - 2)
+            cols.append((edges[v] + edges[v + 1]) / 2.0)
+        else:
+            cols.append(v)
     return EncodedTable(table.schema, tuple(cols), np.asarray(y, dtype=np.int64))
 
 
-def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int) -> RunRow:
+def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int, bins: str = "equal") -> RunRow:
     """MST or AIM (smartnoise-synth, optional) on the train split, sampled i.i.d.; the same tree on the synthetic data.
 
     Same split as DiffGen's run ``run``; CA on the binned test split. Wall time is fit + sample.
@@ -209,7 +224,7 @@ def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int
 
     train, test = split_table(table, seed, run)
     schema = train.schema
-    frame = pd.DataFrame({**_binned(schema, train.columns), schema.class_attribute.name: train.y})
+    frame = pd.DataFrame({**_binned(schema, train.columns, bins), schema.class_attribute.name: train.y})
     t0 = time.perf_counter()
     synth = Synthesizer.create(name, epsilon=float(epsilon), verbose=False)
     synth.fit(frame, preprocessor_eps=0.0, categorical_columns=list(frame.columns))
@@ -218,8 +233,9 @@ def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int
     seconds = time.perf_counter() - t0
     if not isinstance(sample, pd.DataFrame):
         sample = pd.DataFrame(list(sample), columns=list(frame.columns))
-    fake = _bin_table(train, {c: sample[c].to_numpy() for c in frame.columns}, sample[schema.class_attribute.name].to_numpy())
-    binned_test = _bin_table(test, _binned(schema, test.columns), test.y)
+    fake = _bin_table(train, {c: sample[c].to_numpy() for c in frame.columns},
+                      sample[schema.class_attribute.name].to_numpy(), bins)
+    binned_test = _bin_table(test, _binned(schema, test.columns, bins), test.y, bins)
     from ..relational.classify import make_tree
 
     tree = make_tree().fit(raw_features(fake), fake.y)
@@ -372,7 +388,9 @@ def plot_methods(summary: list[dict[str, object]], path: Path, title: str = "Adu
         xs = [s["epsilon"] for s in rows]
         mu = np.asarray([s["accuracy"] for s in rows])
         sd = np.asarray([s["stdev"] for s in rows])
-        (line,) = ax.plot(xs, mu, marker="o", label=f"{m} ({rows[0]['runs']} runs)")
+        alias = f" = {RECOMMENDED}" if m == "recommended" else ""
+        style = {"ls": "--", "marker": "x"} if m == "recommended" else {"marker": "o"}
+        (line,) = ax.plot(xs, mu, label=f"{m}{alias} ({rows[0]['runs']} runs)", **style)
         ax.fill_between(xs, mu - sd, mu + sd, color=line.get_color(), alpha=0.15)
     ba = statistics.fmean(s["baseline_accuracy"] for s in summary)
     la = statistics.fmean(s["lower_bound_accuracy"] for s in summary)
