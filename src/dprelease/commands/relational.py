@@ -182,7 +182,8 @@ def _run_methods(args: argparse.Namespace, table) -> int:
     if peers and not exp.peers_available():
         say(args, f"{','.join(peers)}: smartnoise-synth is not importable here; skipped (run from its own venv: "
                   "python3 -m venv /tmp/synthvenv && /tmp/synthvenv/bin/pip install smartnoise-synth==1.0.8 "
-                  "scikit-learn pyarrow PyYAML matplotlib; PYTHONPATH=src /tmp/synthvenv/bin/python -m dprelease.cli ...)")
+                  "scikit-learn pyarrow PyYAML matplotlib; "
+                  "PYTHONPATH=src /tmp/synthvenv/bin/python -m dprelease.cli ...)")
         methods = [m for m in methods if m not in exp.PEERS]
     h = args.specializations[0] if args.specializations else 10
     with timed(args, "experiment"):

@@ -170,8 +170,10 @@ def diffp_c45(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth:
         return node
 
     bounds = {j: (a.lo, a.hi) for j, a in enumerate(schema.attributes) if a.kind == "numeric"}
-    root = build(np.arange(table.n_records, dtype=np.int64), tuple(range(len(schema.attributes))), bounds, d,
-                 accountant.root())
+    attrs = tuple(j for j, a in enumerate(schema.attributes)
+                  if (a.kind == "categorical" and not a.taxonomy.is_leaf(0))
+                  or (a.kind == "numeric" and _splittable_interval(a, (a.lo, a.hi))))  # public: the schema only
+    root = build(np.arange(table.n_records, dtype=np.int64), attrs, bounds, d, accountant.root())
     manifest = {
         "parameters": {"method": "diffp-c45", "depth": d, "score": "max", "score_sensitivity": 1.0},
         "budget_split": {"per_level": eps_l, "formula": "eps_l = B / (2 (d + 1)); per node: eps_l noisy size, "

@@ -64,7 +64,8 @@ def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
     tv = lambda data, noise: diffgen_plus(data, epsilon, noise=noise, rounds=1, score="tv", stop=False)  # noqa: E731
     return [
         AuditCase("diffgen-plus/flip-first-split", d, flip, epsilon, fixed, _table_events,
-                  description="4 x 10 records (x in [0,8), c in {a1,a2,b}); D' adds (x=4, c=b, y): 2 rounds, Gini, stop"),
+                  description="4 x 10 records (x in [0,8), c in {a1,a2,b}); D' adds (x=4, c=b, y): "
+                              "2 rounds, Gini, stop"),
         AuditCase("diffgen-plus/size-sets-rounds", d, flip, epsilon, auto, _table_events,
                   description="same pair, rounds and score chosen from the noisy record count (default settings)"),
         AuditCase("diffgen-plus/tv-one-round", d, flip, epsilon, tv, _table_events,
