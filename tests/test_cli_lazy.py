@@ -81,3 +81,44 @@ def test_a_command_imports_only_its_own_modules():
                                                  "print(sorted(m for m in sys.modules if m.startswith('numpy'))[:1])"],
                           capture_output=True, text=True, timeout=60)
     assert bare.stdout.strip() == "[]", bare.stdout  # the bare command list needs no numpy at all
+
+
+def test_command_functions_import_what_they_use():
+    """Handlers import the algorithms they need themselves: every name a module-level function reads is
+    imported at the top, defined in the module, imported in that function, or a builtin."""
+    import ast
+    import builtins
+    from pathlib import Path
+
+    import dprelease.commands as commands
+
+    problems = []
+    for path in sorted(Path(commands.__path__[0]).glob("*.py")):
+        tree = ast.parse(path.read_text())
+        known = set(dir(builtins)) | {"__file__"}
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                known |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                known.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.If, ast.Try)):
+                known |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for fn in (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            local = set()
+            for n in ast.walk(fn):
+                if isinstance(n, (ast.Import, ast.ImportFrom)):
+                    local |= {(a.asname or a.name).split(".")[0] for a in n.names}
+                elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    local.add(n.id)
+                elif isinstance(n, ast.arg):
+                    local.add(n.arg)
+                elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                    local.add(n.name)
+                elif isinstance(n, ast.ExceptHandler) and n.name:
+                    local.add(n.name)
+            loads = {n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Load)}
+            missing = loads - local - known
+            if missing:
+                problems.append(f"{path.name}:{fn.name}: {sorted(missing)}")
+    assert not problems, problems
