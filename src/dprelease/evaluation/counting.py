@@ -113,15 +113,19 @@ class SupportCounter:
         out = np.zeros(n_q, dtype=np.int64)
         out[lengths == 0] = self.n_records
         supports = self._supports[items]
-        top = int(supports.max(initial=0)) + 1
-        if n_q * top < 2**62:  # each query's items, rarest first (one int64 key sorts faster than lexsort)
-            order = np.argsort(owner * np.int64(top) + supports, kind="stable")
-        else:
-            order = np.lexsort((supports, owner))
-        items, supports = items[order], supports[order]
         start = np.zeros(n_q, dtype=np.int64)
         np.cumsum(lengths[:-1], out=start[1:])
         nonempty = lengths > 0
+        # Each query's rarest item moves to its front (its record list seeds the candidates); the other items
+        # filter in their own order (any order gives the same counts; no sort needed).
+        items, supports = items.copy(), supports.copy()
+        lowest = np.zeros(n_q, dtype=np.int64)
+        lowest[nonempty] = np.minimum.reduceat(supports, start[nonempty])
+        at_min = np.flatnonzero(supports == lowest[owner])
+        first = at_min[np.r_[True, owner[at_min[1:]] != owner[at_min[:-1]]]] if at_min.size else at_min
+        front = start[owner[first]]
+        items[first], items[front] = items[front], items[first]
+        supports[first], supports[front] = supports[front], supports[first]
         rarest = np.zeros(n_q, dtype=np.int64)
         rarest[nonempty] = supports[start[nonempty]]
         out[lengths == 1] = rarest[lengths == 1]
