@@ -232,3 +232,11 @@ def test_canonical_records_sorts_and_dedupes_within_records():
     assert lengths.tolist() == [2, 1, 1] and values.tolist() == [1, 5, 2, 7]
     same_l, same_v = canonical_records(np.array([2, 2]), np.array([1, 3, 0, 2]))
     assert same_l.tolist() == [2, 2] and same_v.tolist() == [1, 3, 0, 2]
+
+
+def test_byte_order_mark_is_dropped_whatever_the_block_size(tmp_path):
+    path = tmp_path / "bom.dat"
+    path.write_bytes(b"\xef\xbb\xbf1 2\n3\n")
+    universe = parse_universe_spec("1..3")
+    for chunk in (1, 2, 3, 1 << 20):
+        assert read_fimi(path, universe, chunk_bytes=chunk)[0].to_lists() == [[0, 1], [2]]

@@ -106,6 +106,11 @@ def _blocks(path: Path, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
         while True:
             try:
                 block = fh.read(chunk_bytes)
+                while first and block and len(block) < len(_BOM):  # tiny blocks: the mark whole before the check
+                    more = fh.read(chunk_bytes)
+                    if not more:
+                        break
+                    block += more
             except (OSError, EOFError, zlib.error) as exc:
                 if _is_gzip(path):
                     raise InputError(f"{path}: not a readable .gz file: truncated or corrupt ({exc})") from None
