@@ -329,8 +329,11 @@ def check_diffgen(schema, h: int, what: str = "diffgen") -> None:
 
 
 def generate_estimate(records: int, items: int, mean_length: float) -> float:
-    """Memory (bytes) of ``generate``: item and row ids (int64) plus temporaries, per item occurrence."""
-    return float(records) * float(mean_length) * 48.0 + float(records) * 24.0 + float(items) * 32.0
+    """Memory (bytes) of ``generate``: it streams chunks of 2^18 records (``data.generators.kosarak_like_chunks``),
+    so item and row ids (int64) plus temporaries per item occurrence of one chunk, the record lengths of the
+    whole file (int16), and the item tables."""
+    chunk = float(min(records, 1 << 18))
+    return chunk * float(mean_length) * 48.0 + chunk * 24.0 + float(records) * 2.0 + float(items) * 32.0
 
 
 def check_generate(records: int, items: int, mean_length: float) -> None:
