@@ -58,3 +58,23 @@ def test_top_k_random_against_bruteforce():
                 counts[s] = counts.get(s, 0) + 1
     want = sorted(counts.items(), key=lambda p: (-p[1], len(p[0]), p[0]))[:25]
     assert top_k_itemsets(db, 25) == want
+
+
+def test_distinct_records_exact_with_up_to_62_items():
+    """Masks are or-ed as integers: a float64 sum of 2^61 and 2^0 (and any span over 53 bits) is not exact."""
+    from dprelease.data import TransactionDB
+
+    rng = np.random.default_rng(4)
+    records = [sorted(set(rng.integers(0, 62, rng.integers(1, 9)).tolist())) for _ in range(3000)]
+    records += [[0, 61], [0, 1, 61], [61], [0]]
+    db = TransactionDB.from_lists(records, 62)
+    want: dict[tuple[int, ...], int] = {}
+    for r in records:
+        want[tuple(r)] = want.get(tuple(r), 0) + 1
+    assert distinct_records(db) == want
+    projected: dict[tuple[int, ...], int] = {}
+    for r in records:
+        key = tuple(i for i in r if i in (0, 30, 61))
+        if key:
+            projected[key] = projected.get(key, 0) + 1
+    assert distinct_records(db, np.array([0, 30, 61])) == projected

@@ -39,16 +39,22 @@ def distinct_records(db: TransactionDB, items: np.ndarray | None = None) -> dict
     if present.size <= 62:
         if row_ids is None:
             row_ids = db.row_ids()
-        bit = np.searchsorted(present, sel_items).astype(np.int64)
-        masks = np.zeros(db.n_records, dtype=np.int64)
-        np.bitwise_or.at(masks, row_ids, np.left_shift(np.int64(1), bit)) if sel_items.size < 4096 else None
-        if sel_items.size >= 4096:  # bits of one record are distinct, so a sum is an OR
-            masks = np.bincount(row_ids, weights=np.ldexp(1.0, bit), minlength=db.n_records).astype(np.int64)
-        uniq, counts = np.unique(masks[masks != 0], return_counts=True)
-        labels = present.tolist()
+        # One int64 mask per record holding a selected item: OR of its items' bits, in integers (a float64 sum
+        # of the bits, as before, is exact only up to 53 bits: with 54..62 items present it merged records).
+        bits = np.left_shift(np.int64(1), np.searchsorted(present, sel_items).astype(np.int64))
+        starts = np.flatnonzero(np.r_[True, row_ids[1:] != row_ids[:-1]])  # entries are in record order
+        uniq, counts = np.unique(np.bitwise_or.reduceat(bits, starts), return_counts=True)
+        labels = np.asarray(present.tolist(), dtype=object)
         out: dict[tuple[int, ...], int] = {}
-        for m, c in zip(uniq.tolist(), counts.tolist()):
-            out[tuple(labels[b] for b in range(present.size) if (m >> b) & 1)] = int(c)
+        for lo in range(0, uniq.size, 1 << 16):  # the itemset of every distinct mask, 2^16 masks at a time
+            block = uniq[lo : lo + (1 << 16)]
+            has = ((block[:, None] >> np.arange(present.size, dtype=np.int64)) & 1).astype(bool)
+            members = labels[np.nonzero(has)[1]].tolist()
+            ends = np.cumsum(has.sum(axis=1)).tolist()
+            begin = 0
+            for end, c in zip(ends, counts[lo : lo + (1 << 16)].tolist()):
+                out[tuple(members[begin:end])] = c
+                begin = end
         return out
     out = {}
     if row_ids is None:
