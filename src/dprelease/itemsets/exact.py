@@ -46,13 +46,13 @@ def distinct_records(db: TransactionDB, items: np.ndarray | None = None) -> dict
         uniq, counts = np.unique(np.bitwise_or.reduceat(bits, starts), return_counts=True)
         labels = np.asarray(present.tolist(), dtype=object)
         out: dict[tuple[int, ...], int] = {}
-        for lo in range(0, uniq.size, 1 << 16):  # the itemset of every distinct mask, 2^16 masks at a time
-            block = uniq[lo : lo + (1 << 16)]
+        for lo in range(0, uniq.size, 1 << 13):  # the itemset of every distinct mask, 2^13 masks at a time
+            block = uniq[lo : lo + (1 << 13)]
             has = ((block[:, None] >> np.arange(present.size, dtype=np.int64)) & 1).astype(bool)
             members = labels[np.nonzero(has)[1]].tolist()
             ends = np.cumsum(has.sum(axis=1)).tolist()
             begin = 0
-            for end, c in zip(ends, counts[lo : lo + (1 << 16)].tolist()):
+            for end, c in zip(ends, counts[lo : lo + (1 << 13)].tolist()):
                 out[tuple(members[begin:end])] = c
                 begin = end
         return out
