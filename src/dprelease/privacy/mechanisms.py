@@ -79,7 +79,8 @@ def noisy_counts(
     counts = np.asarray(counts, dtype=np.int64)
     scale = laplace_scale(eps, sens)
     scope.spend(eps, label, mechanism="discrete_laplace", sensitivity=sens, scale=scale)
-    return counts + noise.discrete_laplace(scale, counts.size).reshape(counts.shape)
+    out: np.ndarray = counts + noise.discrete_laplace(scale, counts.size).reshape(counts.shape)
+    return out
 
 
 def noisy_values(
@@ -218,6 +219,11 @@ def selection_scale(epsilon: float, sensitivity: float, *, monotonic: bool = Fal
     P(i) ~ exp(q_i / b) is (2*Delta/b)-DP (Delta/b for monotone scores; McSherry-Talwar), so
     b = 2*Delta*rounds/epsilon. Computed in exact rational arithmetic and rounded *up* to a float, so that
     2*Delta*rounds/b <= epsilon holds exactly (the safe side).
+
+    >>> selection_scale(1.0, 1.0)
+    2.0
+    >>> selection_scale(0.5, 1.0, monotonic=True, rounds=4)
+    8.0
     """
     eps, sens = _check("exponential mechanism", epsilon, sensitivity)
     if int(rounds) != rounds or int(rounds) < 1:
