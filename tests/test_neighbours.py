@@ -56,7 +56,7 @@ def test_inctdpart_neighbours_one_record_in_one_batch():
             ev.extend(f"state {i} node {n}" for n in nodes)  # the stored tree is an output too
         return ev
 
-    assert_neighbours_within_epsilon(run, d, d_prime, eps, events, runs=1200)
+    assert_neighbours_within_epsilon(run, d, d_prime, eps, events, runs=800)
 
 
 def test_get_lambda_neighbours_quality_moves_by_0_or_2():
@@ -140,4 +140,4 @@ def test_diffgen_neighbours_row_that_flips_a_split():
             ev.extend(f"{key}>={g}" for g in (1, 2, 3, 5) if row[-1] >= g)
         return ev
 
-    assert_neighbours_within_epsilon(run, d, d_prime, eps, events, runs=1500)
+    assert_neighbours_within_epsilon(run, d, d_prime, eps, events, runs=800)
