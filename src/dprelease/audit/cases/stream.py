@@ -106,7 +106,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     d_paths = _write_batches(name + "-D", d_batches)
     dp_paths = _write_batches(name + "-Dprime", dp_batches)
 
-    def run_sqlite(paths: list[str], noise) -> list[tuple[str, str, list[tuple], list[tuple]]]:
+    def run_sqlite(paths: list[str], noise) -> list[tuple]:
         # The state file's seeded mode draws each append's noise from a per-append seed; the seed comes
         # from the run's noise source, so runs stay independent.
         seed = int(noise.integers(2**62, 1)[0])
@@ -116,17 +116,19 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
             out = []
             for j, batch in enumerate(paths):
                 rel = Path(tmp) / f"release{j}.dat"
-                append_batch(state, batch, rel)
+                info = append_batch(state, batch, rel)  # what the CLI prints comes from this
+                info = {k: v for k, v in info.items() if k not in ("release", "manifest")}  # paths: per run
                 nodes, counts = _state_rows(state)
-                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts))
+                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts, info))
             return out
 
     def sqlite_events(out) -> list[str]:
         import json
 
         evs: list[str] = []
-        for j, (body, manifest, nodes, counts) in enumerate(out):
+        for j, (body, manifest, nodes, counts, info) in enumerate(out):
             p = f"a{j}: "
+            evs.append(p + "append_batch returned " + json.dumps(info, sort_keys=True))
             evs += written_release_events(body, grid=range(0, 4), prefix=p)
             evs += manifest_events(json.loads(manifest), prefix=p)
             evs += _state_events(nodes, counts, p)
@@ -137,6 +139,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     cases.append(AuditCase(
         name, d_paths, dp_paths, epsilon, run_sqlite, sqlite_events,
         description=f"SQLite state (init_state/append_batch), {where}; events after every append: file, manifest, "
+                    "what append_batch returns (the CLI prints it), "
                     "node and count tables"))
 
     # --- the same pair in memory (fast: the power check of the state's node order uses it) -------------
