@@ -174,6 +174,17 @@ def test_power_threshold_rule_mismatch():
     assert res.violation and res.event.startswith("cell 1"), res
 
 
+def test_power_threshold_rule_switch_in_diffpart(monkeypatch):
+    """The privacy helper's private switch restores the pre-fix rule inside DiffPart (privacy-hooks.md)."""
+    import dprelease.privacy.mechanisms as mechanisms
+
+    if not hasattr(mechanisms, "_THRESHOLD_SLACK"):
+        pytest.skip("the threshold-rule switch is not on this branch yet")
+    monkeypatch.setattr(mechanisms, "_THRESHOLD_SLACK", 1e-12)
+    res = audit_case(_case("diffpart", "diffpart/issue-9-threshold-just-above-2"), runs=4000, seed=2)
+    assert res.violation and "{0}" in res.event, res
+
+
 def _float_unsafe_noisy_values(values, epsilon, *, scope, noise, label, sensitivity):
     """The pre-fix noisy_values of defect 3: noise drawn around 0, the true value added in floating point."""
     values = np.asarray(values, dtype=np.float64)
