@@ -28,6 +28,12 @@ def _run_init(args: argparse.Namespace) -> int:
 
     if universe_inputs(args.universe):
         check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
+    from ..errors import ParameterError
+    from .common import MAX_SEED, MIN_EPSILON
+
+    if args.updates >= MAX_SEED or args.epsilon / (args.updates + 1) < MIN_EPSILON:
+        raise ParameterError(f"--updates {args.updates}: each append would get epsilon/(U+1) = "
+                             f"{args.epsilon / (args.updates + 1):.3g}, below the smallest budget {MIN_EPSILON:g}")
     if args.universe:  # public: bound each append's work before the stream exists
         u = parse_universe_spec(args.universe)
         limits.check_diffpart(u.size, args.fanout, args.epsilon / (args.updates + 1), args.c2, None,
