@@ -19,13 +19,12 @@ import dprelease.release as release_module
 from dprelease.audit import AuditCase, audit_case, cases_for, run_audit
 from dprelease.audit.cases.mechanisms import (
     get_lambda_cases,
-    noisy_counts_cases,
     noisy_values_cases,
     threshold_counts_cases,
 )
 from dprelease.audit.stats import cp_lower, cp_upper, log_ratio_lower_bound
 from dprelease.cli import main
-from dprelease.privacy import NoiseSource, SeededNoise, noisy_counts
+from dprelease.privacy import NoiseSource, noisy_counts
 from dprelease.privacy.mechanisms import exponential_mechanism
 from dprelease.privacy.noise import geometric_from_discrete_laplace
 
@@ -168,7 +167,7 @@ def test_power_threshold_rule_mismatch():
 
 def test_power_threshold_rule_switch_in_diffpart(monkeypatch):
     """The privacy helper's private switch restores the pre-fix rule inside DiffPart (privacy-hooks.md)."""
-    import dprelease.privacy.mechanisms as mechanisms
+    from dprelease.privacy import mechanisms
 
     if not hasattr(mechanisms, "_THRESHOLD_SLACK"):
         pytest.skip("the threshold-rule switch is not on this branch yet")

@@ -101,7 +101,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     b2 = [[2]] * 5 + [[0, 1]]
     d_batches = [b0, b1 + [[0]], b2]  # D has {1} in batch 1; D' does not
     dp_batches = [b0, b1, b2]
-    params = dict(fanout=4, c1=0.5, c2=0.5, new_cells="every-visit")
+    params = {"fanout": 4, "c1": 0.5, "c2": 0.5, "new_cells": "every-visit"}
     name = "stream/sqlite-record-in-batch-1"
     d_paths = _write_batches(name + "-D", d_batches)
     dp_paths = _write_batches(name + "-Dprime", dp_batches)
@@ -129,7 +129,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
         for j, (body, manifest, nodes, counts, info) in enumerate(out):
             p = f"a{j}: "
             evs.append(p + "append_batch returned " + json.dumps(info, sort_keys=True))
-            evs += written_release_events(body, grid=range(0, 4), prefix=p)
+            evs += written_release_events(body, grid=range(4), prefix=p)
             evs += manifest_events(json.loads(manifest), prefix=p)
             evs += _state_events(nodes, counts, p)
         return evs
@@ -170,7 +170,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     cases.append(AuditCase(
         "stream/tree-record-in-batch-1", [TransactionDB.from_lists(b, 4) for b in d_batches],
         [TransactionDB.from_lists(b, 4) for b in dp_batches], epsilon,
-        lambda batches, noise: run_tree_with(batches, noise, **params), tree_events(range(0, 4)),
+        lambda batches, noise: run_tree_with(batches, noise, **params), tree_events(range(4)),
         description=f"TBPTree in memory, {where}; events: release and node list after every append"))
 
     # --- in memory (TBPTree), two levels (fan-out 2), a wide record in the initial dataset ----------------
@@ -181,7 +181,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     dmp = [TransactionDB.from_lists(b, 4) for b in (m0, m1, m2)]
     cases.append(AuditCase(
         "stream/tree-wide-record-in-initial-batch", dm, dmp, epsilon,
-        lambda batches, noise: run_tree_with(batches, noise, fanout=2, c1=1.5, c2=1.5), tree_events(range(0, 14)),
+        lambda batches, noise: run_tree_with(batches, noise, fanout=2, c1=1.5, c2=1.5), tree_events(range(14)),
         description=f"TBPTree in memory, universe 1..4, fan-out 2, C1 = C2 = 1.5, U = {_UPDATES}, total {total:g}; "
                     "D has {1,2,3,4} in the initial dataset; events: release and node list after every append"))
     return cases
