@@ -1,0 +1,606 @@
+"""RPS: Recursive Partitioning and Summarization (Qardaji & Li, ASIACCS 2012, section 3).
+
+Tuples are points of a multi-dimensional public domain. RPS recursively splits the region holding the data in
+two (section 3.1: partition), stops (stop) and summarizes every final region by a noisy count (summarize); the
+synthetic dataset draws ``max(0, count)`` points uniformly inside each final region. The text stops at its
+Algorithm 1; the readings of issue 10 fill it in (docs/rps.md, "Readings"):
+
+* **Regions and splits.** A region is a box: per dimension a range ``[lo, hi)`` of an integer lattice
+  (categorical leaf codes in the taxonomy's depth-first order, integer attributes, class codes) or of the reals.
+  The split dimension is chosen without the data: round-robin by depth (depth l starts at dimension
+  ``l mod D``) over the dimensions whose range still holds more than one value. Binary split at a pivot x:
+  ``t.A < x`` left, ``t.A >= x`` right.
+* **Balanced partitioning** picks x with the exponential-mechanism median of :mod:`dprelease.privacy.median`;
+  **fixed partitioning** takes the midpoint and spends nothing (alpha = 0).
+* **Budget** (per record, i.e. per root-to-leaf chain)::
+
+      eps_level = alpha * eps / h                 every level's pivots (regions of a level are disjoint: parallel)
+      leaf count = (1 - alpha) * eps + eps_level * (levels the region did not use)     discrete Laplace, Delta = 1
+
+  so every chain sums to exactly eps (the accountant checks each spend; ``remaining_budget`` rounds the last
+  share down so the float sum never passes eps). With the optional noisy-count stop, a region spends half of
+  its level's budget (all of it under fixed partitioning) on a noisy size first, and stops when it is below
+  the threshold; what it did not use goes to its leaf count.
+* **Stop**: depth h, a region that is a single cell, or (optionally) the noisy-count stop.
+
+Composition ``"records"`` (a table; neighbours differ in one record) charges per level on disjoint regions and
+lets a region that stopped early keep its unused level budget. Composition ``"nodes"`` (a degree sequence under
+node-DP, :mod:`dprelease.graphs.degrees`) cannot use parallel composition across regions, since one node moves
+several regions; there every level is one charge over all regions with the caller's joint sensitivity and every
+leaf gets the same budget.
+
+The per-level data work is :class:`NumpyEngine` (one grouped count per level and one routing pass): a later
+Spark engine implements the same :class:`RecordEngine` protocol.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..data.table import EncodedTable, TableSchema
+from ..errors import ParameterError
+from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
+from ..privacy.accountant import BudgetScope
+from ..privacy.median import check_sensitivity, median_intervals, private_medians
+
+__all__ = ["PointDomain", "GroupCounts", "RecordEngine", "NumpyEngine", "Partition", "RPSRelease",
+           "remaining_budget", "choose_dimensions", "rps_partition", "rps", "table_domain", "table_points",
+           "synthesize", "consistent_leaf_counts", "flat_histogram", "DEFAULT_DEPTH", "DEFAULT_SPLIT_SHARE", "PARTITIONINGS"]
+
+DEFAULT_DEPTH = 10
+DEFAULT_SPLIT_SHARE = 0.3
+PARTITIONINGS = ("balanced", "fixed")
+COMPOSITIONS = ("records", "nodes")
+
+
+@dataclass(frozen=True, eq=False)
+class PointDomain:
+    """The public domain: dimension names and per dimension ``[lo, hi)`` and whether it is an integer lattice."""
+
+    names: tuple[str, ...]
+    lo: np.ndarray
+    hi: np.ndarray
+    integer: np.ndarray
+
+    @property
+    def n_dims(self) -> int:
+        return len(self.names)
+
+    def cells(self) -> float:
+        """Number of lattice cells (inf when a dimension is real)."""
+        if not self.integer.all():
+            return math.inf
+        return float(np.prod(self.hi - self.lo, dtype=np.float64))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupCounts:
+    """``count[i]`` records of region ``region[i]`` hold ``value[i]`` on that region's split dimension.
+
+    Sorted by (region, value): SELECT region, value, COUNT(*) ... GROUP BY region, value ORDER BY region, value.
+    """
+
+    region: np.ndarray
+    value: np.ndarray
+    count: np.ndarray
+
+
+class RecordEngine(Protocol):
+    """The record-level work of one RPS run (a NumPy implementation here; a Spark one can follow)."""
+
+    def sizes(self, n_regions: int) -> np.ndarray:
+        """Records per region of the current level (exact; only ever passed to a mechanism)."""
+        ...
+
+    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
+        """The level's one grouped count: per region r, the distinct values of dimension ``region_dim[r]``
+        among its records with their counts (regions with ``region_dim < 0`` are skipped)."""
+        ...
+
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        """Move every record to its child region: ``child_base[r] + (value >= pivots[r])``; records of regions
+        with ``child_base < 0`` (leaves) leave the engine."""
+        ...
+
+
+class NumpyEngine:
+    """:class:`RecordEngine` over in-memory columns: per level, one gather of the split values, one grouped
+    count (a bincount when the keys are dense, else one sort of int64 keys) and one routing pass."""
+
+    def __init__(self, columns: Sequence[np.ndarray], domain: PointDomain):
+        self.columns = [np.asarray(c) for c in columns]
+        self.domain = domain
+        n = int(self.columns[0].size) if self.columns else 0
+        self.rec = np.arange(n, dtype=np.int64)
+        self.reg = np.zeros(n, dtype=np.int64)
+        self._cache: tuple[np.ndarray, np.ndarray] | None = None  # (region_dim, values) of this level
+
+    def sizes(self, n_regions: int) -> np.ndarray:
+        return np.bincount(self.reg, minlength=n_regions).astype(np.int64)
+
+    def _values(self, region_dim: np.ndarray) -> np.ndarray:
+        if self._cache is not None and self._cache[0] is region_dim:
+            return self._cache[1]
+        dims = region_dim[self.reg]
+        present = np.unique(region_dim[region_dim >= 0])
+        values = np.zeros(self.rec.size, dtype=np.float64)
+        if present.size == 1 and (dims == present[0]).all():
+            values = self.columns[int(present[0])][self.rec].astype(np.float64, copy=False)
+        else:
+            for j in present.tolist():
+                m = dims == j
+                values[m] = self.columns[j][self.rec[m]]
+        self._cache = (region_dim, values)
+        return values
+
+    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
+        values = self._values(region_dim)
+        dims = region_dim[self.reg]
+        active = dims >= 0
+        parts = []
+        for j in np.unique(region_dim[region_dim >= 0]).tolist():
+            m = active & (dims == j) if not (dims == j).all() else None
+            reg = self.reg if m is None else self.reg[m]
+            v = values if m is None else values[m]
+            parts.append(_group(reg, v, float(self.domain.lo[j]), float(self.domain.hi[j]),
+                                bool(self.domain.integer[j]), region_dim.size))
+        if not parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return GroupCounts(empty, np.zeros(0), empty)
+        region = np.concatenate([p[0] for p in parts])
+        value = np.concatenate([p[1] for p in parts])
+        count = np.concatenate([p[2] for p in parts])
+        if len(parts) > 1:
+            order = np.lexsort((value, region))
+            region, value, count = region[order], value[order], count[order]
+        return GroupCounts(region, value, count)
+
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        base = child_base[self.reg]
+        keep = base >= 0
+        values = self._values(region_dim) if (region_dim >= 0).any() else np.zeros(self.rec.size)
+        side = values >= pivots[self.reg]
+        new_reg = base + side
+        if keep.all():
+            self.reg = new_reg.astype(np.int64)
+        else:
+            self.rec, self.reg = self.rec[keep], new_reg[keep].astype(np.int64)
+        self._cache = None
+
+
+def _group(reg: np.ndarray, v: np.ndarray, lo: float, hi: float, integer: bool, n_regions: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (region, value) pairs with counts, sorted; integer keys by bincount or one int64 sort."""
+    if reg.size == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, np.zeros(0), e
+    if integer:
+        span = int(hi - lo)
+        key = reg * span + (v - lo).astype(np.int64)
+        n_keys = n_regions * span
+        if n_keys <= max(4 * reg.size, 1 << 20):
+            counts = np.bincount(key, minlength=n_keys)
+            uniq = np.flatnonzero(counts)
+            cnt = counts[uniq]
+        else:
+            key = np.sort(key)
+            first = np.ones(key.size, dtype=bool)
+            first[1:] = key[1:] != key[:-1]
+            starts = np.flatnonzero(first)
+            uniq = key[starts]
+            cnt = np.diff(np.append(starts, key.size))
+        return uniq // span, (uniq % span + lo).astype(np.float64), cnt.astype(np.int64)
+    order = np.lexsort((v, reg))
+    r, vv = reg[order], v[order]
+    first = np.ones(r.size, dtype=bool)
+    first[1:] = (r[1:] != r[:-1]) | (vv[1:] != vv[:-1])
+    starts = np.flatnonzero(first)
+    return r[starts], vv[starts], np.diff(np.append(starts, r.size)).astype(np.int64)
+
+
+def remaining_budget(total: float, scope: BudgetScope) -> float:
+    """The largest float e with (what the chain spent) + e <= total, exactly (so a last share never overshoots)."""
+    rest = Fraction(total) - Fraction(scope.chain_spent)
+    value = float(rest)
+    if Fraction(value) > rest:
+        value = math.nextafter(value, 0.0)
+    return value
+
+
+def choose_dimensions(depth: int, lo: np.ndarray, hi: np.ndarray, integer: np.ndarray) -> np.ndarray:
+    """Round-robin by depth over the dimensions that can still be split (data-independent); -1 = single cell."""
+    n_dims = lo.shape[1]
+    splittable = np.where(integer[None, :], (hi - lo) >= 2, hi > lo)
+    start = depth % n_dims
+    rolled = np.roll(splittable, -start, axis=1)
+    first = np.argmax(rolled, axis=1)
+    dims = (first + start) % n_dims
+    dims[~rolled.any(axis=1)] = -1
+    return dims.astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """The leaves of one RPS run: boxes ``lo[i], hi[i]`` (canonical order: by lower corner), their noisy
+    counts (int64, may be negative), depth, the epsilon of their count and their index among the regions of
+    their depth; the accountant, a level trace and (``keep_inner``) every level's noisy sizes and splits."""
+
+    domain: PointDomain
+    lo: np.ndarray
+    hi: np.ndarray
+    counts: np.ndarray
+    depth: np.ndarray
+    count_epsilon: np.ndarray
+    region_index: np.ndarray
+    accountant: BudgetAccountant
+    trace: list = field(default_factory=list, repr=False)
+    inner: list = field(default_factory=list, repr=False)  # per level: {"noisy", "epsilon", "split"}
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.counts.size)
+
+
+def _validate(epsilon: float, depth: int, split_share: float | None, partitioning: str,
+              stop_threshold: float | None) -> tuple[float, int, float]:
+    eps = check_epsilon(epsilon)
+    if isinstance(depth, bool) or int(depth) != depth or int(depth) < 0:
+        raise ParameterError(f"--depth must be a whole number >= 0, got {depth!r}")
+    if partitioning not in PARTITIONINGS:
+        raise ParameterError(f"--partitioning must be one of {PARTITIONINGS}, got {partitioning!r}")
+    needs_budget = (partitioning == "balanced" or stop_threshold is not None) and int(depth) > 0
+    alpha = (DEFAULT_SPLIT_SHARE if needs_budget else 0.0) if split_share is None else float(split_share)
+    if not math.isfinite(alpha) or not (0.0 <= alpha < 1.0):
+        raise ParameterError(f"--split-share must be a number in [0, 1), got {split_share!r}")
+    if needs_budget and alpha == 0.0:
+        raise ParameterError("--split-share must be > 0 for balanced partitioning or a noisy-count stop "
+                             "(the medians and stop counts are paid from it)")
+    if not needs_budget and alpha != 0.0:
+        raise ParameterError("--split-share has no use with --partitioning fixed (midpoints cost no budget) "
+                             "unless a noisy-count stop is asked for")
+    if stop_threshold is not None and not math.isfinite(float(stop_threshold)):
+        raise ParameterError(f"--stop-threshold must be a finite number, got {stop_threshold!r}")
+    return eps, int(depth), alpha
+
+
+def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: float, *, noise: NoiseSource,
+                  depth: int = DEFAULT_DEPTH, split_share: float | None = None, partitioning: str = "balanced",
+                  stop_threshold: float | None = None, composition: str = "records", sensitivity: float = 1.0,
+                  keep_inner: bool = False, engine: RecordEngine | None = None) -> Partition:
+    """Partition (balanced: EM medians; fixed: midpoints), stop, and summarize every leaf with a noisy count.
+
+    ``columns[j]`` holds every record's value in dimension j (inside ``domain``). ``sensitivity`` is the L1
+    sensitivity of a level's sizes/counts and of a level's summed median qualities under the neighbouring
+    relation: 1 for records (``composition="records"``), the caller's bound for ``"nodes"``.
+    ``keep_inner`` also releases every inner level's region sizes (for constrained inference), each level with
+    (1 - alpha) eps / (h + 1) of the count share.
+    """
+    eps, h, alpha = _validate(epsilon, depth, split_share, partitioning, stop_threshold)
+    if composition not in COMPOSITIONS:
+        raise ValueError(f"composition must be one of {COMPOSITIONS}")
+    delta = check_sensitivity(sensitivity)
+    if keep_inner and composition != "records":
+        raise ParameterError("consistency (kept inner counts) is implemented for tables only")
+    accountant = BudgetAccountant(eps)
+    scope = accountant.root()
+    n_dims = domain.n_dims
+    engine = engine if engine is not None else NumpyEngine(columns, domain)
+    eps_level = alpha * eps / h if h else 0.0
+    stop_on = stop_threshold is not None
+    # The stop test takes half of a level's budget under balanced partitioning (the median the other half),
+    # all of it under fixed partitioning (midpoints are free).
+    eps_stop = (eps_level / 2.0 if partitioning == "balanced" else eps_level) if stop_on else 0.0
+    eps_median = eps_level - eps_stop if partitioning == "balanced" else 0.0
+    eps_inner = (1.0 - alpha) * eps / (h + 1) if keep_inner else 0.0
+
+    lo = domain.lo[None, :].astype(np.float64).copy()
+    hi = domain.hi[None, :].astype(np.float64).copy()
+    leaves: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float, np.ndarray]] = []
+    inner: list[dict[str, object]] = []
+    trace: list[dict[str, object]] = []
+
+    def emit(mask: np.ndarray, sizes: np.ndarray, leaf_scope: BudgetScope, level: int, why: str) -> None:
+        idx = np.flatnonzero(mask)
+        if composition == "nodes":  # counted jointly at the end
+            leaves.append((lo[idx], hi[idx], sizes[idx], level, math.nan, idx))
+            return
+        e = remaining_budget(eps, leaf_scope)
+        noisy = noisy_counts(sizes[idx], e, scope=leaf_scope, noise=noise, sensitivity=1,
+                             label=f"leaf counts: regions stopped at depth {level} ({why})")
+        leaves.append((lo[idx], hi[idx], noisy, level, e, idx))
+
+    for level in range(h + 1):
+        n_regions = lo.shape[0]
+        sizes = engine.sizes(n_regions)
+        dims = choose_dimensions(level, lo, hi, domain.integer) if level < h else np.full(n_regions, -1)
+        single = dims < 0
+        if keep_inner and level < h:
+            inner_noisy = noisy_counts(sizes, eps_inner, scope=scope, noise=noise, sensitivity=1,
+                                       label=f"inner counts, depth {level} (consistency)")
+            inner.append({"noisy": inner_noisy, "epsilon": eps_inner, "split": np.zeros(0, dtype=np.int64)})
+        if single.all():
+            emit(single, sizes, scope, level, "depth h" if level == h else "single cells")
+            trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
+            break
+        if single.any():
+            if composition == "records":
+                leaf_scope, scope = scope.branch(), scope.branch()
+            else:
+                leaf_scope = scope
+            emit(single, sizes, leaf_scope, level, "single cells")
+        go = ~single
+        if stop_on:
+            work = np.flatnonzero(go)
+            noisy = noisy_counts(sizes[work], eps_stop, scope=scope, noise=noise, sensitivity=delta,
+                                 label=f"stop test: noisy sizes, depth {level}")
+            stopped = np.zeros(n_regions, dtype=bool)
+            stopped[work[noisy < float(stop_threshold)]] = True
+            go &= ~stopped
+            if stopped.any():
+                if composition == "records" and go.any():
+                    stop_scope, scope = scope.branch(), scope.branch()
+                else:
+                    stop_scope = scope
+                emit(stopped, sizes, stop_scope, level, "noisy count below the threshold")
+            if not go.any():
+                trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
+                break
+        go_idx = np.flatnonzero(go)
+        dims_go = np.where(go, dims, -1)
+        d = dims[go_idx]
+        a, b = lo[go_idx, d], hi[go_idx, d]
+        lattice = domain.integer[d]
+        if partitioning == "balanced":
+            groups = engine.value_counts(dims_go)
+            local = np.full(n_regions, -1, dtype=np.int64)
+            local[go_idx] = np.arange(go_idx.size)
+            iv = median_intervals(go_idx.size, local[groups.region], groups.value, groups.count, a, b, lattice)
+            piv = private_medians(iv, eps_median, sensitivity=delta, scope=scope, noise=noise,
+                                  label=f"median pivots, depth {level}")
+        else:
+            piv = np.where(lattice, a + np.floor((b - a) / 2.0), (a + b) / 2.0)
+        pivots = np.zeros(n_regions, dtype=np.float64)
+        pivots[go_idx] = piv
+        child_base = np.full(n_regions, -1, dtype=np.int64)
+        child_base[go_idx] = 2 * np.arange(go_idx.size, dtype=np.int64)
+        engine.route(dims_go, pivots, child_base)
+        if keep_inner:
+            inner[-1]["split"] = go_idx
+        new_lo = np.repeat(lo[go_idx], 2, axis=0)
+        new_hi = np.repeat(hi[go_idx], 2, axis=0)
+        rows = np.arange(go_idx.size)
+        new_hi[2 * rows, d] = piv
+        new_lo[2 * rows + 1, d] = piv
+        lo, hi = new_lo, new_hi
+        trace.append({"depth": level, "regions": int(n_regions), "split": int(go_idx.size),
+                      "stopped": int(n_regions - go_idx.size)})
+
+    if composition == "nodes":
+        # Every level was one charge over all regions; one more charge covers every leaf (equal budgets).
+        e = remaining_budget(eps, scope)
+        sizes_all = np.concatenate([x[2] for x in leaves])
+        noisy_all = noisy_counts(sizes_all, e, scope=scope, noise=noise, sensitivity=delta,
+                                 label="leaf counts (all leaves, joint sensitivity)")
+        bounds = np.cumsum([0] + [x[2].size for x in leaves])
+        leaves = [(x[0], x[1], noisy_all[bounds[i]:bounds[i + 1]], x[3], e, x[5]) for i, x in enumerate(leaves)]
+    all_lo = np.concatenate([x[0] for x in leaves])
+    all_hi = np.concatenate([x[1] for x in leaves])
+    counts = np.concatenate([x[2] for x in leaves]).astype(np.int64)
+    depth_of = np.concatenate([np.full(x[2].size, x[3], dtype=np.int64) for x in leaves])
+    eps_of = np.concatenate([np.full(x[2].size, x[4]) for x in leaves])
+    index_of = np.concatenate([x[5] for x in leaves]).astype(np.int64)
+    order = np.lexsort(all_lo.T[::-1]) if n_dims else np.arange(counts.size)
+    return Partition(domain, all_lo[order], all_hi[order], counts[order], depth_of[order], eps_of[order],
+                     index_of[order], accountant, trace, inner)
+
+
+def _dlap_variance(epsilon: np.ndarray) -> np.ndarray:
+    """Variance of discrete Laplace noise of scale 1/epsilon: 2t/(1-t)^2 with t = exp(-epsilon)."""
+    t = np.exp(-np.asarray(epsilon, dtype=np.float64))
+    return 2.0 * t / (1.0 - t) ** 2
+
+
+def consistent_leaf_counts(part: Partition) -> np.ndarray:
+    """Leaf counts made consistent with every level's noisy sizes (constrained inference on the partition tree).
+
+    Least squares with each measurement weighted by its inverse variance, in two passes as in Hay et al.,
+    VLDB 2010 (section 4), generalised to a binary tree of uneven depth and per-node variances: bottom-up,
+    ``z_v`` combines v's own measurements with the sum of its children's ``z``; top-down, each child receives
+    a share of its parent's residual proportional to its variance. Post-processing only. Returns floats.
+    """
+    levels = part.inner
+    leaf_meas: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for lev in np.unique(part.depth).tolist():
+        m = part.depth == lev
+        leaf_meas[lev] = (part.region_index[m], part.counts[m].astype(np.float64),
+                          _dlap_variance(part.count_epsilon[m]))
+    n_at = [1]  # regions per level: children 2k, 2k+1 belong to the k-th region that split
+    for lv in levels:
+        if not lv["split"].size:
+            break
+        n_at.append(2 * int(lv["split"].size))
+    n_levels = len(n_at)
+    split_of = [levels[i]["split"] if i < len(levels) else np.zeros(0, dtype=np.int64) for i in range(n_levels)]
+    z: list[np.ndarray] = [np.zeros(0)] * n_levels
+    var: list[np.ndarray] = [np.zeros(0)] * n_levels
+    for lev in range(n_levels - 1, -1, -1):  # bottom-up
+        info = np.zeros(n_at[lev])
+        prec = np.zeros(n_at[lev])
+        if lev < len(levels):
+            v_in = float(_dlap_variance(np.asarray(levels[lev]["epsilon"])))
+            info += np.asarray(levels[lev]["noisy"], dtype=np.float64) / v_in
+            prec += 1.0 / v_in
+        sp = split_of[lev]
+        if sp.size:
+            s_kids = z[lev + 1][0::2] + z[lev + 1][1::2]
+            v_kids = var[lev + 1][0::2] + var[lev + 1][1::2]
+            info[sp] += s_kids / v_kids
+            prec[sp] += 1.0 / v_kids
+        if lev in leaf_meas:
+            idx, val, v_leaf = leaf_meas[lev]
+            info[idx] += val / v_leaf
+            prec[idx] += 1.0 / v_leaf
+        z[lev] = info / prec
+        var[lev] = 1.0 / prec
+    final = [x.copy() for x in z]
+    for lev in range(n_levels - 1):  # top-down: split each parent's residual in proportion to the variances
+        sp = split_of[lev]
+        if not sp.size:
+            continue
+        zl, zr = z[lev + 1][0::2], z[lev + 1][1::2]
+        vl, vr = var[lev + 1][0::2], var[lev + 1][1::2]
+        resid = final[lev][sp] - (zl + zr)
+        final[lev + 1][0::2] = zl + resid * vl / (vl + vr)
+        final[lev + 1][1::2] = zr + resid * vr / (vl + vr)
+    result = np.empty(part.counts.size)
+    for lev, (idx, _, _) in leaf_meas.items():
+        result[part.depth == lev] = final[lev][idx]
+    return result
+
+
+# -- tables -----------------------------------------------------------------------------------------------
+def table_domain(schema: TableSchema) -> PointDomain:
+    """RPS dimensions of a table: the class first (so that leaves keep the class association a classifier
+    needs), then the predictors in schema order. Categorical: leaf codes; numeric: the declared bounds."""
+    names = [schema.class_attribute.name] + [a.name for a in schema.attributes]
+    lo = [0.0] + [0.0 if a.kind == "categorical" else float(a.lo) for a in schema.attributes]
+    hi = [float(schema.n_classes)] + [float(a.taxonomy.n_leaves) if a.kind == "categorical" else float(a.hi)
+                                      for a in schema.attributes]
+    integer = [True] + [a.kind == "categorical" or bool(a.integer) for a in schema.attributes]
+    return PointDomain(tuple(names), np.asarray(lo), np.asarray(hi), np.asarray(integer, dtype=bool))
+
+
+def table_points(table: EncodedTable) -> list[np.ndarray]:
+    """The table's records as RPS dimensions (class, then predictors)."""
+    return [table.y] + list(table.columns)
+
+
+def synthesize(lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, integer: np.ndarray,
+               rng: np.random.Generator) -> list[np.ndarray]:
+    """``max(0, count)`` points per box, each dimension uniform in the box (post-processing).
+
+    Rows come out grouped by box in the given (canonical) order and, inside a box, sorted by the generated values.
+    """
+    reps = np.maximum(np.asarray(counts, dtype=np.int64), 0)
+    owner = np.repeat(np.arange(reps.size, dtype=np.int64), reps)
+    cols = []
+    for j in range(lo.shape[1]):
+        a, w = lo[owner, j], (hi - lo)[owner, j]
+        u = rng.random(owner.size)
+        cols.append(a + np.minimum(np.floor(u * w), w - 1) if integer[j] else a + u * w)
+    if owner.size:
+        order = np.lexsort(tuple(cols[::-1]) + (owner,))
+        cols = [c[order] for c in cols]
+    return cols
+
+
+@dataclass(frozen=True, eq=False)
+class RPSRelease:
+    """A synthetic table made by RPS, its partition (leaves and noisy counts) and manifest parts."""
+
+    schema: TableSchema
+    table: EncodedTable
+    partition: Partition
+    manifest: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def accountant(self) -> BudgetAccountant:
+        return self.partition.accountant
+
+    @property
+    def n_records(self) -> int:
+        return self.table.n_records
+
+    def arrow(self):
+        """The synthetic table as a pyarrow table of the schema's columns (labels for categorical values)."""
+        import pyarrow as pa
+
+        schema = self.schema
+        cols: dict[str, object] = {}
+        for a, col in zip(schema.attributes, self.table.columns):
+            if a.kind == "categorical":
+                cols[a.name] = pa.DictionaryArray.from_arrays(col.astype(np.int32),
+                                                              pa.array(list(a.taxonomy.leaf_labels), pa.string()))
+            elif a.integer:
+                cols[a.name] = pa.array(col.astype(np.int64), pa.int64())
+            else:
+                cols[a.name] = pa.array(col, pa.float64())
+        cols[schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
+            self.table.y.astype(np.int32), pa.array(list(schema.class_attribute.values), pa.string()))
+        return pa.table(cols)
+
+
+def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int = DEFAULT_DEPTH,
+        split_share: float | None = None, partitioning: str = "balanced", stop_threshold: float | None = None,
+        consistency: bool = False) -> RPSRelease:
+    """RPS on a relational table: partition, summarize, synthesize (section 3; readings in docs/rps.md).
+
+    ``consistency=True`` (an option, measured in docs/rps.md): every level's region sizes are released too,
+    each level with an equal share (1 - alpha) eps / (h + 1) of the count budget, and the leaf counts are made
+    consistent with them (constrained inference over the partition tree, Hay et al., VLDB 2010) before
+    synthesizing.
+    """
+    schema = table.schema
+    domain = table_domain(schema)
+    part = rps_partition(table_points(table), domain, epsilon, noise=noise, depth=depth, split_share=split_share,
+                         partitioning=partitioning, stop_threshold=stop_threshold, keep_inner=consistency)
+    counts = part.counts
+    if consistency:
+        counts = np.rint(consistent_leaf_counts(part)).astype(np.int64)
+    seed = noise.integers(2**62, 2)
+    rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
+    cols = synthesize(part.lo, part.hi, counts, domain.integer, rng)
+    y = cols[0].astype(np.int64)
+    predictors = tuple(c.astype(np.int64) if a.kind == "categorical" else c
+                       for a, c in zip(schema.attributes, cols[1:]))
+    synthetic = EncodedTable(schema, predictors, y)
+    eps = part.accountant.total
+    h = int(depth)
+    alpha = float(split_share) if split_share is not None else (
+        DEFAULT_SPLIT_SHARE if (partitioning == "balanced" or stop_threshold is not None) else 0.0)
+    budget = {
+        "formula": "eps_level = alpha eps / h per level (disjoint regions: parallel); leaf count = (1 - alpha) eps "
+                   "+ the level budget a region did not use; every root-to-leaf chain sums to eps",
+        "split_share_alpha": alpha,
+        "per_level": alpha * eps / h if h else 0.0,
+        "median_per_level": (alpha * eps / h) * (0.5 if stop_threshold is not None else 1.0)
+        if partitioning == "balanced" and h else 0.0,
+        "stop_test_per_level": ((alpha * eps / h) * (0.5 if partitioning == "balanced" else 1.0))
+        if stop_threshold is not None and h else 0.0,
+        "leaf_counts_at_depth_h": (1.0 - alpha) * eps,
+        "inner_counts_per_level": (1.0 - alpha) * eps / (h + 1) if consistency else 0.0,
+    }
+    manifest = {
+        "parameters": {"depth": h, "split_share": alpha, "partitioning": partitioning,
+                       "stop_threshold": stop_threshold, "consistency": consistency,
+                       "dimension_order": list(domain.names), "split_rule": "round-robin by depth"},
+        "budget_split": budget,
+    }
+    return RPSRelease(schema, synthetic, part, manifest)
+
+
+# -- the flat noisy histogram baseline (experiment E1, "where it fits") ------------------------------------
+FLAT_MAX_CELLS = 1 << 22
+
+
+def flat_histogram(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: float, *,
+                   noise: NoiseSource) -> tuple[np.ndarray, BudgetAccountant]:
+    """A noisy count of every lattice cell of the domain (disjoint cells: sensitivity 1, one charge of eps).
+
+    Refuses domains of more than ``FLAT_MAX_CELLS`` cells or with a real dimension.
+    """
+    eps = check_epsilon(epsilon)
+    cells = domain.cells()
+    if not math.isfinite(cells) or cells > FLAT_MAX_CELLS:
+        raise ParameterError(f"a flat histogram of {cells:.3g} cells does not fit (limit {FLAT_MAX_CELLS})")
+    shape = tuple(int(x) for x in (domain.hi - domain.lo))
+    idx = np.ravel_multi_index(tuple((np.asarray(c) - lo).astype(np.int64) for c, lo in zip(columns, domain.lo)), shape)
+    counts = np.bincount(idx, minlength=int(cells)).reshape(shape)
+    acc = BudgetAccountant(eps)
+    noisy = noisy_counts(counts, eps, scope=acc.root(), noise=noise, sensitivity=1, label="flat histogram cells")
+    return noisy, acc
