@@ -85,9 +85,10 @@ def _report(paths) -> None:
 # -- rps ------------------------------------------------------------------------------------------------
 def _run_rps(args: argparse.Namespace) -> int:
     from ..data.table import load_schema, read_table
-    from ..relational.rps import rps
+    from ..relational.rps import rps, validate_parameters
     from ..release import build_manifest, write_with_manifest
 
+    validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
     schema = load_schema(args.schema)
     with timed(args, "read"):
         table = read_table(args.table, schema)
@@ -96,13 +97,7 @@ def _run_rps(args: argparse.Namespace) -> int:
         release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
                       partitioning=args.partitioning, stop_threshold=args.stop_threshold,
                       consistency=args.consistency)
-    part = release.partition
-    facts = {
-        "records": release.n_records,  # sum of max(0, noisy leaf count): post-processing
-        "leaves": part.n_leaves,
-        "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name],
-        "order": "by leaf (sorted by its lower corner over the dimension order), then by the generated values",
-    }
+    facts = release.facts()
     manifest = build_manifest(
         "rps", epsilon=args.epsilon, parameters=release.manifest["parameters"], noise=noise,
         accountant=release.accountant, domain=schema.describe(), release=facts,
@@ -166,10 +161,13 @@ def _run_degrees(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..data.graphs import read_edge_list
-    from ..graphs.degrees import release_degrees
+    from ..graphs.degrees import check_theta, release_degrees
     from ..graphs.regenerate import regenerate_graph
     from ..release import build_manifest, write_with_manifest
 
+    check_theta(args.theta)
+    if args.method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning):
+        raise ParameterError("--depth, --split-share and --partitioning apply to --method rps only")
     with timed(args, "read"):
         graph = read_edge_list(args.graph)
     noise = noise_from_args(args)

@@ -50,7 +50,7 @@ from ..privacy.median import check_sensitivity, median_intervals, private_median
 
 __all__ = ["PointDomain", "GroupCounts", "RecordEngine", "NumpyEngine", "Partition", "RPSRelease",
            "remaining_budget", "choose_dimensions", "rps_partition", "rps", "table_domain", "table_points",
-           "synthesize", "consistent_leaf_counts", "flat_histogram", "DEFAULT_DEPTH", "DEFAULT_SPLIT_SHARE", "PARTITIONINGS"]
+           "synthesize", "validate_parameters", "consistent_leaf_counts", "flat_histogram", "DEFAULT_DEPTH", "DEFAULT_SPLIT_SHARE", "PARTITIONINGS"]
 
 DEFAULT_DEPTH = 10
 DEFAULT_SPLIT_SHARE = 0.3
@@ -246,8 +246,9 @@ class Partition:
         return int(self.counts.size)
 
 
-def _validate(epsilon: float, depth: int, split_share: float | None, partitioning: str,
+def validate_parameters(epsilon: float, depth: int, split_share: float | None, partitioning: str,
               stop_threshold: float | None) -> tuple[float, int, float]:
+    """Check RPS's options (before any data is read); returns (epsilon, depth, split share alpha)."""
     eps = check_epsilon(epsilon)
     if isinstance(depth, bool) or int(depth) != depth or int(depth) < 0:
         raise ParameterError(f"--depth must be a whole number >= 0, got {depth!r}")
@@ -280,7 +281,7 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
     ``keep_inner`` also releases every inner level's region sizes (for constrained inference), each level with
     (1 - alpha) eps / (h + 1) of the count share.
     """
-    eps, h, alpha = _validate(epsilon, depth, split_share, partitioning, stop_threshold)
+    eps, h, alpha = validate_parameters(epsilon, depth, split_share, partitioning, stop_threshold)
     if composition not in COMPOSITIONS:
         raise ValueError(f"composition must be one of {COMPOSITIONS}")
     delta = check_sensitivity(sensitivity)
@@ -515,6 +516,16 @@ class RPSRelease:
     @property
     def n_records(self) -> int:
         return self.table.n_records
+
+    def facts(self) -> dict[str, object]:
+        """The manifest's release facts: functions of the release only."""
+        schema = self.schema
+        return {
+            "records": self.n_records,  # sum of max(0, noisy leaf count): post-processing
+            "leaves": self.partition.n_leaves,
+            "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name],
+            "order": "by leaf (sorted by its lower corner over the dimension order), then by the generated values",
+        }
 
     def arrow(self):
         """The synthetic table as a pyarrow table of the schema's columns (labels for categorical values)."""
