@@ -215,7 +215,7 @@ def test_fixed_partitioning_splits_at_midpoints_round_robin():
                            "attributes": [{"name": "a", "type": "numeric", "bounds": [0, 16], "integer": True},
                                           {"name": "r", "type": "numeric", "bounds": [0.0, 1.0]}]})
     table = EncodedTable(schema, (np.arange(16.0), np.linspace(0, 0.99, 16)), np.zeros(16, dtype=np.int64))
-    rel = rps(table, 1.0, noise=ZeroNoise(), depth=3, partitioning="fixed")
+    rel = rps(table, 1.0, noise=ZeroNoise(), depth=3, partitioning="fixed", class_split="first")
     part = rel.partition
     # depth 0 splits the class [0, 2) at 1; depth 1 splits a [0, 16) at 8; depth 2 splits r at 0.5
     assert sorted(set(part.hi[:, 0].tolist())) == [1.0, 2.0]
@@ -224,6 +224,26 @@ def test_fixed_partitioning_splits_at_midpoints_round_robin():
     assert part.n_leaves == 8 and rel.accountant.ledger[0].epsilon == 1.0  # all of eps on the leaves
     dims = choose_dimensions(5, np.array([[0.0, 3.0, 0.0]]), np.array([[1.0, 4.0, 1.0]]), np.array([True, True, True]))
     assert dims.tolist() == [-1]  # a single cell
+
+
+@pytest.mark.parametrize("partitioning", ["balanced", "fixed"])
+def test_class_last_gives_both_classes_the_same_predictor_boxes(partitioning):
+    table = random_table(np.random.default_rng(9), 500, 2, 2, 1)
+    rel = rps(table, 1.0, noise=SeededNoise(2), depth=6, partitioning=partitioning)
+    part = rel.partition
+    assert rel.manifest["parameters"]["class_split"] == "last"
+    assert rel.manifest["parameters"]["dimension_order"][-1] == "y"
+    boxes = Counter(tuple(np.concatenate([lo[1:], hi[1:]]).tolist()) for lo, hi in zip(part.lo, part.hi))
+    n_cls = table.schema.n_classes
+    # every final predictor box is cut by class at depth h - 1 (into 2 ranges of the class codes)
+    assert n_cls >= 2 and all(c == 2 for c in boxes.values())
+    assert (part.depth == 6).all()
+    dims = choose_dimensions(5, np.array([[0.0, 0.0, 0.0]]), np.array([[2.0, 9.0, 9.0]]),
+                             np.array([True, True, True]), last_dim=0, max_depth=6)
+    assert dims.tolist() == [0]
+    dims = choose_dimensions(0, np.array([[0.0, 0.0, 0.0]]), np.array([[2.0, 9.0, 9.0]]),
+                             np.array([True, True, True]), last_dim=0, max_depth=6)
+    assert dims.tolist() == [1]
 
 
 def test_output_order_is_a_function_of_the_release_not_of_the_input_order():
@@ -256,7 +276,7 @@ def test_manifest_parts_hold_public_facts_only():
     rel = rps(table, 1.0, noise=SeededNoise(0), depth=4)
     text = repr(rel.manifest)
     assert "123" not in text
-    assert rel.manifest["parameters"]["dimension_order"][0] == "y"
+    assert rel.manifest["parameters"]["dimension_order"][-1] == "y"  # the class is split last
     assert rel.manifest["budget_split"]["per_level"] == pytest.approx(0.3 / 4)
 
 

@@ -202,6 +202,7 @@ def test_cli_constants_match_the_library():
 
     assert cmd.DEFAULT_DEPTH == lib.DEFAULT_DEPTH and cmd.DEFAULT_SPLIT_SHARE == lib.DEFAULT_SPLIT_SHARE
     assert cmd.PARTITIONINGS == lib.PARTITIONINGS and cmd.DEGREE_METHODS == DEGREE_METHODS
+    assert cmd.CLASS_SPLITS == lib.CLASS_SPLITS and cmd.DEFAULT_CLASS_SPLIT == lib.DEFAULT_CLASS_SPLIT
     assert cmd.GRAPH_MODELS == GRAPH_MODELS
 
 

@@ -22,6 +22,8 @@ __all__ = ["register", "register_evaluate", "register_experiment"]
 DEFAULT_DEPTH = 10
 DEFAULT_SPLIT_SHARE = 0.3
 PARTITIONINGS = ("balanced", "fixed")
+CLASS_SPLITS = ("first", "last")
+DEFAULT_CLASS_SPLIT = "last"
 DEGREE_METHODS = ("rps", "hay", "cumulative")
 GRAPH_MODELS = ("configuration", "havel-hakimi")
 ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
@@ -96,7 +98,7 @@ def _run_rps(args: argparse.Namespace) -> int:
     with timed(args, "rps"):
         release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
                       partitioning=args.partitioning, stop_threshold=args.stop_threshold,
-                      consistency=args.consistency)
+                      consistency=args.consistency, class_split=args.class_split)
     facts = release.facts()
     manifest = build_manifest(
         "rps", epsilon=args.epsilon, parameters=release.manifest["parameters"], noise=noise,
@@ -234,6 +236,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stop-threshold", type=_finite, default=None, metavar="C",
                    help="optional noisy-count stop: a region whose noisy size (paid from its level's budget) is "
                         "below C becomes a leaf (default: off, stop at depth h or at a single cell)")
+    p.add_argument("--class-split", choices=CLASS_SPLITS, default=DEFAULT_CLASS_SPLIT,
+                   help="where the class is split: at the last level of every region, so each final box keeps "
+                        "its per-class counts (default, last), or at the root (first)")
     p.add_argument("--consistency", action="store_true",
                    help="also count every level and make the leaf counts consistent with them (constrained "
                         "inference, Hay et al. VLDB 2010) before synthesizing (default: off)")

@@ -9,7 +9,8 @@ Algorithm 1; the readings of issue 10 fill it in (docs/rps.md, "Readings"):
   (categorical leaf codes in the taxonomy's depth-first order, integer attributes, class codes) or of the reals.
   The split dimension is chosen without the data: round-robin by depth (depth l starts at dimension
   ``l mod D``) over the dimensions whose range still holds more than one value. Binary split at a pivot x:
-  ``t.A < x`` left, ``t.A >= x`` right.
+  ``t.A < x`` left, ``t.A >= x`` right. A table's class is split at the last level (so each final
+  predictor box carries per-class counts), or first (``class_split``).
 * **Balanced partitioning** picks x with the exponential-mechanism median of :mod:`dprelease.privacy.median`;
   **fixed partitioning** takes the midpoint and spends nothing (alpha = 0).
 * **Budget** (per record, i.e. per root-to-leaf chain)::
@@ -54,6 +55,8 @@ __all__ = ["PointDomain", "GroupCounts", "RecordEngine", "NumpyEngine", "Partiti
 
 DEFAULT_DEPTH = 10
 DEFAULT_SPLIT_SHARE = 0.3
+CLASS_SPLITS = ("first", "last")
+DEFAULT_CLASS_SPLIT = "last"
 PARTITIONINGS = ("balanced", "fixed")
 COMPOSITIONS = ("records", "nodes")
 
@@ -212,15 +215,29 @@ def remaining_budget(total: float, scope: BudgetScope) -> float:
     return value
 
 
-def choose_dimensions(depth: int, lo: np.ndarray, hi: np.ndarray, integer: np.ndarray) -> np.ndarray:
-    """Round-robin by depth over the dimensions that can still be split (data-independent); -1 = single cell."""
+def choose_dimensions(depth: int, lo: np.ndarray, hi: np.ndarray, integer: np.ndarray,
+                      last_dim: int | None = None, max_depth: int | None = None) -> np.ndarray:
+    """Round-robin by depth over the dimensions that can still be split (data-independent); -1 = single cell.
+
+    With ``last_dim``, that dimension is split only at depth ``max_depth - 1`` (where it goes first) and the
+    round-robin runs over the others; a region where it cannot be split falls back to the round-robin.
+    """
     n_dims = lo.shape[1]
     splittable = np.where(integer[None, :], (hi - lo) >= 2, hi > lo)
-    start = depth % n_dims
-    rolled = np.roll(splittable, -start, axis=1)
-    first = np.argmax(rolled, axis=1)
-    dims = (first + start) % n_dims
-    dims[~rolled.any(axis=1)] = -1
+    pool = np.arange(n_dims)
+    if last_dim is not None:
+        pool = pool[pool != last_dim]
+    dims = np.full(lo.shape[0], -1, dtype=np.int64)
+    if pool.size:
+        start = depth % pool.size
+        order = np.roll(pool, -start)
+        ok = splittable[:, order]
+        first = np.argmax(ok, axis=1)
+        dims = np.where(ok.any(axis=1), order[first], -1)
+    if last_dim is not None:
+        at_last = max_depth is not None and depth == max_depth - 1
+        can = splittable[:, last_dim]
+        dims = np.where(can & (at_last | (dims < 0)), last_dim, dims)
     return dims.astype(np.int64)
 
 
@@ -272,14 +289,16 @@ def validate_parameters(epsilon: float, depth: int, split_share: float | None, p
 def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: float, *, noise: NoiseSource,
                   depth: int = DEFAULT_DEPTH, split_share: float | None = None, partitioning: str = "balanced",
                   stop_threshold: float | None = None, composition: str = "records", sensitivity: float = 1.0,
-                  keep_inner: bool = False, engine: RecordEngine | None = None) -> Partition:
+                  keep_inner: bool = False, engine: RecordEngine | None = None,
+                  last_dim: int | None = None) -> Partition:
     """Partition (balanced: EM medians; fixed: midpoints), stop, and summarize every leaf with a noisy count.
 
     ``columns[j]`` holds every record's value in dimension j (inside ``domain``). ``sensitivity`` is the L1
     sensitivity of a level's sizes/counts and of a level's summed median qualities under the neighbouring
     relation: 1 for records (``composition="records"``), the caller's bound for ``"nodes"``.
     ``keep_inner`` also releases every inner level's region sizes (for constrained inference), each level with
-    (1 - alpha) eps / (h + 1) of the count share.
+    (1 - alpha) eps / (h + 1) of the count share. ``last_dim`` is split at the last level only
+    (:func:`choose_dimensions`).
     """
     eps, h, alpha = validate_parameters(epsilon, depth, split_share, partitioning, stop_threshold)
     if composition not in COMPOSITIONS:
@@ -318,7 +337,8 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
     for level in range(h + 1):
         n_regions = lo.shape[0]
         sizes = engine.sizes(n_regions)
-        dims = choose_dimensions(level, lo, hi, domain.integer) if level < h else np.full(n_regions, -1)
+        dims = (choose_dimensions(level, lo, hi, domain.integer, last_dim, h) if level < h
+                else np.full(n_regions, -1))
         single = dims < 0
         if keep_inner and level < h:
             inner_noisy = noisy_counts(sizes, eps_inner, scope=scope, noise=noise, sensitivity=1,
@@ -466,8 +486,9 @@ def consistent_leaf_counts(part: Partition) -> np.ndarray:
 
 # -- tables -----------------------------------------------------------------------------------------------
 def table_domain(schema: TableSchema) -> PointDomain:
-    """RPS dimensions of a table: the class first (so that leaves keep the class association a classifier
-    needs), then the predictors in schema order. Categorical: leaf codes; numeric: the declared bounds."""
+    """RPS dimensions of a table: the class (dimension 0), then the predictors in schema order.
+    Categorical: leaf codes; numeric: the declared bounds. Where the class is split is :func:`rps`'s
+    ``class_split``: at the last level (default) or first."""
     names = [schema.class_attribute.name] + [a.name for a in schema.attributes]
     lo = [0.0] + [0.0 if a.kind == "categorical" else float(a.lo) for a in schema.attributes]
     hi = [float(schema.n_classes)] + [float(a.taxonomy.n_leaves) if a.kind == "categorical" else float(a.hi)
@@ -548,18 +569,26 @@ class RPSRelease:
 
 def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int = DEFAULT_DEPTH,
         split_share: float | None = None, partitioning: str = "balanced", stop_threshold: float | None = None,
-        consistency: bool = False) -> RPSRelease:
+        consistency: bool = False, class_split: str = DEFAULT_CLASS_SPLIT) -> RPSRelease:
     """RPS on a relational table: partition, summarize, synthesize (section 3; readings in docs/rps.md).
+
+    ``class_split="last"`` (default) splits the class at depth h - 1 of every region and runs the round-robin
+    over the predictors, so the two halves of a final predictor box hold its per-class counts (as DiffGen's
+    leaf x class counts); ``"first"`` splits the class at the root, so each class gets its own boxes
+    (measured worse for classification: docs/rps.md).
 
     ``consistency=True`` (an option, measured in docs/rps.md): every level's region sizes are released too,
     each level with an equal share (1 - alpha) eps / (h + 1) of the count budget, and the leaf counts are made
     consistent with them (constrained inference over the partition tree, Hay et al., VLDB 2010) before
     synthesizing.
     """
+    if class_split not in CLASS_SPLITS:
+        raise ParameterError(f"--class-split must be one of {CLASS_SPLITS}, got {class_split!r}")
     schema = table.schema
     domain = table_domain(schema)
     part = rps_partition(table_points(table), domain, epsilon, noise=noise, depth=depth, split_share=split_share,
-                         partitioning=partitioning, stop_threshold=stop_threshold, keep_inner=consistency)
+                         partitioning=partitioning, stop_threshold=stop_threshold, keep_inner=consistency,
+                         last_dim=0 if class_split == "last" else None)
     counts = part.counts
     if consistency:
         counts = np.rint(consistent_leaf_counts(part)).astype(np.int64)
@@ -588,8 +617,11 @@ def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int =
     }
     manifest = {
         "parameters": {"depth": h, "split_share": alpha, "partitioning": partitioning,
-                       "stop_threshold": stop_threshold, "consistency": consistency,
-                       "dimension_order": list(domain.names), "split_rule": "round-robin by depth"},
+                       "stop_threshold": stop_threshold, "consistency": consistency, "class_split": class_split,
+                       "dimension_order": (list(domain.names[1:]) + [domain.names[0]] if class_split == "last"
+                                           else list(domain.names)),
+                       "split_rule": "round-robin by depth" + (" over the predictors; the class at depth h - 1"
+                                                               if class_split == "last" else "")},
         "budget_split": budget,
     }
     return RPSRelease(schema, synthetic, part, manifest)
