@@ -74,19 +74,19 @@ def _classification_task(args: tuple) -> list:
     from ..relational.rps import rps
     from .diffgen import RunRow, split_table
 
-    table, seed, run, epsilons, depths, partitionings, split_share, ks, diffgen_h = args
+    table, seed, run, epsilons, variants, ks, diffgen_h = args
     train, test = split_table(table, seed, run)
     ba = baseline_accuracy(train, test)
     la = lower_bound_accuracy(train, test)
     rows = []
-    for part in partitionings:
+    for name, params, depths in variants:
         for eps in epsilons:
             for h in depths:
-                noise = make_noise(_seed(seed, run, eps, h, part))
+                noise = make_noise(_seed(seed, run, eps, h, name))
                 t0 = time.perf_counter()
-                rel = rps(train, eps, noise=noise, depth=h, partitioning=part, split_share=split_share)
+                rel = rps(train, eps, noise=noise, depth=h, **params)
                 ca = synthetic_accuracy(rel.table, test)
-                rows.append(RunRow(f"rps-{part}", eps, h, run, ca, ba, la, time.perf_counter() - t0))
+                rows.append(RunRow(name, eps, h, run, ca, ba, la, time.perf_counter() - t0))
     if diffgen_h:
         for eps in epsilons:
             t0 = time.perf_counter()
@@ -103,10 +103,15 @@ def _classification_task(args: tuple) -> list:
 
 def classification_runs(table: EncodedTable, *, epsilons: list[float], depths: list[int], runs: int, seed: int = 0,
                         partitionings: list[str] = ("balanced",), split_share: float | None = None,
-                        mondrian_ks: list[int] = (), diffgen_h: int | None = None, jobs: int = 1) -> list:
-    """Per run: one 2/3-1/3 split; RPS (each setting), DiffGen and Mondrian on the train split; CA on the test."""
-    tasks = [(table, seed, r, list(epsilons), list(depths), list(partitionings), split_share, list(mondrian_ks),
-              diffgen_h) for r in range(runs)]
+                        mondrian_ks: list[int] = (), diffgen_h: int | None = None, jobs: int = 1,
+                        variants: list[tuple[str, dict, list[int]]] | None = None) -> list:
+    """Per run: one 2/3-1/3 split; RPS (each setting), DiffGen and Mondrian on the train split; CA on the test.
+
+    ``variants`` (name, rps keyword arguments, depths) replaces the default ``rps-<partitioning>`` settings.
+    """
+    if variants is None:
+        variants = [(f"rps-{p}", {"partitioning": p, "split_share": split_share}, list(depths)) for p in partitionings]
+    tasks = [(table, seed, r, list(epsilons), variants, list(mondrian_ks), diffgen_h) for r in range(runs)]
     if jobs > 1 and runs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             parts = list(pool.map(_classification_task, tasks))
@@ -136,9 +141,10 @@ def summarize_classification(rows: list) -> list[dict[str, object]]:
 def _e1_task(args: tuple) -> list[dict[str, object]]:
     from ..data.generators import gaussian_mixture_points, zipf_points
     from ..evaluation.ranges import answer, answer_histogram, evaluate_ranges, make_range_workload, points_data
-    from ..relational.rps import FLAT_MAX_CELLS, PointDomain, flat_histogram, rps_partition, synthesize
+    from ..relational.rps import (FLAT_MAX_CELLS, PointDomain, consistent_leaf_counts, flat_histogram,
+                                  rps_partition, synthesize)
 
-    gen, d, n, domain_size, epsilons, depths, runs, queries, seed = args
+    gen, d, n, domain_size, epsilons, variants, runs, queries, seed = args
     make = {"gaussian": gaussian_mixture_points, "zipf": zipf_points}[gen]
     cols, _ = make(n, d, domain_size, seed=seed)
     domain = PointDomain(tuple(f"x{j + 1}" for j in range(d)), np.zeros(d), np.full(d, float(domain_size)),
@@ -149,23 +155,26 @@ def _e1_task(args: tuple) -> list[dict[str, object]]:
     sanity = 0.001 * n
     rows = []
     for eps in epsilons:
-        for method in ("balanced", "fixed"):
+        for method, params, depths in variants:
             for h in depths:
                 errs, subs, leaves, records, secs = [], [], [], [], []
                 for r in range(runs):
                     noise = make_noise(_seed(seed, gen, d, eps, method, h, r))
                     t0 = time.perf_counter()
-                    part = rps_partition(cols, domain, eps, noise=noise, depth=h, partitioning=method)
+                    consistency = bool(params.get("consistency"))
+                    kw = {k: v for k, v in params.items() if k != "consistency"}
+                    part = rps_partition(cols, domain, eps, noise=noise, depth=h, keep_inner=consistency, **kw)
+                    counts = np.rint(consistent_leaf_counts(part)).astype(np.int64) if consistency else part.counts
                     rng = np.random.default_rng(_seed(seed, gen, d, eps, method, h, r, "synth"))
-                    synth = synthesize(part.lo, part.hi, part.counts, domain.integer, rng)
+                    synth = synthesize(part.lo, part.hi, counts, domain.integer, rng)
                     secs.append(time.perf_counter() - t0)
                     res = evaluate_ranges(raw, points_data(synth, domain), workload, raw_answers=true)
                     errs.append(res["mean_relative_error"])
                     subs.append([s["mean_relative_error"] for s in res["subsets"]])
                     leaves.append(part.n_leaves)
-                    records.append(int(np.maximum(part.counts, 0).sum()))
+                    records.append(int(np.maximum(counts, 0).sum()))
                 m, se = mean_se(errs)
-                row = {"generator": gen, "d": d, "method": f"rps-{method}", "epsilon": eps, "depth": h,
+                row = {"generator": gen, "d": d, "method": method, "epsilon": eps, "depth": h,
                        "mean_relative_error": m, "stderr": se, "runs": runs,
                        "leaves": float(np.mean(leaves)), "synthetic_records": float(np.mean(records)),
                        "seconds": float(np.mean(secs))}
@@ -209,13 +218,20 @@ def _normalise_rows(rows: list[dict[str, object]]) -> list[dict[str, object]]:
 def run_e1(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Path]:
     quick = cfg.quick
     n = 20_000 if quick else 100_000
-    ds = [2, 4] if quick else [2, 3, 4, 5, 6, 7, 8]
+    ds = [2, 4] if quick else [2, 3, 4, 6, 8]
     epsilons = [0.1, 1.0] if quick else [0.1, 0.5, 1.0]
     depths = [8, 12] if quick else [6, 8, 10, 12, 14, 16]
+    some = [8, 12] if quick else [6, 8, 10, 12]
+    deep = [12, 16] if quick else [12, 16, 20]
+    variants = [("rps-balanced", {"partitioning": "balanced"}, depths),
+                ("rps-fixed", {"partitioning": "fixed"}, depths),
+                ("rps-balanced+consistency", {"partitioning": "balanced", "consistency": True}, some),
+                ("rps-balanced+stop10", {"partitioning": "balanced", "stop_threshold": 10.0}, deep),
+                ("rps-fixed+stop10", {"partitioning": "fixed", "stop_threshold": 10.0}, deep)]
     runs = cfg.runs or (1 if quick else 3)
     queries = 500 if quick else 2000
-    tasks = [(gen, d, n, 1024, epsilons, depths, runs, queries, cfg.seed) for gen in ("gaussian", "zipf") for d in ds]
-    log(f"E1: {len(tasks)} datasets x {len(epsilons)} eps x {len(depths)} depths x 2 methods x {runs} runs")
+    tasks = [(gen, d, n, 1024, epsilons, variants, runs, queries, cfg.seed) for gen in ("gaussian", "zipf") for d in ds]
+    log(f"E1: {len(tasks)} datasets x {len(epsilons)} eps x {len(variants)} variants x {runs} runs")
     rows = [r for part in _pool_map(_e1_task, tasks, cfg.jobs) for r in part]
     out = cfg.out
     write_csv(out / "e1_range_counts.csv", _normalise_rows(rows))
@@ -328,8 +344,13 @@ def run_e2(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Pa
     ks = [10, 100] if quick else [10, 25, 50, 100, 250, 500]
     runs = cfg.runs or (2 if quick else 10)
     log(f"E2 classification: {runs} splits, eps {epsilons}, depths {depths}, Mondrian k {ks}, DiffGen h = 10")
+    two = depths[:1] if quick else [8, 12]
+    variants = [("rps-balanced", {"partitioning": "balanced"}, depths),
+                ("rps-fixed", {"partitioning": "fixed"}, depths),
+                ("rps-balanced-classfirst", {"partitioning": "balanced", "class_split": "first"}, two),
+                ("rps-fixed-classfirst", {"partitioning": "fixed", "class_split": "first"}, two)]
     rows = classification_runs(table, epsilons=epsilons, depths=depths, runs=runs, seed=cfg.seed,
-                               partitionings=["balanced", "fixed"], mondrian_ks=ks, diffgen_h=10, jobs=cfg.jobs)
+                               variants=variants, mondrian_ks=ks, diffgen_h=10, jobs=cfg.jobs)
     summary = summarize_classification(rows)
     for (name, eps), acc in PEER_FIGURES.items():
         summary.append({"method": f"{name} (docs/diffgen.md, 1 run)", "epsilon": eps, "h": "",
@@ -371,9 +392,12 @@ def _plot_e2(summary: list[dict[str, object]], path: Path) -> None:
             ax.axhline(100 * float(s["accuracy"]), lw=0.8, ls=":", color="tab:gray")
             ax.text(1.02, 100 * float(s["accuracy"]), str(s["method"]).replace("mondrian-", "M "), fontsize=7,
                     transform=ax.get_yaxis_transform(), va="center")
-        if "docs/diffgen" in str(s["method"]):
-            ax.plot([float(s["epsilon"])], [100 * float(s["accuracy"])], "x" if "mst" in str(s["method"]) else "*",
-                    color="k", label=str(s["method"]))
+    for peer, marker in (("mst", "x"), ("aim", "*")):
+        pts = sorted((float(s["epsilon"]), 100 * float(s["accuracy"])) for s in summary
+                     if str(s["method"]).startswith(peer + " (docs/diffgen"))
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker, color="k", ls="none",
+                    label=f"{peer.upper()} (docs/diffgen.md, 1 run)")
     ba = [float(s["baseline_accuracy"]) for s in summary if s["baseline_accuracy"] != ""]
     la = [float(s["lower_bound_accuracy"]) for s in summary if s["lower_bound_accuracy"] != ""]
     if ba:
