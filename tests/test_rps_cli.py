@@ -126,8 +126,13 @@ def test_evaluate_ranges_json(table, tmp_path, capsys):
     assert code == 0 and set(res) == {"mean_relative_error", "subsets"}
     assert [s["dimensions"] for s in res["subsets"]] == [1, 2, 3] and all(set(s) == {"dimensions",
                                                                                   "mean_relative_error"} for s in res["subsets"])
-    code, stdout, _ = run(capsys, "evaluate", "ranges", data, data, "--schema", schema, "--queries", "300", "--json")
-    assert json.loads(stdout)["mean_relative_error"] == 0.0
+    # a table without its manifest is not a release
+    code, _, err = run(capsys, "evaluate", "ranges", data, data, "--schema", schema, "--queries", "300", "--json")
+    assert code == 2 and "manifest" in err
+    # a body that does not match its manifest is refused
+    out.write_text(out.read_text() + "\n")
+    code, _, err = run(capsys, "evaluate", "ranges", data, out, "--schema", schema, "--queries", "300")
+    assert code == 2 and "does not match its manifest" in err
 
 
 def test_evaluate_ranges_reads_diffgen_generalized_output(table, tmp_path, capsys):
@@ -155,7 +160,7 @@ def test_degrees_writes_sorted_degrees_a_manifest_and_a_graph(tmp_path, capsys):
     out = tmp_path / "deg.txt"
     for method in ("rps", "hay", "cumulative"):
         code, stdout, _ = run(capsys, "degrees", g, "--epsilon", "1", "--theta", "3", "-o", out, "--method", method,
-                              "--graph-out", tmp_path / "e.txt", "--seed", "2", "-q")
+                              "--graph-out", tmp_path / "e.txt", "--seed", "2", "-q", "--force")
         assert code == 0 and "graph:" in stdout
         degs = [int(x) for x in out.read_text().split()]
         assert degs == sorted(degs) and all(0 <= d <= 3 for d in degs)
@@ -168,6 +173,23 @@ def test_degrees_writes_sorted_degrees_a_manifest_and_a_graph(tmp_path, capsys):
         assert Path(str(tmp_path / "e.txt") + ".manifest.json").exists()
     code, stdout, _ = run(capsys, "evaluate", "degrees", g, out, "--json")
     assert code == 0 and set(json.loads(stdout)) == {"ks", "l1", "emd"}
+
+
+def test_outputs_are_checked_before_reading(table, tmp_path, capsys):
+    data, schema = table
+    out = tmp_path / "s.csv"
+    out.write_text("previous\n")
+    code, _, err = run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", out)
+    assert code == 2 and "--force" in err and out.read_text() == "previous\n"
+    code, _, err = run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", data, "--force")
+    assert code == 2 and data.read_text().startswith("Job,Age,Class")
+    code, _, err = run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", tmp_path / "d.csv",
+                       "--max-output-records", "10")
+    assert code == 2 and "--max-output-records" in err and not (tmp_path / "d.csv").exists()
+    g = tmp_path / "g.txt"
+    g.write_text(GRAPH)
+    code, _, err = run(capsys, "degrees", g, "-e", "1", "--theta", "3", "-o", tmp_path / "x.txt", "--graph-out", g)
+    assert code == 2 and g.read_text() == GRAPH
 
 
 def test_degrees_bad_graph_exits_2_naming_the_line(tmp_path, capsys):

@@ -60,7 +60,7 @@ def test_large_epsilon_finds_exact_top_k(variant):
 
 def test_degenerate_huge_u_is_refused():
     db = TransactionDB.from_lists([[0, 1, 2], [1, 2], [3]] * 20, 3000)
-    with pytest.raises(ParameterError, match="degenerates"):
+    with pytest.raises(ParameterError, match="-m 3: "):  # decided from public inputs (issue 8 defect 5)
         tf(db, Universe.from_range(0, 2999), 10, 1.0, 3, noise=SeededNoise(0))
 
 
@@ -127,7 +127,7 @@ def test_cli_tf_warns_when_degenerate_and_evaluates(tmp_path, capsys):
     out = tmp_path / "tf.csv"
     assert main(["tf", str(path), "-k", "100", "-m", "2", "--epsilon", "1", "-o", str(out), "--universe", "1..119",
                  "--seed", "2", "-q"]) == 0
-    assert "TF degenerates here" in capsys.readouterr().err
+    assert "gamma*N = 5434" in capsys.readouterr().err  # public (k, eps, |U|, rho); f_k*N is never printed
     manifest = json.loads((tmp_path / "tf.csv.manifest.json").read_text())
     assert manifest["privacy"]["epsilon_spent"] == 1.0 and manifest["parameters"]["m"] == 2
     assert "5434" not in json.dumps(manifest)  # gamma*N and f_k*N are custodian-only
@@ -135,3 +135,29 @@ def test_cli_tf_warns_when_degenerate_and_evaluates(tmp_path, capsys):
                  "-q"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert 0.3 <= res["fnr"] <= 1.0
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_one_mining_pass_gives_the_two_pass_plan_and_candidates(m, monkeypatch):
+    """tf_plan + explicit_candidates (two exact minings) and the single pass agree on f_k*N and the candidates;
+    for m <= 2 even the candidate order is the same (so seeded releases are unchanged)."""
+    import dprelease.itemsets.tf as tfmod
+
+    for seed in range(4):
+        db = _db(seed, n=400 + 100 * seed, n_items=10 + seed)
+        for k, eps in ((5, 50.0), (20, 2.0), (60, 0.3)):
+            plan = tfmod.tf_plan(db, k, eps, m)
+            want_sets, want_counts = explicit_candidates(db, m, int(math.floor(plan.floor)) + 1)
+            calls = []
+            real = tfmod.mine_frequent
+            monkeypatch.setattr(tfmod, "mine_frequent", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+            monkeypatch.setattr(tfmod, "top_k_itemsets", lambda *a, **kw: pytest.fail("top-k mining in tf"))
+            got_plan, sets, counts = tfmod._plan_and_candidates(db, k, eps, m, 0.9)
+            monkeypatch.undo()
+            assert len(calls) == (1 if m >= 3 else 0)
+            assert got_plan == plan
+            if m <= 2:
+                assert sets == want_sets and counts.tolist() == want_counts.tolist()
+            else:
+                assert dict(zip(sets, counts.tolist())) == dict(zip(want_sets, want_counts.tolist()))
+                assert sets == sorted(sets, key=lambda s: (len(s), s))

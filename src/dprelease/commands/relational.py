@@ -10,9 +10,13 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ..data.io import write_json_atomic
-from ..release import build_manifest, manifest_path
-from .common import add_epsilon, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int, print_json, say, timed
+from .. import limits
+from ..errors import ParameterError
+from ..release import build_manifest, write_with_manifest
+from .common import (
+    add_epsilon, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    prepare_output, print_json, say, seed_arg, timed,
+)
 
 if TYPE_CHECKING:
     from ..relational.diffgen import GeneralizedTable
@@ -20,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["register", "register_experiment", "records_path"]
 
 SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked in tests/test_cli.py)
+# == dprelease.experiments.diffgen.METHODS (checked in tests/test_diffgen_plus.py)
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "recommended", "tds", "diffp-c45", "mst", "aim")
+RELEASE_METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "recommended")
 
 # pandas/pyarrow (data.table, relational.diffgen, relational.tds) are imported inside the handlers, so
 # that `dprelease --help` and the set-valued commands start without them.
@@ -31,19 +38,43 @@ def records_path(output: str | Path) -> Path:
     return output.with_name(f"{output.stem}.records{output.suffix or '.csv'}")
 
 
-def _write_release(release: GeneralizedTable, output: str, records: bool, manifest: dict) -> list[Path]:
-    from ..data.table import write_frame
+def _write_release(args: argparse.Namespace, release: GeneralizedTable, manifest: dict) -> list[Path]:
+    """The contingency table (and, with --records, the record form) and the manifest, as one unit."""
+    from ..data.table import frame_writer
 
-    written = [Path(output)]
-    write_frame(release.arrow(), output)
-    if records:
+    output = Path(args.output)
+    extra = []
+    if args.records:
         rp = records_path(output)
-        write_frame(release.arrow(records=True), rp)
-        written.append(rp)
-    manifest["release"]["files"] = {"contingency_table": str(Path(output).name),
-                                    **({"records": records_path(output).name} if records else {})}
-    write_json_atomic(manifest_path(output), manifest)
-    return written + [manifest_path(output)]
+        extra.append((rp, frame_writer(release.arrow(records=True), rp), "wb"))
+    manifest["release"]["files"] = {"contingency_table": output.name,
+                                    **({"records": records_path(output).name} if args.records else {})}
+    body, mpath = write_with_manifest(output, frame_writer(release.arrow(), output), manifest, "wb", extra=extra)
+    print(f"release: {body}")
+    for rp, _, _ in extra:
+        print(f"records: {rp}")
+    print(f"manifest: {mpath}")
+    return [body, *(e[0] for e in extra), mpath]
+
+
+def _table_inputs(args: argparse.Namespace) -> list[str]:
+    table = Path(args.table)
+    inputs = [str(table), args.schema]
+    if table.is_dir():
+        inputs += [str(table / n) for n in ("adult.data", "adult.test")]
+    return inputs
+
+
+def _schema(args: argparse.Namespace):
+    """The declared schema, with --delimiter applied."""
+    from dataclasses import replace
+
+    from ..data.table import load_schema
+
+    schema = load_schema(args.schema)
+    if getattr(args, "delimiter", None):
+        schema = replace(schema, delimiter=args.delimiter)
+    return schema
 
 
 def _release_facts(release: GeneralizedTable) -> dict[str, object]:
@@ -57,59 +88,89 @@ def _release_facts(release: GeneralizedTable) -> dict[str, object]:
 
 
 def _run_diffgen(args: argparse.Namespace) -> int:
-    from ..data.table import load_schema, read_table
+    from ..data.table import read_table
     from ..relational.diffgen import diffgen
 
-    schema = load_schema(args.schema)
+    method = "diffgen-plus" if args.method == "recommended" else args.method  # our best eps-DP method
+    if method in ("diffgen", "diffgen-local") and args.specializations is None:
+        raise ParameterError(f"--specializations is required for --method {args.method}")
+    prepare_output(args, args.output, inputs=_table_inputs(args),
+                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
+    schema = _schema(args)
+    # public: the schema and h (DiffGen+: its rounds, at most 12 when chosen from the noisy size)
+    limits.check_diffgen(schema, args.specializations or 12)
     with timed(args, "read"):
         table = read_table(args.table, schema)
     noise = noise_from_args(args)
+    notes = ["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
+             "counts: discrete Laplace, rounded to non-negative integers (post-processing)"]
     with timed(args, "diffgen"):
-        release = diffgen(table, args.epsilon, args.specializations, noise=noise, score=args.score,
-                          recycle=args.recycle, local=args.local)
+        if method == "diffgen-plus":
+            from ..relational.diffgen_plus import diffgen_plus
+
+            release = diffgen_plus(table, args.epsilon, noise=noise, rounds=args.specializations)
+            notes = [notes[0] + "; DiffGen+ (dprelease issue 13: docs/diffgen.md)",
+                     "counts: discrete Laplace, then per class one shift and clipping at 0 keeping the noisy class "
+                     "total (Norm-Sub, post-processing)"]
+        else:
+            release = diffgen(table, args.epsilon, args.specializations, noise=noise, score=args.score,
+                              recycle=args.recycle, local=args.local or method == "diffgen-local")
     parts = release.manifest
+    parts["parameters"].setdefault("method", args.method)
     manifest = build_manifest(
         "diffgen", epsilon=args.epsilon, parameters=parts["parameters"], noise=noise, accountant=release.accountant,
-        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"],
-        notes=["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
-               "counts: discrete Laplace, rounded to non-negative integers (post-processing)"])
+        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"], notes=notes)
     with timed(args, "write"):
-        paths = _write_release(release, args.output, args.records, manifest)
-    for p in paths:
-        print(p)
+        _write_release(args, release, manifest)
     return 0
 
 
 def _run_tds(args: argparse.Namespace) -> int:
-    from ..data.table import load_schema, read_table
+    from ..data.table import read_table
     from ..relational.tds import tds
 
-    schema = load_schema(args.schema)
+    prepare_output(args, args.output, inputs=_table_inputs(args),
+                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
+    schema = _schema(args)
     table = read_table(args.table, schema)
     print("warning: TDS publishes a k-anonymous table with EXACT counts: it is NOT differentially private",
           file=sys.stderr)
     with timed(args, "tds"):
         release = tds(table, args.k)
-    manifest = {
-        "algorithm": "tds",
-        "package": "dprelease",
-        "privacy": {"model": f"{args.k}-anonymity", "differentially_private": False,
-                    "warning": "exact counts and data-dependent choices: NOT differential privacy"},
-        "parameters": release.manifest["parameters"],
-        "domain": schema.describe(),
-        "release": _release_facts(release),
-        "notes": ["Fung, Wang and Yu, Anonymizing classification data for privacy preservation, TKDE 2007"],
-    }
-    for p in _write_release(release, args.output, args.records, manifest):
-        print(p)
+    manifest = build_manifest(
+        "tds", epsilon=None, parameters=release.manifest["parameters"], noise=None, accountant=None,
+        domain=schema.describe(), release=_release_facts(release),
+        privacy={"model": f"{args.k}-anonymity", "differentially_private": False,
+                 "warning": "exact counts and data-dependent choices: NOT differential privacy"},
+        notes=["Fung, Wang and Yu, Anonymizing classification data for privacy preservation, TKDE 2007"])
+    _write_release(args, release, manifest)
     return 0
+
+
+def delimiter_arg(text: str) -> str:
+    from ..data.table import _delimiter
+    from ..errors import InputError
+
+    try:
+        return _delimiter(text, "--delimiter")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("--delimiter ", "", 1)) from None
+
+
+def _add_delimiter(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--delimiter", type=delimiter_arg, default=None, metavar="C",
+                   help="field separator of a CSV table: one character, or tab, semicolon, pipe "
+                        "(default: the schema's 'delimiter', else ',')")
 
 
 def _table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("table", metavar="TABLE", help="CSV (header row unless the schema lists 'columns') or Parquet; "
                                                    "a directory holding adult.data/adult.test reads Adult")
-    p.add_argument("--schema", required=True, metavar="SCHEMA", help="YAML/JSON schema: attributes, taxonomies, bounds, class")
-    add_output(p)
+    p.add_argument("--schema", required=True, metavar="SCHEMA",
+                   help="YAML/JSON schema (required): attributes, taxonomies, bounds, class; see docs/diffgen.md")
+    _add_delimiter(p)
+    add_output(p, help_text="the generalized contingency table, CSV or .parquet (required); its manifest goes to "
+                            "OUTPUT.manifest.json. An existing file is replaced only with --force")
     p.add_argument("--records", action="store_true",
                    help="also write the expanded record form (a row per counted record) to OUTPUT.records.EXT")
 
@@ -120,30 +181,111 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "counts of every leaf partition x class (Mohammed et al., KDD 2011).")
     _table_args(p)
     add_epsilon(p)
-    p.add_argument("--specializations", "-H", type=positive_int, required=True, metavar="H",
-                   help="number of specializations h (the paper's Figure 3 peaks near 10 on Adult)")
+    p.add_argument("--specializations", "-H", type=positive_int, default=None, metavar="H",
+                   help="number of specializations h (the paper's Figure 3 peaks near 10 on Adult; bounded by "
+                        "--max-output-records: the table has a row per leaf partition and class); required for "
+                        "--method diffgen/diffgen-local; for diffgen-plus the number of rounds (default: chosen "
+                        "from a noisy record count)")
+    p.add_argument("--method", choices=RELEASE_METHODS, default="diffgen",
+                   help="release method: diffgen (default: faithful Algorithm 1), diffgen-local (= --local), "
+                        "diffgen-plus (issue 13), recommended (our best eps-DP method, now diffgen-plus)")
     p.add_argument("--score", choices=SCORES, default="max", help="candidate score: Max (default) or InfoGain")
     p.add_argument("--recycle", action="store_true",
                    help="improvement: give unused line-9 budget to the counts (default: faithful, charged as reserved)")
     p.add_argument("--local", action="store_true",
                    help="improvement: score candidates by Max within the current partitions (sensitivity 1)")
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_diffgen)
 
     p = sub.add_parser("tds", help="TDS k-anonymity baseline (NOT differentially private)",
                        description="Top-down specialization to a k-anonymous table (Fung et al.). NOT differentially private.")
     _table_args(p)
-    p.add_argument("-k", type=positive_int, default=5, help="anonymity threshold k (default 5)")
+    p.add_argument("-k", type=positive_int, default=5, metavar="K", help="anonymity threshold k (default 5)")
     add_quiet(p)
     p.set_defaults(handler=_run_tds)
 
 
+def _parse_methods(text: str) -> list[str]:
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in names if m not in METHODS]
+    if not names or unknown:
+        raise ParameterError(f"--methods: unknown method {', '.join(unknown) or repr(text)}; "
+                             f"choose from {','.join(METHODS)}")
+    return list(dict.fromkeys(names))
+
+
+def _run_methods(args: argparse.Namespace, table, methods: list[str], out: Path) -> int:
+    """Issue 13: several methods on the same splits; one table (CSV) and one plot (PNG); JSON for one epsilon."""
+    from ..experiments import diffgen as exp
+    from ..experiments.common import write_csv
+
+    peers = [m for m in methods if m in exp.PEERS]
+    if peers and not exp.peers_available():
+        say(args, f"{','.join(peers)}: smartnoise-synth is not importable here; skipped (run from its own venv: "
+                  "python3 -m venv /tmp/synthvenv && /tmp/synthvenv/bin/pip install smartnoise-synth==1.0.8 "
+                  "scikit-learn pyarrow PyYAML matplotlib; "
+                  "PYTHONPATH=src /tmp/synthvenv/bin/python -m dprelease.cli ...)")
+        methods = [m for m in methods if m not in exp.PEERS]
+    h = args.specializations[0] if args.specializations else 10
+    with timed(args, "experiment"):
+        rows = exp.methods_experiment(table, methods=methods, epsilons=args.epsilon, h=h, runs=args.runs,
+                                      seed=args.seed, tds_k=args.tds or 5, jobs=args.jobs, peer_runs=args.peer_runs,
+                                      progress=lambda m: say(args, m))
+    summary = exp.summarize_methods(rows)
+    write_csv(out / "methods_runs.csv", [asdict(r) for r in rows])
+    write_csv(out / "methods_summary.csv", summary)
+    exp.plot_methods(summary, out / "methods_accuracy.png", title=table.schema.name or Path(args.data).name)
+    say(args, f"wrote {out}/methods_summary.csv, methods_runs.csv, methods_accuracy.png")
+    if args.json and len(args.epsilon) == 1:
+        print_json(exp.methods_json(rows, summary))
+    elif args.json:
+        print_json(summary)
+    else:
+        for s in summary:
+            print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()}))
+    return 0
+
+
+ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
+_EXPERIMENT_FILES = ("diffgen_runs.csv", "diffgen_summary.csv", "diffgen_figure3.png")
+_METHODS_FILES = ("methods_runs.csv", "methods_summary.csv", "methods_accuracy.png")
+
+
+def _experiment_schema(args: argparse.Namespace):
+    """--schema, or the Adult schema for the Adult folder only (any other table must declare its own)."""
+    data = Path(args.data)
+    if args.schema is None:
+        if not (data.is_dir() and (data / "adult.data").exists()):
+            raise ParameterError(f"--schema is required for {data}: the bundled Adult schema applies only to the "
+                                 f"Adult folder (adult.data + adult.test)")
+        args.schema = str(ADULT_SCHEMA)
+    return _schema(args)
+
+
 def _run_experiment(args: argparse.Namespace) -> int:
-    from ..data.table import load_schema, read_table
+    schema = _experiment_schema(args)  # before the heavy imports: a missing --schema is refused at once
+    from ..data.table import read_table
     from ..experiments import diffgen as exp
 
-    schema = load_schema(args.schema)
+    args.table = args.data
+    inputs = _table_inputs(args)
+    if args.methods:
+        methods = _parse_methods(args.methods)  # a bad name is refused before any work
+        out = Path(args.out_dir or "results/diffgen-methods")
+        for name in _METHODS_FILES:
+            prepare_output(args, out / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+        limits.check_diffgen(schema, max(args.specializations or [10]), what="experiment diffgen-classification")
+        say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
+        return _run_methods(args, read_table(args.data, schema), methods, out)
+    if not args.specializations:
+        raise ParameterError("--specializations is required unless --methods is given")
+    if args.out_dir:
+        for name in _EXPERIMENT_FILES:  # its own files are replaced; an input never is
+            prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+    limits.check_diffgen(schema, max(args.specializations), what="experiment diffgen-classification")
+    say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
     table = read_table(args.data, schema)
     scores = list(SCORES) if args.score == "both" else [args.score]
     single = len(args.epsilon) == 1 and len(args.specializations) == 1 and len(scores) == 1
@@ -163,12 +305,10 @@ def _run_experiment(args: argparse.Namespace) -> int:
     summary = exp.summarize(rows)
     if args.out_dir:
         out = Path(args.out_dir)
-        exp.write_csv([asdict(r) for r in rows],
-                      out / "diffgen_runs.csv")
+        exp.write_csv([asdict(r) for r in rows], out / "diffgen_runs.csv")
         exp.write_csv(summary, out / "diffgen_summary.csv")
-        if not single:
-            exp.plot_figure3(summary, out / "diffgen_figure3.png")
-        say(args, f"wrote {out}/diffgen_runs.csv, diffgen_summary.csv" + ("" if single else ", diffgen_figure3.png"))
+        exp.plot_figure3(summary, out / "diffgen_figure3.png", dataset=schema.name)
+        say(args, f"wrote {out}/diffgen_runs.csv, diffgen_summary.csv, diffgen_figure3.png")
     main = [s for s in summary if str(s["method"]).startswith("diffgen")]
     if args.json and single:
         s = main[0]
@@ -184,23 +324,44 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
 
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("diffgen-classification", help="DiffGen section 5: BA/CA/LA on Adult, Figure 3",
+    p = kinds.add_parser("diffgen-classification",
+                         help="DiffGen section 5: BA/CA/LA of a classifier on a DiffGen table (Adult or any "
+                              "table with a schema), Figure 3",
                          description="Random 2/3-1/3 splits; DiffGen on the train split; a C4.5-like entropy tree on "
-                                     "the noisy generalized data; CA on the generalized test split; BA and LA.")
-    p.add_argument("--data", required=True, metavar="DIR", help="the Adult directory (adult.data + adult.test) or a table")
-    p.add_argument("--schema", default=str(Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"),
-                   help="table schema (default: examples/adult-schema.yaml)")
-    p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E")
-    p.add_argument("--specializations", "-H", type=positive_int, nargs="+", required=True, metavar="H")
-    p.add_argument("--runs", type=positive_int, default=10)
-    p.add_argument("--score", choices=[*SCORES, "both"], default="max")
-    p.add_argument("--seed", type=int, default=0, help="seed of the splits and the (seeded, experiment-mode) noise")
+                                     "the noisy generalized data; CA on the generalized test split; BA and LA. "
+                                     "The figure is titled with the schema's name.")
+    p.add_argument("--data", required=True, metavar="PATH",
+                   help="the table (required): the Adult directory (adult.data + adult.test), or a CSV/Parquet "
+                        "table with its --schema")
+    p.add_argument("--schema", default=None, metavar="SCHEMA",
+                   help="table schema; required unless --data is the Adult directory (default there: "
+                        "examples/adult-schema.yaml)")
+    _add_delimiter(p)
+    p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E",
+                   help="one or more total budgets (required)")
+    p.add_argument("--specializations", "-H", type=positive_int, nargs="+", default=None, metavar="H",
+                   help="one or more numbers of specializations h (required without --methods; with --methods the "
+                        "first is DiffGen's h, default 10)")
+    p.add_argument("--runs", type=positive_int, default=10, metavar="N", help="random splits (runs) per setting (default 10)")
+    p.add_argument("--score", choices=[*SCORES, "both"], default="max",
+                   help="DiffGen candidate score: max, infogain or both (default max)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S",
+                   help="seed of the splits and the (seeded, experiment-mode) noise (default 0)")
+    p.add_argument("--methods", default=None, metavar="LIST",
+                   help=f"comma-separated methods to compare on the same splits ({','.join(METHODS)}; "
+                        "recommended = our best eps-DP method); writes a table and a plot to --out-dir "
+                        "(default results/diffgen-methods); default: off (DiffGen only, today's output)")
+    p.add_argument("--peer-runs", type=positive_int, default=None, metavar="R",
+                   help="runs of mst/aim with --methods (default: --runs); they take minutes each")
     p.add_argument("--recycle", action="store_true", help="improvement: unused line-9 budget to the counts")
     p.add_argument("--local", action="store_true", help="improvement: partition-local Max scores")
-    p.add_argument("--tds", type=positive_int, default=None, metavar="K", help="also run TDS with this k (not DP)")
+    p.add_argument("--tds", type=positive_int, default=None, metavar="K",
+                   help="also run TDS with this k (not DP); default: not run")
     p.add_argument("--peers", action="store_true", help="also run MST and AIM (smartnoise-synth, if installed)")
-    p.add_argument("--jobs", type=positive_int, default=1, help="worker processes over runs")
-    p.add_argument("--out-dir", default=None, metavar="DIR", help="write per-run and summary CSV (+ Figure 3 PNG)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="worker processes over runs (default 1)")
+    p.add_argument("--out-dir", default=None, metavar="DIR",
+                   help="write per-run and summary CSV and the Figure 3 PNG here; default: print only")
+    p.add_argument("--json", action="store_true", help="print JSON instead of one line per setting")
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

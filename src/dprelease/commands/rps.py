@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from .common import (
-    add_epsilon, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int, print_json, say, timed,
+    add_epsilon, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    prepare_output, print_json, say, seed_arg, timed,
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment"]
@@ -79,6 +80,36 @@ def table_writer(table, output: str | Path):
     return write
 
 
+def _table_inputs(args: argparse.Namespace) -> list[str]:
+    table = Path(args.table)
+    inputs = [str(table), args.schema]
+    if table.is_dir():
+        inputs += [str(table / n) for n in ("adult.data", "adult.test")]
+    return inputs
+
+
+def _verified(path: str) -> dict:
+    """The manifest of a release read for evaluation: the pair must match (``release.read_manifest``).
+
+    A file another release lists under ``other_files`` (DiffGen's ``--records`` form) is checked through that
+    release's manifest."""
+    from ..errors import InputError
+    from ..release import manifest_path, read_manifest
+
+    p = Path(path)
+    if manifest_path(p).exists():
+        return read_manifest(p)
+    for mp in sorted(p.parent.glob("*.manifest.json")):
+        try:
+            m = json.loads(mp.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(m, dict) and p.name in dict(m.get("other_files") or {}):
+            return read_manifest(mp.with_name(mp.name[: -len(".manifest.json")]))
+    raise InputError(f"{p}: no manifest beside it (nor one listing it); a release is read together with the "
+                     f"manifest dprelease wrote for it")
+
+
 def _report(paths) -> None:
     print(f"release: {paths[0]}")
     print(f"manifest: {paths[1]}")
@@ -90,8 +121,17 @@ def _run_rps(args: argparse.Namespace) -> int:
     from ..relational.rps import rps, validate_parameters
     from ..release import build_manifest, write_with_manifest
 
+    from .. import limits
+    from ..relational.rps import table_domain, work_estimate
+
     validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
+    prepare_output(args, args.output, inputs=_table_inputs(args))
     schema = load_schema(args.schema)
+    domain = table_domain(schema)
+    records, memory = work_estimate(domain.n_dims, domain.cells(), args.epsilon, args.depth, args.split_share,
+                                    args.partitioning, args.stop_threshold)
+    limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
+                 why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
     with timed(args, "read"):
         table = read_table(args.table, schema)
     noise = noise_from_args(args)
@@ -120,6 +160,7 @@ def _run_mondrian(args: argparse.Namespace) -> int:
     from ..relational.mondrian import expand, mondrian
     from ..release import build_manifest, write_with_manifest
 
+    prepare_output(args, args.output, inputs=_table_inputs(args))
     schema = load_schema(args.schema)
     table = read_table(args.table, schema)
     print("warning: Mondrian publishes a k-anonymous table built from EXACT data: it is NOT differentially private",
@@ -134,9 +175,9 @@ def _run_mondrian(args: argparse.Namespace) -> int:
         domain=schema.describe(), release={"records": synth.n_records, "groups": groups.n_groups,
                                            "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name]},
         notes=["LeFevre, DeWitt and Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
-               "records keep their class; predictors drawn uniformly in their group's bounding box"])
-    manifest["privacy"] = {"model": f"{args.k}-anonymity", "differentially_private": False,
-                           "warning": "exact group sizes and data-dependent cuts: NOT differential privacy"}
+               "records keep their class; predictors drawn uniformly in their group's bounding box"],
+        privacy={"model": f"{args.k}-anonymity", "differentially_private": False,
+                 "warning": "exact group sizes and data-dependent cuts: NOT differential privacy"})
     paths = write_with_manifest(args.output, table_writer(_arrow(schema, synth), args.output), manifest, mode="wb")
     _report(paths)
     return 0
@@ -167,9 +208,24 @@ def _run_degrees(args: argparse.Namespace) -> int:
     from ..graphs.regenerate import regenerate_graph
     from ..release import build_manifest, write_with_manifest
 
-    check_theta(args.theta)
+    from .. import limits
+    from ..graphs.degrees import default_degree_depth
+    from ..relational.rps import work_estimate
+
+    theta = check_theta(args.theta)
     if args.method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning):
         raise ParameterError("--depth, --split-share and --partitioning apply to --method rps only")
+    prepare_output(args, args.output, inputs=[args.graph])
+    if args.graph_out:
+        prepare_output(args, args.graph_out, inputs=[args.graph, args.output], option="--graph-out")
+        if Path(args.graph_out).resolve() == Path(args.output).resolve():
+            raise ParameterError("--graph-out must differ from -o")
+    if args.method == "rps":
+        depth = default_degree_depth(theta) if args.depth is None else args.depth
+        records, memory = work_estimate(1, theta + 1, args.epsilon, depth, args.split_share,
+                                        args.partitioning or "balanced")
+        # empty degree ranges release noise at sensitivity 2 theta + 1: scale the per-leaf mean accordingly
+        limits.check(f"degrees --theta {theta}", records=records * (2 * theta + 1), memory=memory * (2 * theta + 1))
     with timed(args, "read"):
         graph = read_edge_list(args.graph)
     noise = noise_from_args(args)
@@ -243,6 +299,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also count every level and make the leaf counts consistent with them (constrained "
                         "inference, Hay et al. VLDB 2010) before synthesizing (default: off)")
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_rps)
 
@@ -255,7 +312,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=positive_int, required=True, metavar="K",
                    help="anonymity threshold k: every group holds at least k records")
     add_output(p)
-    p.add_argument("--seed", type=int, default=None, metavar="S",
+    p.add_argument("--seed", type=seed_arg, default=None, metavar="S",
                    help="seed of the uniform expansion (default: random); recorded in the manifest")
     add_quiet(p)
     p.set_defaults(handler=_run_mondrian)
@@ -285,6 +342,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--graph-model", choices=GRAPH_MODELS, default="configuration",
                    help="model for --graph-out: configuration (default) or havel-hakimi")
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_degrees)
 
@@ -295,6 +353,7 @@ def _run_eval_ranges(args: argparse.Namespace) -> int:
     from ..evaluation.ranges import evaluate_ranges, make_range_workload, read_released, table_data
     from ..relational.rps import table_domain
 
+    _verified(args.released)
     schema = load_schema(args.schema)
     raw = table_data(read_table(args.raw, schema))
     released = read_released(args.released, schema)
@@ -308,6 +367,7 @@ def _run_eval_degrees(args: argparse.Namespace) -> int:
     from ..data.graphs import read_degree_file, read_edge_list
     from ..evaluation.degrees import degree_metrics
 
+    _verified(args.released)
     true = read_edge_list(args.graph).degrees()
     released = read_degree_file(args.released)
     result = degree_metrics(true, released)
@@ -326,7 +386,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", required=True, metavar="SCHEMA", help="the schema both tables follow")
     p.add_argument("--queries", type=positive_int, default=10_000, metavar="N",
                    help="number of queries (default 10000), split evenly by number of constrained attributes")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random workload (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the random workload (default 0)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_quiet(p)
     p.set_defaults(handler=_run_eval_ranges)
@@ -376,6 +436,14 @@ def _run_rps_experiments(args: argparse.Namespace) -> int:
     if bad:
         raise ParameterError(f"--parts: unknown part(s) {bad} (choose from e1, e2, e3)")
     out = Path(args.out)
+    names = {"e1": ["e1_range_counts.csv", "e1_range_counts.png"],
+             "e2": ["e2_classification_runs.csv", "e2_classification_summary.csv", "e2_classification.png",
+                    "e2_range_counts.csv"],
+             "e3": ["e3_degrees.csv", "e3_degrees.png"]}
+    for part in parts:  # experiments replace their own files in --out, never an input
+        for name in names[part]:
+            prepare_output(args, out / name, inputs=[args.adult, args.graphs], option="--out",
+                           may_replace=lambda _p: True)
     cfg = exp.ExperimentConfig(out=out, adult=Path(args.adult), graphs=Path(args.graphs), runs=args.runs,
                                seed=args.seed, quick=args.quick, jobs=args.jobs)
     for part in parts:
@@ -396,7 +464,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                    help="privacy budget(s) epsilon")
     p.add_argument("--depth", "-H", type=_nonneg_int, nargs="+", required=True, metavar="H", help="tree depth(s) h")
     p.add_argument("--runs", type=positive_int, default=10, help="number of random splits (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the splits and the seeded noise (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the splits and the seeded noise (default 0)")
     p.add_argument("--partitioning", choices=PARTITIONINGS, default="balanced", help="balanced (default) or fixed")
     p.add_argument("--split-share", type=_share, default=None, metavar="A",
                    help=f"partitioning share alpha (default {DEFAULT_SPLIT_SHARE} balanced, 0 fixed)")
@@ -419,7 +487,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                    help="folder with ca-grqc.txt, ca-hepth.txt, facebook.txt (default ../shared/datasets/graphs)")
     p.add_argument("--runs", type=positive_int, default=None,
                    help="runs per setting (default: 3 for E1, 10 for E2, 20 for E3)")
-    p.add_argument("--seed", type=int, default=0, help="base seed (experiment mode; default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="base seed (experiment mode; default 0)")
     p.add_argument("--quick", action="store_true", help="a small grid (smoke test), not the full reproduction")
     p.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
     add_quiet(p)

@@ -8,7 +8,7 @@ records inside the query box; the relative error is ``|Q(D~) - Q(D)| / max(Q(D),
 bound ``s = 0.1%`` of the raw table's size (DiffPart section 5.1).
 
 Released rows may be generalized (DiffGen's ``--records`` output or its contingency table with a ``count``
-column): a row holding a taxonomy node or an interval ``[lo-hi)`` counts with the fraction of its box inside
+column): a row holding a taxonomy node or an interval ``[lo-hi)`` / ``[lo, hi)`` counts with the fraction of its box inside
 the query, i.e. its records are spread uniformly over the box (the uniform rule RPS and Mondrian synthesize with).
 """
 
@@ -29,7 +29,7 @@ __all__ = ["RangeWorkload", "BoxData", "make_range_workload", "points_data", "an
            "read_released", "answer_histogram", "table_data", "MAX_DIMENSIONS"]
 
 MAX_DIMENSIONS = 8
-_INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*-\s*(-?[0-9.eE+]+)\s*\)$")
+_INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*\)$")  # [lo-hi) or [lo, hi)
 
 
 @dataclass(frozen=True, eq=False)

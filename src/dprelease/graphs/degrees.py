@@ -35,7 +35,9 @@ import numpy as np
 from ..data.graphs import Graph
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
-from ..relational.rps import DEFAULT_SPLIT_SHARE, PointDomain, remaining_budget, rps_partition, synthesize
+from ..relational.rps import (DEFAULT_SPLIT_SHARE, PointDomain, check_release_size, remaining_budget,
+                              rps_partition, synthesize)
+from ..release import records_run_start
 from .projection import edge_addition
 
 __all__ = ["DEGREE_METHODS", "DegreeRelease", "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees",
@@ -86,6 +88,7 @@ def _isotonic(values: np.ndarray) -> np.ndarray:
     return np.asarray(isotonic_regression(np.asarray(values, dtype=np.float64), increasing=True).x)
 
 
+@records_run_start
 def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource, depth: int | None = None,
                 split_share: float | None = None, partitioning: str = "balanced") -> DegreeRelease:
     """RPS on [0, theta]: node-DP sensitivity 2 theta + 1 for the medians and the leaf counts."""
@@ -95,6 +98,7 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
     domain = PointDomain(("degree",), np.array([0.0]), np.array([float(theta + 1)]), np.array([True]))
     part = rps_partition([np.asarray(projected, dtype=np.int64)], domain, epsilon, noise=noise, depth=h,
                          split_share=split_share, partitioning=partitioning, composition="nodes", sensitivity=delta)
+    check_release_size("degrees --method rps", int(np.maximum(part.counts, 0).sum()), 1)
     seed = noise.integers(2**62, 2)
     rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
     (deg,) = synthesize(part.lo, part.hi, part.counts, domain.integer, rng)
@@ -110,6 +114,7 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
     return DegreeRelease(np.sort(deg.astype(np.int64)), "rps", theta, part.accountant, manifest)
 
 
+@records_run_start
 def hay_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource,
                 node_share: float = HAY_NODE_SHARE) -> DegreeRelease:
     """Sorted degree sequence + noise (sensitivity 2 theta) + isotonic regression; length = a noisy node count."""
@@ -123,6 +128,7 @@ def hay_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
     n_noisy = int(noisy_counts(np.array([proj.size]), node_share * eps, scope=scope, noise=noise, sensitivity=1,
                                label="node count (sensitivity 1)")[0])
     m = max(1, n_noisy)
+    check_release_size("degrees --method hay", m, 1)
     seq = proj[-m:] if proj.size >= m else np.concatenate([np.zeros(m - proj.size, dtype=np.int64), proj])
     e_seq = remaining_budget(eps, scope)
     noisy = noisy_counts(seq, e_seq, scope=scope, noise=noise, sensitivity=2 * theta,
@@ -136,6 +142,7 @@ def hay_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
     return DegreeRelease(np.sort(fit), "hay", theta, acc, manifest)
 
 
+@records_run_start
 def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource) -> DegreeRelease:
     """theta-cumulative histogram + noise (sensitivity theta + 1), isotonic regression, differenced."""
     theta = check_theta(theta)
@@ -157,6 +164,7 @@ def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noi
     return DegreeRelease(deg, "cumulative", theta, acc, manifest)
 
 
+@records_run_start
 def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "rps", noise: NoiseSource,
                     depth: int | None = None, split_share: float | None = None,
                     partitioning: str = "balanced") -> DegreeRelease:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..data.table import EncodedTable
 from ..errors import ParameterError
+from ..release import records_run_start
 
 __all__ = ["MondrianGroups", "mondrian", "expand"]
 
@@ -69,6 +70,7 @@ def _cut(values: np.ndarray, k: int) -> float | None:
     return None
 
 
+@records_run_start
 def mondrian(table: EncodedTable, k: int) -> MondrianGroups:
     """Strict multidimensional Mondrian on the predictors; every final group has at least k records."""
     k = int(k)

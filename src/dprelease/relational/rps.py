@@ -48,10 +48,11 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.median import check_sensitivity, median_intervals, private_medians
+from ..release import records_run_start
 
 __all__ = ["PointDomain", "GroupCounts", "RecordEngine", "NumpyEngine", "Partition", "RPSRelease",
            "remaining_budget", "choose_dimensions", "rps_partition", "rps", "table_domain", "table_points",
-           "synthesize", "validate_parameters", "consistent_leaf_counts", "flat_histogram", "DEFAULT_DEPTH", "DEFAULT_SPLIT_SHARE", "PARTITIONINGS"]
+           "synthesize", "validate_parameters", "work_estimate", "check_release_size", "consistent_leaf_counts", "flat_histogram", "DEFAULT_DEPTH", "DEFAULT_SPLIT_SHARE", "PARTITIONINGS"]
 
 DEFAULT_DEPTH = 10
 DEFAULT_SPLIT_SHARE = 0.3
@@ -567,6 +568,35 @@ class RPSRelease:
         return pa.table(cols)
 
 
+def _dlap_positive_mean(epsilon: float) -> float:
+    """E[max(0, X)] for X ~ DLap(1/epsilon): t/(1-t)^2 * (1-t)/(1+t) = t/((1-t)(1+t)), t = exp(-epsilon)."""
+    t = math.exp(-epsilon)
+    return t / ((1.0 - t) * (1.0 + t))
+
+
+def work_estimate(n_dims: int, cells: float, epsilon: float, depth: int, split_share: float | None,
+                  partitioning: str, stop_threshold: float | None = None) -> tuple[float, float]:
+    """Public estimate, before the data is read: (records the empty leaves alone release on average, memory bytes).
+
+    At most min(2^h, cells) leaves; an empty leaf releases E[max(0, DLap(1/eps_leaf))] records, eps_leaf >=
+    (1 - alpha) eps (its smallest value). Memory: the leaf boxes and those records, 8 bytes per value, x4.
+    """
+    _, h, alpha = validate_parameters(epsilon, depth, split_share, partitioning, stop_threshold)
+    leaves = min(2.0 ** h, cells)
+    records = leaves * _dlap_positive_mean((1.0 - alpha) * float(epsilon))
+    memory = 4.0 * 8.0 * n_dims * (2.0 * leaves + records)
+    return records, memory
+
+
+def check_release_size(what: str, records: int, n_dims: int) -> None:
+    """Stop before synthesizing past the work limits; ``records`` is a sum of noisy counts (post-processing)."""
+    from .. import limits
+
+    limits.check(what, records=float(records), memory=4.0 * 8.0 * n_dims * float(records),
+                 why="the sum of the noisy leaf counts")
+
+
+@records_run_start
 def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int = DEFAULT_DEPTH,
         split_share: float | None = None, partitioning: str = "balanced", stop_threshold: float | None = None,
         consistency: bool = False, class_split: str = DEFAULT_CLASS_SPLIT) -> RPSRelease:
@@ -592,6 +622,7 @@ def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int =
     counts = part.counts
     if consistency:
         counts = np.rint(consistent_leaf_counts(part)).astype(np.int64)
+    check_release_size("rps", int(np.maximum(counts, 0).sum()), domain.n_dims)
     seed = noise.integers(2**62, 2)
     rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
     cols = synthesize(part.lo, part.hi, counts, domain.integer, rng)
