@@ -278,7 +278,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("table", metavar="TABLE", help="CSV (header row unless the schema lists 'columns') or Parquet; "
                                                    "a directory holding adult.data/adult.test reads Adult")
     p.add_argument("--schema", required=True, metavar="SCHEMA",
-                   help="YAML/JSON schema: attributes, taxonomies, public bounds, class (as for diffgen)")
+                   help="YAML/JSON schema: attributes, taxonomies, public bounds, class (as for diffgen; required)")
     add_epsilon(p)
     add_output(p)
     p.add_argument("--depth", "-H", type=_nonneg_int, default=DEFAULT_DEPTH, metavar="H",
@@ -308,9 +308,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "a synthetic table: each record keeps its class and draws its predictors uniformly "
                                    "in its group's bounding box. NOT differentially private.")
     p.add_argument("table", metavar="TABLE", help="CSV or Parquet table, or the Adult directory")
-    p.add_argument("--schema", required=True, metavar="SCHEMA", help="YAML/JSON schema (as for diffgen)")
+    p.add_argument("--schema", required=True, metavar="SCHEMA", help="YAML/JSON schema (as for diffgen; required)")
     p.add_argument("-k", type=positive_int, required=True, metavar="K",
-                   help="anonymity threshold k: every group holds at least k records")
+                   help="anonymity threshold k: every group holds at least k records (required)")
     add_output(p)
     p.add_argument("--seed", type=seed_arg, default=None, metavar="S",
                    help="seed of the uniform expansion (default: random); recorded in the manifest")
@@ -325,7 +325,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_epsilon(p)
     p.add_argument("--theta", type=positive_int, required=True, metavar="T",
                    help="public degree bound theta: the graph is projected onto max degree theta (higher degrees "
-                        "are cut, never refused)")
+                        "are cut, never refused; required)")
     add_output(p)
     p.add_argument("--method", choices=DEGREE_METHODS, default="rps",
                    help="rps (default), hay (sorted sequence + isotonic regression) or cumulative (theta-cumulative "
@@ -383,7 +383,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                                      "count column (spread uniformly).")
     p.add_argument("raw", metavar="RAW", help="the raw table (CSV/Parquet, or the Adult directory)")
     p.add_argument("released", metavar="RELEASED", help="the released table (CSV or Parquet)")
-    p.add_argument("--schema", required=True, metavar="SCHEMA", help="the schema both tables follow")
+    p.add_argument("--schema", required=True, metavar="SCHEMA", help="the schema both tables follow (required)")
     p.add_argument("--queries", type=positive_int, default=10_000, metavar="N",
                    help="number of queries (default 10000), split evenly by number of constrained attributes")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the random workload (default 0)")
@@ -458,11 +458,11 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("rps-classification", help="RPS on Adult: BA/CA/LA as DiffGen's section 5 protocol",
                          description="Random 2/3-1/3 splits; RPS on the train split; the DiffGen classifier trained on "
                                      "the synthetic table and scored on the raw test split; BA and LA as for diffgen.")
-    p.add_argument("--data", required=True, metavar="DIR", help="the Adult directory (adult.data + adult.test) or a table")
+    p.add_argument("--data", required=True, metavar="DIR", help="the Adult directory (adult.data + adult.test) or a table (required)")
     p.add_argument("--schema", default=str(ADULT_SCHEMA), help="table schema (default: examples/adult-schema.yaml)")
     p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E",
-                   help="privacy budget(s) epsilon")
-    p.add_argument("--depth", "-H", type=_nonneg_int, nargs="+", required=True, metavar="H", help="tree depth(s) h")
+                   help="privacy budget(s) epsilon (required)")
+    p.add_argument("--depth", "-H", type=_nonneg_int, nargs="+", required=True, metavar="H", help="tree depth(s) h (required)")
     p.add_argument("--runs", type=positive_int, default=10, help="number of random splits (default 10)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the splits and the seeded noise (default 0)")
     p.add_argument("--partitioning", choices=PARTITIONINGS, default="balanced", help="balanced (default) or fixed")
@@ -480,7 +480,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                          description="E1: range-count error on synthetic d-dimensional data (balanced vs fixed vs a "
                                      "flat histogram); E2: Adult classification and range counts against Mondrian and "
                                      "DiffGen; E3: degree sequences of three graphs against Hay and theta-cumulative.")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder for the CSV and PNG files")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder for the CSV and PNG files (required)")
     p.add_argument("--parts", default="e1,e2,e3", help="comma-separated parts to run (default e1,e2,e3)")
     p.add_argument("--adult", default="../shared/datasets/adult", help="Adult directory (default ../shared/datasets/adult)")
     p.add_argument("--graphs", default="../shared/datasets/graphs",
