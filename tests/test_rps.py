@@ -65,13 +65,14 @@ def test_quality_sensitivity_is_one_by_brute_force():
 
 @pytest.mark.parametrize("noise_kind", ["seeded", "secure"])
 def test_em_median_matches_its_closed_form(noise_kind):
-    """Chi-square of 6,000 pivots against P(x) ~ exp(eps q(x) / 2); false-failure rate alpha = 1e-6."""
+    """Chi-square of the pivots (6,000 seeded, 1,500 secure: OpenDP's exact sampler is slower) against
+    P(x) ~ exp(eps q(x) / 2); false-failure rate alpha = 1e-6."""
     values = np.array([1, 1, 2, 5, 5, 5, 6])
     eps = 0.8
     xs = np.arange(1, 8)
     p = np.exp(eps * np.array([_quality(values, x) for x in xs]) / 2.0)
     p /= p.sum()
-    n = 6000
+    n = 6000 if noise_kind == "seeded" else 1500
     uniq, counts = np.unique(values, return_counts=True)
     # n identical regions in one vectorised call: n independent draws
     region = np.repeat(np.arange(n), uniq.size)
@@ -356,6 +357,7 @@ def _neighbour_events(table: EncodedTable, runs: int, seed: int, **kwargs) -> Co
     return c
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("partitioning", ["balanced", "fixed"])
 def test_neighbouring_tables_stay_within_e_to_the_epsilon(partitioning):
     """D and D + one record that moves the median: P[E|D] <= e^eps P[E|D'] (+ 5 binomial standard errors)."""

@@ -36,12 +36,21 @@ class HalfScale(NoiseSource):
 
 
 @pytest.mark.parametrize("algorithm", ["rps", "degrees"])
-def test_audit_finds_no_violation(algorithm):
-    res = run_audit(algorithm, epsilon=1.0, runs=800, seed=3)
+def test_audit_cases_run(algorithm):
+    """Smoke test of every case (a few runs each); the real audits are the slow tests below."""
+    res = run_audit(algorithm, epsilon=1.0, runs=40, seed=3)
     assert not res.violation and not res.errors, res.as_json()
     assert len(res.cases) == 4
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["rps", "degrees"])
+def test_audit_finds_no_violation(algorithm):
+    res = run_audit(algorithm, epsilon=1.0, runs=4000, seed=3)
+    assert not res.violation and not res.errors, res.as_json()
+
+
+@pytest.mark.slow
 def test_audit_flags_noise_at_half_scale():
     (case,) = [c for c in cases_for("rps", 1.0) if c.name == "rps/fixed-leaf-count"]
     assert audit_case(case, runs=1200, seed=1, noise_wrapper=HalfScale).violation
