@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from .accountant import BudgetScope, check_epsilon
-from .mechanisms import exponential_mechanism_disjoint
+from .mechanisms import exponential_mechanism_disjoint, selection_scale
 from .noise import NoiseSource
 
 __all__ = ["MedianIntervals", "median_intervals", "exponential_medians", "draw_in_intervals", "private_medians",
@@ -137,8 +137,9 @@ def exponential_medians(iv: MedianIntervals, epsilon: float, *, sensitivity: flo
         return np.zeros(0, dtype=np.int64)
     log_measure = np.log(iv.measure)
     if noise.mode == "seeded":
+        scale = selection_scale(eps, delta)  # 2 Delta / eps, rounded up (the safe side), as the privacy package
         scope.spend(eps, label)
-        keys = log_measure + (eps / (2.0 * delta)) * iv.quality + noise.gumbel(iv.quality.size)
+        keys = log_measure + iv.quality / scale + noise.gumbel(iv.quality.size)
         best = np.maximum.reduceat(keys, iv.start[:-1])
         hit = np.flatnonzero(keys == best[iv.region])
         first = np.ones(hit.size, dtype=bool)
