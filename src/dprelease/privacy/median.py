@@ -20,8 +20,9 @@ have *joint* sensitivity ``sensitivity``: for disjoint record sets (RPS on a tab
 is 1 per record (parallel composition, one charge); for node-DP degree sequences one node moves several
 regions' qualities and the caller passes the summed bound (docs/rps.md). Seeded (experiment) mode draws all
 Gumbel keys at once in numpy; secure mode goes through
-:func:`~dprelease.privacy.mechanisms.exponential_mechanism_disjoint`, whose secure-mode sampler the privacy
-package owns. Both charge ``epsilon`` once, before anything is drawn.
+:func:`~dprelease.privacy.mechanisms.exponential_mechanism_disjoint`, i.e. OpenDP's exact Gumbel-max per
+region (the run measure folded into the score: a float step on public values, the privacy package's known
+limit). Both use the scale 2 Delta / eps rounded up and charge ``epsilon`` once, before anything is drawn.
 """
 
 from __future__ import annotations
