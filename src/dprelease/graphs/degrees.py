@@ -111,7 +111,7 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
         "sensitivity": {"median_quality_per_level": delta, "leaf_counts": delta},
         "leaves": [[int(a), int(b) - 1] for a, b in zip(part.lo[:, 0], part.hi[:, 0])],
     }
-    return DegreeRelease(np.sort(deg.astype(np.int64)), "rps", theta, part.accountant, manifest)
+    return DegreeRelease(np.sort(np.asarray(deg, dtype=np.int64)), "rps", theta, part.accountant, manifest)
 
 
 @records_run_start

@@ -146,11 +146,20 @@ def exponential_medians(iv: MedianIntervals, epsilon: float, *, sensitivity: flo
         first = np.ones(hit.size, dtype=bool)
         first[1:] = iv.region[hit[1:]] != iv.region[hit[:-1]]
         return hit[first].astype(np.int64)
-    blocks = np.split(iv.quality, iv.start[1:-1])
-    bases = np.split(log_measure, iv.start[1:-1])
+    # A region with a single run picks it with probability 1: no sampler call (same distribution). The charge
+    # is made once either way.
+    n_runs = np.diff(iv.start)
+    multi = np.flatnonzero(n_runs > 1)
+    out = iv.start[:-1].copy()
+    if multi.size == 0:
+        scope.spend(eps, label)
+        return out
+    blocks = [iv.quality[iv.start[r]:iv.start[r + 1]] for r in multi.tolist()]
+    bases = [log_measure[iv.start[r]:iv.start[r + 1]] for r in multi.tolist()]
     picks = exponential_mechanism_disjoint(blocks, eps, sensitivity=delta, scope=scope, noise=noise, label=label,
                                            log_base_measures=bases)
-    return iv.start[:-1] + np.asarray(picks, dtype=np.int64)
+    out[multi] += np.asarray(picks, dtype=np.int64)
+    return out
 
 
 def draw_in_intervals(iv: MedianIntervals, runs: np.ndarray, noise: NoiseSource) -> np.ndarray:

@@ -114,45 +114,61 @@ class RecordEngine(Protocol):
 
 class NumpyEngine:
     """:class:`RecordEngine` over in-memory columns: per level, one gather of the split values, one grouped
-    count (a bincount when the keys are dense, else one sort of int64 keys) and one routing pass."""
+    count (a bincount when the keys are dense, else one sort of int64 keys) and one routing pass.
+
+    Lattice dimensions are held as int32 offsets from the domain's lower end (one conversion at the start)."""
 
     def __init__(self, columns: Sequence[np.ndarray], domain: PointDomain):
-        self.columns = [np.asarray(c) for c in columns]
         self.domain = domain
+        self.columns: list[np.ndarray] = []
+        for j, c in enumerate(columns):
+            c = np.asarray(c)
+            if domain.integer[j] and domain.hi[j] - domain.lo[j] < 2**31:
+                self.columns.append((c - domain.lo[j]).astype(np.int32))
+            else:
+                self.columns.append(c.astype(np.float64, copy=False) - (domain.lo[j] if domain.integer[j] else 0.0))
         n = int(self.columns[0].size) if self.columns else 0
         self.rec = np.arange(n, dtype=np.int64)
-        self.reg = np.zeros(n, dtype=np.int64)
-        self._cache: tuple[np.ndarray, np.ndarray] | None = None  # (region_dim, values) of this level
+        self.reg = np.zeros(n, dtype=np.int32)
+        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (region_dim, record dims, values)
 
     def sizes(self, n_regions: int) -> np.ndarray:
         return np.bincount(self.reg, minlength=n_regions).astype(np.int64)
 
-    def _values(self, region_dim: np.ndarray) -> np.ndarray:
+    def _offset(self, j: int) -> float:
+        return float(self.domain.lo[j]) if self.domain.integer[j] else 0.0
+
+    def _level(self, region_dim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per active record: the dimension its region splits (-1: none) and its value there (offset for lattices)."""
         if self._cache is not None and self._cache[0] is region_dim:
-            return self._cache[1]
+            return self._cache[1], self._cache[2]
         dims = region_dim[self.reg]
-        present = np.unique(region_dim[region_dim >= 0])
-        values = np.zeros(self.rec.size, dtype=np.float64)
-        if present.size == 1 and (dims == present[0]).all():
-            values = self.columns[int(present[0])][self.rec].astype(np.float64, copy=False)
+        present = np.unique(region_dim[region_dim >= 0]).tolist()
+        if len(present) == 1 and bool((dims == present[0]).all()):
+            col = self.columns[present[0]]
+            values = col if self.rec.size == col.size else col[self.rec]
         else:
-            for j in present.tolist():
+            wide = any(self.columns[j].dtype != np.int32 for j in present)
+            values = np.zeros(self.rec.size, dtype=np.float64 if wide else np.int32)
+            for j in present:
                 m = dims == j
                 values[m] = self.columns[j][self.rec[m]]
-        self._cache = (region_dim, values)
-        return values
+        self._cache = (region_dim, dims, values)
+        return dims, values
 
     def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
-        values = self._values(region_dim)
-        dims = region_dim[self.reg]
-        active = dims >= 0
+        dims, values = self._level(region_dim)
+        present = np.unique(region_dim[region_dim >= 0]).tolist()
         parts = []
-        for j in np.unique(region_dim[region_dim >= 0]).tolist():
-            m = active & (dims == j) if not (dims == j).all() else None
-            reg = self.reg if m is None else self.reg[m]
-            v = values if m is None else values[m]
-            parts.append(_group(reg, v, float(self.domain.lo[j]), float(self.domain.hi[j]),
-                                bool(self.domain.integer[j]), region_dim.size))
+        for j in present:
+            m = dims == j
+            everyone = bool(m.all())
+            reg = self.reg if everyone else self.reg[m]
+            v = values if everyone else values[m]
+            lattice = self.columns[j].dtype == np.int32
+            span = float(self.domain.hi[j] - self.domain.lo[j]) if self.domain.integer[j] else 0.0
+            r, val, cnt = _group(reg, v, span, lattice, region_dim.size)
+            parts.append((r, val + self._offset(j), cnt))
         if not parts:
             empty = np.zeros(0, dtype=np.int64)
             return GroupCounts(empty, np.zeros(0), empty)
@@ -165,28 +181,33 @@ class NumpyEngine:
         return GroupCounts(region, value, count)
 
     def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
-        base = child_base[self.reg]
-        keep = base >= 0
-        values = self._values(region_dim) if (region_dim >= 0).any() else np.zeros(self.rec.size)
-        side = values >= pivots[self.reg]
-        new_reg = base + side
-        if keep.all():
-            self.reg = new_reg.astype(np.int64)
+        dims, values = self._level(region_dim)
+        # pivots in the engine's units: lattice values are offsets from the domain's lower end
+        d = np.maximum(region_dim, 0)
+        local = pivots - np.where(region_dim >= 0, self.domain.lo[d] * self.domain.integer[d], 0.0)
+        local = local.astype(np.int32) if values.dtype == np.int32 else local
+        base = child_base.astype(np.int32)[self.reg]
+        keep = None if (child_base >= 0).all() else base >= 0
+        new_reg = base + (values >= local[self.reg])
+        if keep is None:
+            self.reg = new_reg.astype(np.int32, copy=False)
         else:
-            self.rec, self.reg = self.rec[keep], new_reg[keep].astype(np.int64)
+            self.rec, self.reg = self.rec[keep], new_reg[keep].astype(np.int32, copy=False)
         self._cache = None
 
 
-def _group(reg: np.ndarray, v: np.ndarray, lo: float, hi: float, integer: bool, n_regions: int
+def _group(reg: np.ndarray, v: np.ndarray, span: float, lattice: bool, n_regions: int
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (region, value) pairs with counts, sorted; integer keys by bincount or one int64 sort."""
+    """Distinct (region, value) pairs with counts, sorted; lattice keys by bincount or one int64 sort.
+
+    ``v`` holds lattice offsets in [0, span) (int32) or real values."""
     if reg.size == 0:
         e = np.zeros(0, dtype=np.int64)
         return e, np.zeros(0), e
-    if integer:
-        span = int(hi - lo)
-        key = reg * span + (v - lo).astype(np.int64)
-        n_keys = n_regions * span
+    if lattice:
+        width = int(span)
+        key = reg.astype(np.int64) * width + v.astype(np.int64, copy=False)
+        n_keys = n_regions * width
         if n_keys <= max(4 * reg.size, 1 << 20):
             counts = np.bincount(key, minlength=n_keys)
             uniq = np.flatnonzero(counts)
@@ -198,13 +219,13 @@ def _group(reg: np.ndarray, v: np.ndarray, lo: float, hi: float, integer: bool, 
             starts = np.flatnonzero(first)
             uniq = key[starts]
             cnt = np.diff(np.append(starts, key.size))
-        return uniq // span, (uniq % span + lo).astype(np.float64), cnt.astype(np.int64)
+        return uniq // width, (uniq % width).astype(np.float64), cnt.astype(np.int64)
     order = np.lexsort((v, reg))
     r, vv = reg[order], v[order]
     first = np.ones(r.size, dtype=bool)
     first[1:] = (r[1:] != r[:-1]) | (vv[1:] != vv[:-1])
     starts = np.flatnonzero(first)
-    return r[starts], vv[starts], np.diff(np.append(starts, r.size)).astype(np.int64)
+    return r[starts].astype(np.int64), vv[starts].astype(np.float64), np.diff(np.append(starts, r.size)).astype(np.int64)
 
 
 def remaining_budget(total: float, scope: BudgetScope) -> float:
@@ -337,10 +358,11 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
 
     for level in range(h + 1):
         n_regions = lo.shape[0]
-        sizes = engine.sizes(n_regions)
         dims = (choose_dimensions(level, lo, hi, domain.integer, last_dim, h) if level < h
                 else np.full(n_regions, -1))
         single = dims < 0
+        # region sizes are read only where a mechanism needs them (leaves, stop tests, inner counts)
+        sizes = engine.sizes(n_regions) if (single.any() or stop_on or keep_inner) else None
         if keep_inner and level < h:
             inner_noisy = noisy_counts(sizes, eps_inner, scope=scope, noise=noise, sensitivity=1,
                                        label=f"inner counts, depth {level} (consistency)")
@@ -378,12 +400,20 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
         a, b = lo[go_idx, d], hi[go_idx, d]
         lattice = domain.integer[d]
         if partitioning == "balanced":
-            groups = engine.value_counts(dims_go)
-            local = np.full(n_regions, -1, dtype=np.int64)
-            local[go_idx] = np.arange(go_idx.size)
-            iv = median_intervals(go_idx.size, local[groups.region], groups.value, groups.count, a, b, lattice)
-            piv = private_medians(iv, eps_median, sensitivity=delta, scope=scope, noise=noise,
-                                  label=f"median pivots, depth {level}")
+            # A region whose range has one split point (a lattice range of width 2, e.g. a binary class) has
+            # one pivot: public, no mechanism. A level made only of such regions spends nothing.
+            piv = np.where(lattice, a + 1.0, 0.0)
+            multi = ~(lattice & (b - a == 2))
+            if multi.any():
+                groups = engine.value_counts(dims_go)
+                local = np.full(n_regions, -1, dtype=np.int64)
+                local[go_idx[multi]] = np.arange(int(multi.sum()))
+                g_local = local[groups.region]
+                keep = g_local >= 0
+                iv = median_intervals(int(multi.sum()), g_local[keep], groups.value[keep], groups.count[keep],
+                                      a[multi], b[multi], lattice[multi])
+                piv[multi] = private_medians(iv, eps_median, sensitivity=delta, scope=scope, noise=noise,
+                                             label=f"median pivots, depth {level}")
         else:
             piv = np.where(lattice, a + np.floor((b - a) / 2.0), (a + b) / 2.0)
         pivots = np.zeros(n_regions, dtype=np.float64)
@@ -504,21 +534,28 @@ def table_points(table: EncodedTable) -> list[np.ndarray]:
 
 
 def synthesize(lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, integer: np.ndarray,
-               rng: np.random.Generator) -> list[np.ndarray]:
+               rng: np.random.Generator, order_dim: int = 0) -> list[np.ndarray]:
     """``max(0, count)`` points per box, each dimension uniform in the box (post-processing).
 
-    Rows come out grouped by box in the given (canonical) order and, inside a box, sorted by the generated values.
+    Lattice dimensions come out as int64, real ones as float64. Rows are grouped by box in the given
+    (canonical) order and, inside a box, sorted by their value in dimension ``order_dim``. Only that column
+    is sorted: the other columns of a box are i.i.d. draws independent of it, so leaving them in draw order
+    has the same distribution as carrying them along with the sort.
     """
     reps = np.maximum(np.asarray(counts, dtype=np.int64), 0)
-    owner = np.repeat(np.arange(reps.size, dtype=np.int64), reps)
+    total = int(reps.sum())
     cols = []
     for j in range(lo.shape[1]):
-        a, w = lo[owner, j], (hi - lo)[owner, j]
-        u = rng.random(owner.size)
-        cols.append(a + np.minimum(np.floor(u * w), w - 1) if integer[j] else a + u * w)
-    if owner.size:
-        order = np.lexsort(tuple(cols[::-1]) + (owner,))
-        cols = [c[order] for c in cols]
+        a = np.repeat(lo[:, j], reps)
+        b = np.repeat(hi[:, j], reps)
+        if integer[j]:
+            cols.append(rng.integers(a.astype(np.int64), b.astype(np.int64)) if total else np.zeros(0, np.int64))
+        else:
+            cols.append(a + rng.random(total) * (b - a))
+    if total and lo.shape[1]:
+        owner = np.repeat(np.arange(reps.size, dtype=np.int64), reps)
+        c = cols[order_dim]
+        cols[order_dim] = c[np.lexsort((c, owner))]
     return cols
 
 
@@ -546,7 +583,8 @@ class RPSRelease:
             "records": self.n_records,  # sum of max(0, noisy leaf count): post-processing
             "leaves": self.partition.n_leaves,
             "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name],
-            "order": "by leaf (sorted by its lower corner over the dimension order), then by the generated values",
+            "order": "by leaf (sorted by its lower corner: class, then the predictors in schema order), then by the "
+                     "first predictor's generated value (ties in draw order)",
         }
 
     def arrow(self):
@@ -625,9 +663,9 @@ def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int =
     check_release_size("rps", int(np.maximum(counts, 0).sum()), domain.n_dims)
     seed = noise.integers(2**62, 2)
     rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
-    cols = synthesize(part.lo, part.hi, counts, domain.integer, rng)
-    y = cols[0].astype(np.int64)
-    predictors = tuple(c.astype(np.int64) if a.kind == "categorical" else c
+    cols = synthesize(part.lo, part.hi, counts, domain.integer, rng, order_dim=1 if domain.n_dims > 1 else 0)
+    y = cols[0]
+    predictors = tuple(c if a.kind == "categorical" else c.astype(np.float64)
                        for a, c in zip(schema.attributes, cols[1:]))
     synthetic = EncodedTable(schema, predictors, y)
     eps = part.accountant.total
