@@ -224,6 +224,9 @@ def test_cli_constants_match_the_library():
 
     assert cmd.DEFAULT_DEPTH == lib.DEFAULT_DEPTH and cmd.DEFAULT_SPLIT_SHARE == lib.DEFAULT_SPLIT_SHARE
     assert cmd.PARTITIONINGS == lib.PARTITIONINGS and cmd.DEGREE_METHODS == DEGREE_METHODS
+    from dprelease.graphs.degrees import DEGREE_SUMMARIES
+
+    assert cmd.DEGREE_SUMMARIES == DEGREE_SUMMARIES
     assert cmd.CLASS_SPLITS == lib.CLASS_SPLITS and cmd.DEFAULT_CLASS_SPLIT == lib.DEFAULT_CLASS_SPLIT
     assert cmd.GRAPH_MODELS == GRAPH_MODELS
 

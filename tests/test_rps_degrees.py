@@ -124,8 +124,10 @@ def test_every_node_dp_sensitivity_by_brute_force():
             r1 = np.histogram(deg, bins=bounds)[0]
             r2 = np.histogram(deg2, bins=bounds)[0]
             assert np.abs(r1 - r2).sum() <= 2 * theta + 1
-            # 3. theta-cumulative histogram: theta + 1
+            # 3. theta-cumulative histogram: theta + 1; and cumulative counts at any subset of boundaries
             assert np.abs(np.cumsum(h1) - np.cumsum(h2)).sum() <= theta + 1
+            c1, c2 = np.cumsum(r1), np.cumsum(r2)  # C at the upper end of every range of the partition
+            assert np.abs(c1 - c2).sum() <= theta + 1
             # 4. median qualities of one level, summed over its regions: 2 theta + 1
             assert np.abs(_quality_sum(deg, regions) - _quality_sum(deg2, regions)).sum() <= 2 * theta + 1
             # 5. sorted sequence, top m, zero-padded: 2 theta, for every m
@@ -174,10 +176,15 @@ def test_without_noise_the_baselines_return_the_projected_sequence(method):
     assert rel.degrees.tolist() == sorted(proj.tolist())
 
 
-def test_rps_fixed_without_noise_returns_the_projected_histogram():
+@pytest.mark.parametrize("summarize", ["counts", "cumulative"])
+def test_rps_fixed_without_noise_returns_the_projected_histogram(summarize):
     proj = np.array([0, 1, 1, 2, 5, 5, 3, 7])
-    rel = rps_degrees(proj, 7, 1.0, noise=ZeroNoise(), partitioning="fixed")  # depth 3: single degrees
+    rel = rps_degrees(proj, 7, 1.0, noise=ZeroNoise(), partitioning="fixed", summarize=summarize)  # single degrees
     assert rel.degrees.tolist() == sorted(proj.tolist())
+    assert math.fsum(e.epsilon for e in rel.accountant.ledger) == pytest.approx(1.0, rel=1e-12)
+    sens = rel.manifest["sensitivity"]
+    assert sens == ({"median_quality_per_level": 15, "leaf_counts": 15} if summarize == "counts"
+                    else {"median_quality_per_level": 15, "boundary_cumulative_counts": 8})
 
 
 def test_a_degree_above_theta_is_projected_not_refused():

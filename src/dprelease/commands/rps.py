@@ -26,6 +26,7 @@ PARTITIONINGS = ("balanced", "fixed")
 CLASS_SPLITS = ("first", "last")
 DEFAULT_CLASS_SPLIT = "last"
 DEGREE_METHODS = ("rps", "hay", "cumulative")
+DEGREE_SUMMARIES = ("counts", "cumulative")
 GRAPH_MODELS = ("configuration", "havel-hakimi")
 ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
 
@@ -213,8 +214,9 @@ def _run_degrees(args: argparse.Namespace) -> int:
     from ..relational.rps import work_estimate
 
     theta = check_theta(args.theta)
-    if args.method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning):
-        raise ParameterError("--depth, --split-share and --partitioning apply to --method rps only")
+    if args.method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
+                                 or args.summarize):
+        raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to --method rps only")
     prepare_output(args, args.output, inputs=[args.graph])
     if args.graph_out:
         prepare_output(args, args.graph_out, inputs=[args.graph, args.output], option="--graph-out")
@@ -231,8 +233,8 @@ def _run_degrees(args: argparse.Namespace) -> int:
     noise = noise_from_args(args)
     with timed(args, f"degrees ({args.method})"):
         rel = release_degrees(graph, args.theta, args.epsilon, method=args.method, noise=noise, depth=args.depth,
-                              split_share=args.split_share,
-                              partitioning=args.partitioning or "balanced")
+                              split_share=args.split_share, partitioning=args.partitioning or "balanced",
+                              summarize=args.summarize or "counts")
     params = {"theta": rel.theta, "method": rel.method, **rel.manifest.get("parameters", {}),
               "projection": rel.manifest["projection"]}
     facts = {"nodes": rel.n_nodes, "max_degree": int(rel.degrees.max(initial=0)),
@@ -336,6 +338,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"rps only: share of epsilon for the medians (default {DEFAULT_SPLIT_SHARE}, balanced)")
     p.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
                    help="rps only: balanced (default) or fixed")
+    p.add_argument("--summarize", choices=DEGREE_SUMMARIES, default=None,
+                   help="rps only: how the final degree ranges are counted: counts (default; a noisy count per "
+                        "range, sensitivity 2 theta + 1) or cumulative (improvement: noisy cumulative counts at the "
+                        "range ends, sensitivity theta + 1, made monotone)")
     p.add_argument("--graph-out", metavar="EDGES", default=None,
                    help="also write a graph regenerated from the released sequence (one edge per line) and its "
                         "manifest (default: no graph)")

@@ -431,10 +431,12 @@ def _e3_task(args: tuple) -> list[dict[str, object]]:
         key = _seed(seed, name, theta, r, "order")
         _, proj = edge_addition(graph, theta, key)
         for eps in epsilons:
-            for method in ("rps-balanced", "rps-fixed", "hay", "cumulative"):
+            for method in ("rps-balanced", "rps-fixed", "rps-balanced+cum", "rps-fixed+cum", "hay", "cumulative"):
                 noise = make_noise(_seed(seed, name, theta, r, eps, method))
                 if method.startswith("rps"):
-                    rel = rps_degrees(proj, theta, eps, noise=noise, partitioning=method.split("-")[1])
+                    part, _, summ = method.partition("+")
+                    rel = rps_degrees(proj, theta, eps, noise=noise, partitioning=part.split("-")[1],
+                                      summarize="cumulative" if summ == "cum" else "counts")
                 elif method == "hay":
                     rel = hay_degrees(proj, theta, eps, noise=noise)
                 else:
@@ -461,7 +463,7 @@ def run_e3(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Pa
     runs = cfg.runs or (2 if quick else 20)
     tasks = [(name, cfg.graphs / fname, theta, epsilons, runs, cfg.seed)
              for name, fname in GRAPH_FILES.items() for theta in thetas]
-    log(f"E3: 3 graphs x thetas {thetas} x eps {epsilons} x 4 methods x {runs} runs")
+    log(f"E3: 3 graphs x thetas {thetas} x eps {epsilons} x 6 methods x {runs} runs")
     rows = [r for part in _pool_map(_e3_task, tasks, cfg.jobs) for r in part]
     out = cfg.out
     write_csv(out / "e3_degrees.csv", rows)
@@ -478,7 +480,8 @@ def _plot_e3(rows: list[dict[str, object]], path: Path) -> None:
     graphs = list(dict.fromkeys(str(r["graph"]) for r in rows))
     metrics = ("ks", "l1", "emd")
     fig, axes = plt.subplots(len(graphs), len(metrics), figsize=(4.2 * len(metrics), 3.2 * len(graphs)), squeeze=False)
-    styles = {"rps-balanced": "o-", "rps-fixed": "s--", "hay": "v-.", "cumulative": "^-"}
+    styles = {"rps-balanced": "o-", "rps-fixed": "s--", "rps-balanced+cum": "o:", "rps-fixed+cum": "s:",
+              "hay": "v-.", "cumulative": "^-"}
     for i, g in enumerate(graphs):
         for j, metric in enumerate(metrics):
             ax = axes[i][j]

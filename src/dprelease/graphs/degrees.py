@@ -28,7 +28,7 @@ number of nodes                                                         1
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -40,10 +40,11 @@ from ..relational.rps import (DEFAULT_SPLIT_SHARE, PointDomain, check_release_si
 from ..release import records_run_start
 from .projection import edge_addition
 
-__all__ = ["DEGREE_METHODS", "DegreeRelease", "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees",
+__all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DegreeRelease", "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees",
            "check_theta", "default_degree_depth", "HAY_NODE_SHARE"]
 
 DEGREE_METHODS = ("rps", "hay", "cumulative")
+DEGREE_SUMMARIES = ("counts", "cumulative")
 HAY_NODE_SHARE = 0.1
 
 
@@ -90,14 +91,31 @@ def _isotonic(values: np.ndarray) -> np.ndarray:
 
 @records_run_start
 def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource, depth: int | None = None,
-                split_share: float | None = None, partitioning: str = "balanced") -> DegreeRelease:
-    """RPS on [0, theta]: node-DP sensitivity 2 theta + 1 for the medians and the leaf counts."""
+                split_share: float | None = None, partitioning: str = "balanced",
+                summarize: str = "counts") -> DegreeRelease:
+    """RPS on [0, theta]: node-DP sensitivity 2 theta + 1 for the medians.
+
+    ``summarize="counts"`` (faithful): a noisy count per leaf (sensitivity 2 theta + 1), clamped at 0.
+    ``summarize="cumulative"`` (improvement, measured in docs/rps.md): noisy cumulative counts at the leaves'
+    upper ends, C(b) = |{v : deg(v) < b}| (sensitivity theta + 1), made nondecreasing by isotonic regression and
+    differenced into leaf counts.
+    """
     theta = check_theta(theta)
+    if summarize not in DEGREE_SUMMARIES:
+        raise ParameterError(f"--summarize must be one of {DEGREE_SUMMARIES}, got {summarize!r}")
     h = default_degree_depth(theta) if depth is None else depth
     delta = 2 * theta + 1
     domain = PointDomain(("degree",), np.array([0.0]), np.array([float(theta + 1)]), np.array([True]))
     part = rps_partition([np.asarray(projected, dtype=np.int64)], domain, epsilon, noise=noise, depth=h,
-                         split_share=split_share, partitioning=partitioning, composition="nodes", sensitivity=delta)
+                         split_share=split_share, partitioning=partitioning, composition="nodes", sensitivity=delta,
+                         count_leaves=summarize == "counts")
+    if summarize == "cumulative":
+        cum_exact = np.cumsum(part.counts)  # leaves in domain order: C at each leaf's upper end
+        e_sum = remaining_budget(part.accountant.total, part.scope)
+        noisy = noisy_counts(cum_exact, e_sum, scope=part.scope, noise=noise, sensitivity=theta + 1,
+                             label="cumulative counts at the leaf boundaries (sensitivity theta + 1)")
+        fit = np.maximum(np.rint(_isotonic(noisy.astype(np.float64))), 0).astype(np.int64)
+        part = replace(part, counts=np.diff(np.concatenate([[0], fit])), count_epsilon=np.full(part.n_leaves, e_sum))
     check_release_size("degrees --method rps", int(np.maximum(part.counts, 0).sum()), 1)
     seed = noise.integers(2**62, 2)
     rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
@@ -105,10 +123,11 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
     alpha = (DEFAULT_SPLIT_SHARE if partitioning == "balanced" else 0.0) if split_share is None else float(split_share)
     eps = part.accountant.total
     manifest = {
-        "parameters": {"depth": int(h), "split_share": alpha, "partitioning": partitioning},
+        "parameters": {"depth": int(h), "split_share": alpha, "partitioning": partitioning, "summarize": summarize},
         "budget_split": {"per_level": alpha * eps / h if h else 0.0, "leaf_counts": part.count_epsilon.max(initial=0.0),
                          "composition": "every level one charge over all its regions; one charge for all leaves"},
-        "sensitivity": {"median_quality_per_level": delta, "leaf_counts": delta},
+        "sensitivity": {"median_quality_per_level": delta,
+                        **({"leaf_counts": delta} if summarize == "counts" else {"boundary_cumulative_counts": theta + 1})},
         "leaves": [[int(a), int(b) - 1] for a, b in zip(part.lo[:, 0], part.hi[:, 0])],
     }
     return DegreeRelease(np.sort(np.asarray(deg, dtype=np.int64)), "rps", theta, part.accountant, manifest)
@@ -167,19 +186,20 @@ def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noi
 @records_run_start
 def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "rps", noise: NoiseSource,
                     depth: int | None = None, split_share: float | None = None,
-                    partitioning: str = "balanced") -> DegreeRelease:
+                    partitioning: str = "balanced", summarize: str = "counts") -> DegreeRelease:
     """Project onto max degree theta (edge addition, public random node order), then release by ``method``."""
     theta = check_theta(theta)
     check_epsilon(epsilon)
     if method not in DEGREE_METHODS:
         raise ParameterError(f"--method must be one of {DEGREE_METHODS}, got {method!r}")
-    if method != "rps" and (depth is not None or split_share is not None or partitioning != "balanced"):
-        raise ParameterError("--depth, --split-share and --partitioning apply to --method rps only")
+    if method != "rps" and (depth is not None or split_share is not None or partitioning != "balanced"
+                            or summarize != "counts"):
+        raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to --method rps only")
     key = int(noise.integers(2**63 - 1, 1)[0])
     _, projected = edge_addition(graph, theta, key)
     if method == "rps":
         rel = rps_degrees(projected, theta, epsilon, noise=noise, depth=depth, split_share=split_share,
-                          partitioning=partitioning)
+                          partitioning=partitioning, summarize=summarize)
     elif method == "hay":
         rel = hay_degrees(projected, theta, epsilon, noise=noise)
     else:

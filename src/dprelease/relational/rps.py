@@ -279,6 +279,7 @@ class Partition:
     accountant: BudgetAccountant
     trace: list = field(default_factory=list, repr=False)
     inner: list = field(default_factory=list, repr=False)  # per level: {"noisy", "epsilon", "split"}
+    scope: BudgetScope | None = field(default=None, repr=False)  # count_leaves=False: where the summary is charged
 
     @property
     def n_leaves(self) -> int:
@@ -312,7 +313,7 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
                   depth: int = DEFAULT_DEPTH, split_share: float | None = None, partitioning: str = "balanced",
                   stop_threshold: float | None = None, composition: str = "records", sensitivity: float = 1.0,
                   keep_inner: bool = False, engine: RecordEngine | None = None,
-                  last_dim: int | None = None) -> Partition:
+                  last_dim: int | None = None, count_leaves: bool = True) -> Partition:
     """Partition (balanced: EM medians; fixed: midpoints), stop, and summarize every leaf with a noisy count.
 
     ``columns[j]`` holds every record's value in dimension j (inside ``domain``). ``sensitivity`` is the L1
@@ -320,7 +321,9 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
     relation: 1 for records (``composition="records"``), the caller's bound for ``"nodes"``.
     ``keep_inner`` also releases every inner level's region sizes (for constrained inference), each level with
     (1 - alpha) eps / (h + 1) of the count share. ``last_dim`` is split at the last level only
-    (:func:`choose_dimensions`).
+    (:func:`choose_dimensions`). ``count_leaves=False`` (``"nodes"`` only) leaves the leaf budget unspent and
+    returns exact leaf sizes as ``counts`` for the caller's own summary (which must spend the rest of the scope:
+    ``Partition.scope``).
     """
     eps, h, alpha = validate_parameters(epsilon, depth, split_share, partitioning, stop_threshold)
     if composition not in COMPOSITIONS:
@@ -328,6 +331,8 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
     delta = check_sensitivity(sensitivity)
     if keep_inner and composition != "records":
         raise ParameterError("consistency (kept inner counts) is implemented for tables only")
+    if not count_leaves and composition != "nodes":
+        raise ValueError("count_leaves=False is for composition='nodes' (one summary charge over all leaves)")
     accountant = BudgetAccountant(eps)
     scope = accountant.root()
     n_dims = domain.n_dims
@@ -432,7 +437,9 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
         trace.append({"depth": level, "regions": int(n_regions), "split": int(go_idx.size),
                       "stopped": int(n_regions - go_idx.size)})
 
-    if composition == "nodes":
+    if composition == "nodes" and not count_leaves:
+        leaves = [(x[0], x[1], x[2], x[3], math.nan, x[5]) for x in leaves]
+    elif composition == "nodes":
         # Every level was one charge over all regions; one more charge covers every leaf (equal budgets).
         e = remaining_budget(eps, scope)
         sizes_all = np.concatenate([x[2] for x in leaves])
@@ -448,7 +455,7 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
     index_of = np.concatenate([x[5] for x in leaves]).astype(np.int64)
     order = np.lexsort(all_lo.T[::-1]) if n_dims else np.arange(counts.size)
     return Partition(domain, all_lo[order], all_hi[order], counts[order], depth_of[order], eps_of[order],
-                     index_of[order], accountant, trace, inner)
+                     index_of[order], accountant, trace, inner, scope if not count_leaves else None)
 
 
 def _dlap_variance(epsilon: np.ndarray) -> np.ndarray:
