@@ -66,7 +66,7 @@ def main() -> int:
         e2e = {}
         for name, extra in (("rps", ["--depth", "10"]), ("diffgen", ["--specializations", "10"])):
             runs = [measure(cmd + [name, str(small), "--schema", str(hs), "--epsilon", "1", "-o",
-                                   str(tmp / f"{name}.csv"), "-q", *extra]) for _ in range(REPEATS)]
+                                   str(tmp / f"{name}.csv"), "-q", "--force", *extra]) for _ in range(REPEATS)]
             e2e[name] = min(r["seconds"] for r in runs)
         results["adult_cli"] = {"rps_s": e2e["rps"], "diffgen_s": e2e["diffgen"],
                                 "rps_over_diffgen": e2e["rps"] / e2e["diffgen"]}
@@ -90,7 +90,7 @@ def main() -> int:
                 print(json.dumps({"table": f"{args.rows} rows", "depth": depth, "mode": mode,
                                   **{k: round(v, 4) for k, v in results[key].items()}}))
         runs = [measure(cmd + ["rps", str(big), "--schema", str(hs), "--epsilon", "1", "-o", str(tmp / "big-out.csv"),
-                               "-q", "--depth", "16"]) for _ in range(REPEATS)]
+                               "-q", "--force", "--depth", "16"]) for _ in range(REPEATS)]
         t_cli = min(r["seconds"] for r in runs)
         results["big_cli"] = {"cli_s": t_cli, "pyarrow_read_s": t_read, "cli_over_pyarrow_read": t_cli / t_read}
         print(json.dumps({"table": f"{args.rows} rows", "mode": "cli end to end (secure), depth 16",
