@@ -492,7 +492,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--graphs", default="../shared/datasets/graphs",
                    help="folder with ca-grqc.txt, ca-hepth.txt, facebook.txt (default ../shared/datasets/graphs)")
     p.add_argument("--runs", type=positive_int, default=None,
-                   help="runs per setting (default: 3 for E1, 10 for E2, 20 for E3)")
+                   help="runs per setting (default: 2 for E1, 5 for E2, 20 for E3)")
     p.add_argument("--seed", type=seed_arg, default=0, help="base seed (experiment mode; default 0)")
     p.add_argument("--quick", action="store_true", help="a small grid (smoke test), not the full reproduction")
     p.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")

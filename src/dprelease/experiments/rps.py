@@ -218,18 +218,18 @@ def _normalise_rows(rows: list[dict[str, object]]) -> list[dict[str, object]]:
 def run_e1(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Path]:
     quick = cfg.quick
     n = 20_000 if quick else 100_000
-    ds = [2, 4] if quick else [2, 3, 4, 6, 8]
+    ds = [2, 4] if quick else [2, 4, 8]
     epsilons = [0.1, 1.0] if quick else [0.1, 0.5, 1.0]
-    depths = [8, 12] if quick else [6, 8, 10, 12, 14, 16]
-    some = [8, 12] if quick else [6, 8, 10, 12]
-    deep = [12, 16] if quick else [12, 16, 20]
+    depths = [8, 12] if quick else [8, 12, 16]
+    some = [8, 12]
+    deep = [12, 16] if quick else [16, 20]
     variants = [("rps-balanced", {"partitioning": "balanced"}, depths),
                 ("rps-fixed", {"partitioning": "fixed"}, depths),
                 ("rps-balanced+consistency", {"partitioning": "balanced", "consistency": True}, some),
                 ("rps-balanced+stop10", {"partitioning": "balanced", "stop_threshold": 10.0}, deep),
                 ("rps-fixed+stop10", {"partitioning": "fixed", "stop_threshold": 10.0}, deep)]
-    runs = cfg.runs or (1 if quick else 3)
-    queries = 500 if quick else 2000
+    runs = cfg.runs or (1 if quick else 2)
+    queries = 500 if quick else 1000
     tasks = [(gen, d, n, 1024, epsilons, variants, runs, queries, cfg.seed) for gen in ("gaussian", "zipf") for d in ds]
     log(f"E1: {len(tasks)} datasets x {len(epsilons)} eps x {len(variants)} variants x {runs} runs")
     rows = [r for part in _pool_map(_e1_task, tasks, cfg.jobs) for r in part]
@@ -340,11 +340,11 @@ def run_e2(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Pa
     quick = cfg.quick
     table = read_table(cfg.adult, load_schema(ADULT_SCHEMA))
     epsilons = [0.1, 1.0] if quick else [0.1, 0.25, 0.5, 1.0]
-    depths = [10] if quick else [8, 10, 12, 14, 16]
+    depths = [10] if quick else [8, 10, 12, 14]
     ks = [10, 100] if quick else [10, 25, 50, 100, 250, 500]
-    runs = cfg.runs or (2 if quick else 10)
+    runs = cfg.runs or (2 if quick else 5)
     log(f"E2 classification: {runs} splits, eps {epsilons}, depths {depths}, Mondrian k {ks}, DiffGen h = 10")
-    two = depths[:1] if quick else [8, 12]
+    two = depths[:1] if quick else [10]
     variants = [("rps-balanced", {"partitioning": "balanced"}, depths),
                 ("rps-fixed", {"partitioning": "fixed"}, depths),
                 ("rps-balanced-classfirst", {"partitioning": "balanced", "class_split": "first"}, two),
@@ -363,8 +363,8 @@ def run_e2(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Pa
     write_csv(out / "e2_classification_summary.csv", summary)
     _plot_e2(summary, out / "e2_classification.png")
     log("E2 range counts on the whole table")
-    r_runs = 1 if quick else 5
-    queries = 1000 if quick else 10_000
+    r_runs = 1 if quick else 3
+    queries = 1000 if quick else 5000
     ranges = _e2_ranges_task((table, epsilons, depths, ks, queries, r_runs, cfg.seed))
     write_csv(out / "e2_range_counts.csv", _normalise_rows(ranges))
     return [out / "e2_classification_runs.csv", out / "e2_classification_summary.csv", out / "e2_classification.png",
