@@ -150,7 +150,8 @@ def test_one_mining_pass_gives_the_two_pass_plan_and_candidates(m, monkeypatch):
             want_sets, want_counts = explicit_candidates(db, m, int(math.floor(plan.floor)) + 1)
             calls = []
             real = tfmod.mine_frequent
-            monkeypatch.setattr(tfmod, "mine_frequent", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+            monkeypatch.setattr(tfmod, "mine_frequent",
+                                lambda *a, _calls=calls, _real=real, **kw: _calls.append(1) or _real(*a, **kw))
             monkeypatch.setattr(tfmod, "top_k_itemsets", lambda *a, **kw: pytest.fail("top-k mining in tf"))
             got_plan, sets, counts = tfmod._plan_and_candidates(db, k, eps, m, 0.9)
             monkeypatch.undo()
