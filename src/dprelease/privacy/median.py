@@ -169,7 +169,7 @@ def draw_in_intervals(iv: MedianIntervals, runs: np.ndarray, noise: NoiseSource)
     low, measure = iv.low[runs], iv.measure[runs]
     lattice = iv.integer[iv.region[runs]]
     step = np.minimum(np.floor(u * measure), measure - 1.0)
-    return np.where(lattice, low + step, low + u * measure)
+    return np.asarray(np.where(lattice, low + step, low + u * measure), dtype=np.float64)
 
 
 def private_medians(intervals: MedianIntervals, epsilon: float, *, sensitivity: float, scope: BudgetScope,
