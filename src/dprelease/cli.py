@@ -32,6 +32,9 @@ COMMANDS: dict[str, tuple[str, str]] = {  # in the order of the command list (mo
     "tf": ("itemsets", "publish the top-k itemsets of length <= m with TF (Bhaskar et al.)"),
     "diffgen": ("relational", "publish a table for classification with DiffGen (epsilon-DP)"),
     "tds": ("relational", "TDS k-anonymity baseline (NOT differentially private)"),
+    "rps": ("rps", "publish a synthetic table with RPS (epsilon-DP)"),
+    "mondrian": ("rps", "Mondrian k-anonymity baseline (NOT differentially private)"),
+    "degrees": ("rps", "publish a graph's degree sequence under node-DP"),
     "diffpart": ("setvalued", "publish set-valued data with DiffPart"),
     "basic": ("setvalued", "the Basic baseline: a noisy count for every possible record"),
     "stats": ("setvalued", "non-private facts of a transaction file, for the custodian"),
@@ -41,8 +44,8 @@ COMMANDS: dict[str, tuple[str, str]] = {  # in the order of the command list (mo
 # Modules that add to a command defined elsewhere: kinds of `evaluate`/`experiment` (register_evaluate /
 # register_experiment hooks) and options of `stats` (commands.itemsets adds -k).
 EXTENDERS: dict[str, tuple[str, ...]] = {
-    "evaluate": ("itemsets", "setvalued"),
-    "experiment": ("itemsets", "relational", "setvalued", "stream"),
+    "evaluate": ("itemsets", "rps", "setvalued"),
+    "experiment": ("itemsets", "relational", "rps", "setvalued", "stream"),
     "stats": ("itemsets",),
 }
 
