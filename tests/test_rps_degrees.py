@@ -217,3 +217,13 @@ def test_regenerated_graph_is_simple_and_follows_the_sequence(model):
     assert (deg <= np.sort(seq)).all()
     if model == "havel-hakimi":
         assert deg.tolist() == sorted(seq.tolist())
+
+
+@pytest.mark.parametrize("theta", [5, 8, 16])
+def test_rps_fixed_with_cumulative_summary_is_day_et_al(theta):
+    """Fixed midpoints down to single degrees + cumulative counts at every boundary = the theta-cumulative
+    histogram: on the same noise the two releases are identical."""
+    proj = np.random.default_rng(theta).integers(0, theta + 1, 300)
+    a = rps_degrees(proj, theta, 0.5, noise=SeededNoise(7), partitioning="fixed", summarize="cumulative")
+    b = cumulative_degrees(proj, theta, 0.5, noise=SeededNoise(7))
+    assert np.array_equal(a.degrees, b.degrees)

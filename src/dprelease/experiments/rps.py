@@ -340,7 +340,7 @@ def run_e2(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Pa
     quick = cfg.quick
     table = read_table(cfg.adult, load_schema(ADULT_SCHEMA))
     epsilons = [0.1, 1.0] if quick else [0.1, 0.25, 0.5, 1.0]
-    depths = [10] if quick else [8, 10, 12, 14]
+    depths = [10] if quick else [8, 10, 12]
     ks = [10, 100] if quick else [10, 25, 50, 100, 250, 500]
     runs = cfg.runs or (2 if quick else 5)
     log(f"E2 classification: {runs} splits, eps {epsilons}, depths {depths}, Mondrian k {ks}, DiffGen h = 10")
@@ -348,7 +348,7 @@ def run_e2(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Pa
     variants = [("rps-balanced", {"partitioning": "balanced"}, depths),
                 ("rps-fixed", {"partitioning": "fixed"}, depths),
                 ("rps-balanced-classfirst", {"partitioning": "balanced", "class_split": "first"}, two),
-                ("rps-fixed-classfirst", {"partitioning": "fixed", "class_split": "first"}, two)]
+                ("rps-fixed-classfirst", {"partitioning": "fixed", "class_split": "first"}, two if quick else [])]
     rows = classification_runs(table, epsilons=epsilons, depths=depths, runs=runs, seed=cfg.seed,
                                variants=variants, mondrian_ks=ks, diffgen_h=10, jobs=cfg.jobs)
     summary = summarize_classification(rows)
