@@ -5,10 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
 from conftest import dataset
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dprelease.cli import main
 from dprelease.data.io import read_transactions
@@ -252,10 +255,13 @@ def test_get_lambda_weights_are_eps_dp_and_text_saving_is_not():
 # --- Algorithm 3: the budget on every path --------------------------------------------------------------
 
 
+FAITHFUL_PARAMS = [PrivBasisParams.faithful(), PrivBasisParams.faithful(multi_alpha2=0.55, lambda2_rule="naive"),
+                   PrivBasisParams.faithful(alpha1=0.2, alpha2=0.3, alpha3=0.5, item_share=0.6)]
+
+
 @pytest.mark.parametrize("forced_lambda,k", [(1, 5), (7, 5), (12, 20), (13, 20), (25, 10), (40, 40), (60, 30)])
 @pytest.mark.parametrize("eps", [0.3, 1.0])
-@pytest.mark.parametrize("params", [PrivBasisParams(), PrivBasisParams(multi_alpha2=0.55, lambda2_rule="naive"),
-                                    PrivBasisParams(alpha1=0.2, alpha2=0.3, alpha3=0.5, item_share=0.6)])
+@pytest.mark.parametrize("params", FAITHFUL_PARAMS)
 def test_budget_equals_epsilon_on_every_path(monkeypatch, forced_lambda, k, eps, params):
     db = _random_db(n=500, n_items=60, seed=2)
     universe = Universe.from_range(0, 59)
@@ -279,6 +285,61 @@ def test_budget_equals_epsilon_on_every_path(monkeypatch, forced_lambda, k, eps,
     else:
         assert len(acc.ledger) == 4 and "pairs" in labels[2]
     assert len(rel.itemsets) == min(k, len(set(rel.itemsets)))
+
+
+def _mixed_db(n: int, n_items: int, seed: int, long_share: float) -> TransactionDB:
+    """Records of length 1..4 plus a share of long ones (so both bounded-selection regimes occur)."""
+    rng = np.random.default_rng(seed)
+    probs = np.linspace(1.0, 0.05, n_items)
+    probs /= probs.sum()
+    recs = []
+    for _ in range(n):
+        length = int(rng.integers(n_items // 2, n_items)) if rng.random() < long_share else int(rng.integers(1, 5))
+        recs.append(sorted(rng.choice(n_items, size=length, replace=False, p=probs).tolist()))
+    return TransactionDB.from_lists(recs, n_items)
+
+
+def _check_budget(rel, eps):
+    acc = rel.accountant
+    assert sum(e.epsilon for e in acc.ledger) == pytest.approx(eps, rel=1e-12)
+    assert acc.spent == pytest.approx(eps, rel=1e-12)
+    labels = [e.label for e in acc.ledger]
+    assert labels[0].startswith("PrivBasis step 1") and labels[-1].startswith("PrivBasis step 5")
+    split = {key: v for key, v in rel.manifest["budget_split"].items() if key != "reference"}
+    assert sum(split.values()) == pytest.approx(eps, rel=1e-12)  # the manifest's split is the ledger's
+    return labels
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), forced_lambda=st.integers(1, 40), k=st.integers(1, 60),
+       eps=st.floats(0.05, 5.0), long_share=st.sampled_from([0.0, 0.3, 1.0]),
+       variant=st.sampled_from(["default", "exponential", "no-cut", "naive"]))
+def test_default_budget_equals_epsilon_property(seed, forced_lambda, k, eps, long_share, variant):
+    """Property: the default PrivBasis (and its switches) spends exactly eps on every path -- any lambda,
+    either bounded-selection regime (short or long records), with or without pairs, k below or above 2^lambda."""
+    params = {"default": PrivBasisParams(), "exponential": PrivBasisParams(bounded_selection=False),
+              "no-cut": PrivBasisParams(bin_cut=None, exact_k=False),
+              "naive": PrivBasisParams(lambda2_rule="naive", multi_alpha2=0.45)}[variant]
+    db = _mixed_db(150, 30, seed, long_share)
+    real = pbmod.get_lambda
+
+    def forced(*args, **kwargs):
+        real(*args, **kwargs)
+        return forced_lambda
+
+    with mock.patch.object(pbmod, "get_lambda", forced):
+        rel = privbasis(db, Universe.from_range(0, 29), k, eps, noise=SeededNoise(seed), params=params)
+    labels = _check_budget(rel, eps)
+    regime = rel.trace["regime"]
+    assert (regime == "single") == (rel.trace["lambda"] <= 12)
+    if regime == "multi-bounded":
+        assert any("bound l1" in x for x in labels) and any("bound l2" in x for x in labels)
+        assert rel.trace["ell1"] < rel.trace["lambda"]
+    if regime == "multi-dense":
+        assert rel.trace["ell1"] >= rel.trace["lambda"]
+    if params.exact_k:
+        assert len(rel.itemsets) == k  # 30 items: always enough itemsets
+    assert len(set(rel.itemsets)) == len(rel.itemsets)
 
 
 def test_lambda_range_k1_never_exceeds_k1(zero_noise):
@@ -322,8 +383,10 @@ def test_cli_privbasis_and_evaluate(tmp_path, capsys):
     assert main(["evaluate", "itemsets", str(path), str(out), "-k", "30", "--json", "--universe", "1..119",
                  "-q"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert set(res) == {"fnr", "median_relative_error"}
-    assert 0.0 <= res["fnr"] <= 0.2
+    assert set(res) == {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", "published"}
+    assert 0.0 <= res["fnr"] <= 0.2 and res["published"] == 30
+    assert res["tolerance"] == pytest.approx(manifest["release"]["count_noise_sd_at_k"])
+    assert res["tie_aware_recall"] >= 1.0 - res["fnr"]
 
 
 def test_experiment_cli_small(tmp_path):
@@ -335,5 +398,6 @@ def test_experiment_cli_small(tmp_path):
 
     rows = list(csv.DictReader(open(out / "summary.csv")))
     assert {r["method"] for r in rows} == {"pb", "tf"}
+    assert all(float(r["published_min"]) == 10 for r in rows)
     assert all(r["runs"] == "2" for r in rows)
     assert (out / "privbasis_fnr.png").exists() and (out / "privbasis_re.png").exists()

@@ -12,10 +12,11 @@ import numpy as np
 
 from ..data.universe import Universe
 from ..errors import InputError
-from ..itemsets.exact import itemset_supports, topk_facts, top_k_itemsets
+from ..evaluation.itemsets import itemset_metrics
+from ..itemsets.exact import topk_facts
 from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams, privbasis
 from ..itemsets.tf import tf
-from ..release import build_manifest, write_with_manifest
+from ..release import build_manifest, manifest_path, write_with_manifest
 from . import setvalued
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args, positive_int,
@@ -23,7 +24,7 @@ from .common import (
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
-           "itemset_metrics"]
+           "privbasis_params"]
 
 HEADER = ("itemset", "count", "frequency")
 
@@ -76,48 +77,52 @@ def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int,
     return itemsets, np.asarray(counts), np.asarray(freqs)
 
 
-def itemset_metrics(raw, published: list[tuple[int, ...]], frequencies: np.ndarray, k: int,
-                    true_top: list[tuple[tuple[int, ...], int]] | None = None) -> dict[str, float]:
-    """PrivBasis section 5: FNR = (false negatives)/k against the exact top k (tie rule of
-    :func:`top_k_itemsets`), and the median over published itemsets of |nf(X) - f(X)| / f(X)."""
-    true_top = true_top if true_top is not None else top_k_itemsets(raw, k)
-    truth = {s for s, _ in true_top}
-    pub = set(published)
-    fnr = (len(truth) - len(truth & pub)) / k
-    if published:
-        f = itemset_supports(raw, list(published)) / raw.n_records
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(f > 0, np.abs(np.asarray(frequencies, dtype=np.float64) - f) / np.where(f > 0, f, 1.0), np.inf)
-        mre = float(np.median(rel))
-    else:
-        mre = float("nan")
-    return {"fnr": float(fnr), "median_relative_error": mre}
-
-
 # --- handlers --------------------------------------------------------------------------------------------
 
 
 def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease, universe: Universe, noise) -> dict:
     parts = release.manifest
+    info = {"rows": len(release.itemsets), "columns": list(HEADER),
+            "frequency": "noisy count / noisy N (N from the noisy release itself)"}
+    info.update(parts.get("release", {}))  # type: ignore[arg-type]  # public: requested k, short reason, noise sd
     return build_manifest(
         algorithm, epsilon=args.epsilon, parameters=parts["parameters"], noise=noise,
-        accountant=release.accountant, domain=universe.describe(),
-        release={"rows": len(release.itemsets), "columns": list(HEADER),
-                 "frequency": "noisy count / noisy N (N from the noisy release itself)"},
+        accountant=release.accountant, domain=universe.describe(), release=info,
         budget_split=parts["budget_split"],
     )
+
+
+def _warn_short(release: ItemsetRelease, k: int) -> None:
+    """The released size is public: say so when it is below k (issue 8, defect 8), whatever --quiet says."""
+    if len(release.itemsets) < k:
+        reason = release.manifest.get("release", {}).get("short_reason", "")  # type: ignore[union-attr]
+        print(f"warning: published {len(release.itemsets)} itemsets, fewer than -k {k}"
+              + (f": {reason}" if reason else ""), file=sys.stderr)
+
+
+def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
+    """PrivBasisParams from the command line: the improved default, or the paper's with --faithful;
+    every explicit option overrides either."""
+    given = {name: getattr(args, name) for name in (
+        "alpha1", "alpha2", "alpha3", "eta", "single_basis_max", "max_basis_length", "lambda2_rule", "lambda_range",
+        "multi_alpha2", "single_alpha2", "bound_quantile", "bound_alpha") if getattr(args, name, None) is not None}
+    if getattr(args, "selection", None) is not None:
+        given["bounded_selection"] = args.selection == "bounded"
+    if getattr(args, "bin_cut", None) is not None:
+        given["bin_cut"] = None if args.bin_cut == "off" else float(args.bin_cut)
+    if getattr(args, "exact_k", None) is not None:
+        given["exact_k"] = args.exact_k
+    return PrivBasisParams.faithful(**given) if args.faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
 
 
 def _run_privbasis(args: argparse.Namespace) -> int:
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
-    params = PrivBasisParams(alpha1=args.alpha1, alpha2=args.alpha2, alpha3=args.alpha3, eta=args.eta,
-                             single_basis_max=args.single_basis_max, max_basis_length=args.max_basis_length,
-                             lambda2_rule=args.lambda2_rule, lambda_range=args.lambda_range,
-                             multi_alpha2=args.multi_alpha2)
+    params = privbasis_params(args)
     with timed(args, "privbasis"):
         release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
+    _warn_short(release, args.k)
     paths = write_itemset_release(release, args.output, _manifest("PrivBasis", args, release, universe, noise))
     report_written(args, *paths)
     return 0
@@ -134,6 +139,7 @@ def _run_tf(args: argparse.Namespace) -> int:
         print(f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
                   f"(m = {args.m}); the truncation prunes nothing and the selection is close to random "
                   f"(PrivBasis section 3.1)", file=sys.stderr)
+    _warn_short(release, args.k)
     paths = write_itemset_release(release, args.output, _manifest("TF", args, release, universe, noise))
     report_written(args, *paths)
     return 0
@@ -142,7 +148,7 @@ def _run_tf(args: argparse.Namespace) -> int:
 def _run_eval_itemsets(args: argparse.Namespace) -> int:
     raw, universe = load_transactions(args.raw, args.universe, args)
     published, _, freqs = read_itemset_release(args.published, universe)
-    result = itemset_metrics(raw, published, freqs, args.k)
+    result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args))
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
     result = {key: (v if np.isfinite(v) else None) for key, v in result.items()}
     if args.json:
@@ -150,6 +156,30 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
     else:
         print(json.dumps(result, indent=2))
     return 0
+
+
+def _tolerance(args: argparse.Namespace) -> float:
+    """--tolerance: a count, or 'auto' = the manifest's count_noise_sd_at_k beside PUBLISHED (0 without one)."""
+    if args.tolerance != "auto":
+        return float(args.tolerance)
+    try:
+        with open(manifest_path(args.published), encoding="utf-8") as handle:
+            value = json.load(handle).get("release", {}).get("count_noise_sd_at_k")
+    except (OSError, ValueError, AttributeError):
+        return 0.0
+    return float(value) if isinstance(value, (int, float)) and np.isfinite(value) and value >= 0 else 0.0
+
+
+def _tolerance_arg(text: str) -> str:
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a count >= 0, got {text!r}") from None
+    if not (value >= 0.0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a count >= 0, got {text!r}")
+    return text
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
@@ -190,6 +220,18 @@ def _unit_float(text: str) -> float:
     return v
 
 
+def _bin_cut_arg(text: str) -> str:
+    if text == "off":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'off' or a number > 0, got {text!r}") from None
+    if not (value > 0.0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected 'off' or a number > 0, got {text!r}")
+    return text
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("privbasis", help="publish the top-k frequent itemsets with PrivBasis",
                        description="Top-k frequent itemsets with noisy counts under epsilon-DP "
@@ -198,20 +240,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of itemsets to publish")
     add_epsilon(p)
     add_output(p)
-    p.add_argument("--alpha1", type=_unit_float, default=0.1, help="share of epsilon for lambda (default 0.1)")
-    p.add_argument("--alpha2", type=_unit_float, default=0.4, help="share for frequent items and pairs (default 0.4)")
-    p.add_argument("--alpha3", type=_unit_float, default=0.5, help="share for the basis counts (default 0.5)")
-    p.add_argument("--eta", type=float, default=1.2, help="safety margin eta >= 1 (default 1.2)")
-    p.add_argument("--single-basis-max", type=positive_int, default=12, metavar="L",
+    p.add_argument("--faithful", action="store_true",
+                   help="the paper's Algorithm 3 exactly (alpha = 0.1/0.4/0.5, exponential-mechanism selection, no "
+                        "bin cut, possibly fewer than k itemsets); default: the improved PrivBasis "
+                        "(docs/privbasis.md). Explicit options below override either")
+    p.add_argument("--alpha1", type=_unit_float, default=None, help="share of epsilon for lambda (default 0.1)")
+    p.add_argument("--alpha2", type=_unit_float, default=None,
+                   help="share for frequent items and pairs in the paper's split (default 0.4)")
+    p.add_argument("--alpha3", type=_unit_float, default=None, help="share for the basis counts (default 0.5)")
+    p.add_argument("--eta", type=float, default=None, help="safety margin eta >= 1 (default 1.2)")
+    p.add_argument("--single-basis-max", type=positive_int, default=None, metavar="L",
                    help="one basis of the lambda items when lambda <= L (default 12, as the paper)")
-    p.add_argument("--max-basis-length", type=positive_int, default=12, metavar="L",
+    p.add_argument("--max-basis-length", type=positive_int, default=None, metavar="L",
                    help="no basis longer than L items (default 12)")
-    p.add_argument("--lambda2-rule", choices=("sqrt", "naive"), default="sqrt",
-                   help="lambda2: the paper's heuristic (sqrt, default) or eta*k - lambda (naive)")
-    p.add_argument("--lambda-range", choices=("k1", "universe"), default="k1",
+    p.add_argument("--lambda2-rule", choices=("sqrt", "naive"), default=None,
+                   help="lambda2 with exponential-mechanism selection: the paper's heuristic (sqrt, default) or "
+                        "eta*k - lambda (naive); bounded selection takes lambda2 from the noisy pair counts")
+    p.add_argument("--lambda-range", choices=("k1", "universe"), default=None,
                    help="GetLambda candidates: 1..ceil(eta*k) (default, section 4.4 text) or 1..|I| (pseudocode)")
+    p.add_argument("--single-alpha2", type=_unit_float, default=None, metavar="A",
+                   help="share of epsilon for the items when lambda <= 12 (basis counts get the rest; default 0.2, "
+                        "--faithful: alpha2)")
     p.add_argument("--multi-alpha2", type=_unit_float, default=None, metavar="A",
-                   help="improvement: share of epsilon for items+pairs when lambda > 12 (basis counts get the rest)")
+                   help="share of epsilon for items+pairs when lambda > 12 (basis counts get the rest; default 0.55, "
+                        "--faithful: alpha2)")
+    p.add_argument("--selection", choices=("bounded", "exponential"), default=None,
+                   help="items and pairs when lambda > 12: Laplace on contribution-bounded counts where records are "
+                        "short (bounded, default) or the paper's exponential mechanism (--faithful)")
+    p.add_argument("--bound-quantile", type=_unit_float, default=None, metavar="Q",
+                   help="bounded selection: contribution bounds are private Q-quantiles (default 0.9)")
+    p.add_argument("--bound-alpha", type=_unit_float, default=None, metavar="A",
+                   help="bounded selection: share of epsilon for each of the two bound quantiles (default 0.02)")
+    p.add_argument("--bin-cut", type=_bin_cut_arg, default=None, metavar="E",
+                   help="zero noisy basis bins below the level ~E empty bins would reach, where no real mass hides "
+                        "there (default 1; 'off' with --faithful)")
+    p.add_argument("--exact-k", dest="exact_k", action="store_true", default=None,
+                   help="publish exactly k itemsets where the universe allows (default; off with --faithful)")
+    p.add_argument("--no-exact-k", dest="exact_k", action="store_false",
+                   help="the paper's lambda and bases even when they hold fewer than k itemsets")
     add_universe(p)
     add_seed(p)
     add_quiet(p)
@@ -240,7 +306,12 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("published", metavar="PUBLISHED", help="CSV written by `dprelease privbasis` or `dprelease tf`")
     p.add_argument("-k", type=positive_int, required=True, metavar="K")
     add_universe(p)
-    p.add_argument("--json", action="store_true", help='print {"fnr": x, "median_relative_error": y}')
+    p.add_argument("--tolerance", type=_tolerance_arg, default="auto", metavar="T",
+                   help="tie-aware recall: a published itemset within T counts of the k-th support is a hit; 'auto' "
+                        "(default) takes the count_noise_sd_at_k of PUBLISHED's manifest, 0 if it has none")
+    p.add_argument("--json", action="store_true",
+                   help='print {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", "published"} '
+                        "on one line")
     add_quiet(p)
     p.set_defaults(handler=_run_eval_itemsets)
 
@@ -254,9 +325,10 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilons", default="0.25,0.5,0.75,1.0")
     p.add_argument("--ks", default="50,100")
     p.add_argument("--only", default="mushroom,retail,msnbc", help="comma-separated dataset names")
-    p.add_argument("--methods", default="pb,pb-naive,pb-split,tf,diffpart",
-                   help="comma-separated: pb, pb-naive, pb-split, pb-universe, tf (Laplace), tf-exp (exponential), "
-                        "diffpart")
+    p.add_argument("--methods", default="pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart",
+                   help="comma-separated: pb (default PrivBasis), pb-faithful (the paper's), pb-naive, pb-split, "
+                        "pb-universe (each the paper's plus one switch), tf (Laplace), tf-exp (exponential), diffpart "
+                        "(default: pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart)")
     p.add_argument("--seed", type=int, default=0, help="base seed (seeded experiment mode)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

@@ -4,7 +4,7 @@ Algorithm 3 with its parts: GetLambda, GetFreqElements (items, then pairs), the 
 ConstructBasisSet (Algorithm 2) and BasisFreq (Algorithm 1). Every data-dependent value leaves
 through a mechanism of :mod:`dprelease.privacy`, charged to one :class:`BudgetAccountant`.
 
-Budget split (section 4.4, "Privacy Budget Allocation"), for a total epsilon:
+Faithful budget split (section 4.4, "Privacy Budget Allocation"; ``PrivBasisParams.faithful()``):
 
 * alpha1 * eps  -- Step 1, GetLambda (Algorithm 3 line 2);
 * alpha2 * eps  -- Steps 2 and 3: all of it to the items when lambda <= 12 (line 4); otherwise
@@ -13,6 +13,10 @@ Budget split (section 4.4, "Privacy Budget Allocation"), for a total epsilon:
 * alpha3 * eps  -- Step 5, BasisFreq (lines 5 and 15: (1 - alpha1 - alpha2) * eps).
 
 Defaults alpha = (0.1, 0.4, 0.5), eta = 1.2, a single basis when lambda <= 12, bases of at most 12 items.
+
+The default (``PrivBasisParams()``) adds improvements, each switchable and each a function of public
+inputs and of noisy values already paid for (docs/privbasis.md, "The default"); the budget split of every
+path is written next to the code in :func:`privbasis`.
 """
 
 from __future__ import annotations
@@ -26,11 +30,16 @@ from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
-from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts
+from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts, noisy_values
 from .exact import kth_support, pair_supports
 
 __all__ = [
     "PrivBasisParams",
+    "private_quantile",
+    "bounded_item_counts",
+    "bounded_pair_counts",
+    "select_by_threshold",
+    "cover_at_least",
     "BasisFreqResult",
     "ItemsetRelease",
     "get_lambda",
@@ -48,9 +57,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class PrivBasisParams:
-    """Algorithmic parameters of Algorithm 3 (paper defaults); all overridable.
+    """Algorithmic parameters of Algorithm 3; all overridable.
 
-    ``lambda2_rule``: ``"sqrt"`` is the heuristic of section 4.4, ``"naive"`` is lambda2 = eta*k - lambda.
+    The defaults are the improved PrivBasis of this package; :meth:`faithful` gives the paper's
+    configuration (its Algorithm 3 with alpha = (0.1, 0.4, 0.5), eta = 1.2). ``lambda2_rule``:
+    ``"sqrt"`` is the heuristic of section 4.4, ``"naive"`` is lambda2 = eta*k - lambda.
     """
 
     alpha1: float = 0.1
@@ -62,8 +73,30 @@ class PrivBasisParams:
     lambda2_rule: str = "sqrt"
     bin_threshold: float = 0.0  # improvement (off = faithful): zero noisy bins below this many noise scales
     lambda_range: str = "k1"  # GetLambda candidates: "k1" = 1..min(|I|, ceil(eta*k)), "universe" = 1..|I|
-    multi_alpha2: float | None = None  # improvement: share of eps for steps 2-3 when lambda > 12 (alpha3 = rest)
+    multi_alpha2: float | None = 0.55  # improvement: share of eps for steps 2-3 when lambda > 12 (alpha3 = rest)
     item_share: float | None = None  # improvement: beta1/alpha2 fixed (None = the paper's lambda/(lambda+lambda2))
+    # --- improvements on by default (PrivBasisParams.faithful() switches them off) ---
+    single_alpha2: float | None = 0.2  # share of eps for the items when lambda <= 12 (alpha3 = rest)
+    bounded_selection: bool = True  # lambda > 12: Laplace on contribution-bounded item/pair counts (see privbasis)
+    bound_quantile: float = 0.9  # the contribution bounds are private quantiles of the records' contributions
+    bound_alpha: float = 0.02  # share of eps for each of the two bound quantiles
+    bin_cut: float | None = 1.0  # zero noisy bins below the level that ~bin_cut empty bins in all would pass
+    exact_k: bool = True  # at least ceil(log2(k+1)) items and bases covering >= k itemsets: publish k
+
+    @classmethod
+    def faithful(cls, **overrides: object) -> "PrivBasisParams":
+        """The paper's Algorithm 3 (section 4.4 defaults), with any field overridden."""
+        base: dict[str, object] = {"multi_alpha2": None, "single_alpha2": None, "bounded_selection": False,
+                                   "bin_cut": None, "exact_k": False}
+        base.update(overrides)
+        return cls(**base)  # type: ignore[arg-type]
+
+    @property
+    def is_faithful(self) -> bool:
+        return self == PrivBasisParams.faithful(alpha1=self.alpha1, alpha2=self.alpha2, alpha3=self.alpha3,
+                                                eta=self.eta, single_basis_max=self.single_basis_max,
+                                                max_basis_length=self.max_basis_length,
+                                                lambda2_rule=self.lambda2_rule, lambda_range=self.lambda_range)
 
     def validate(self) -> None:
         for name in ("alpha1", "alpha2", "alpha3"):
@@ -81,13 +114,22 @@ class PrivBasisParams:
         if not (self.bin_threshold >= 0.0 and math.isfinite(self.bin_threshold)):
             raise ParameterError(f"--bin-threshold must be a finite number >= 0, got {self.bin_threshold}")
         if self.multi_alpha2 is not None and not (0.0 < self.multi_alpha2 < 1.0 - self.alpha1):
-            raise ParameterError(f"multi_alpha2 must be in (0, 1 - alpha1), got {self.multi_alpha2}")
+            raise ParameterError(f"--multi-alpha2 must be in (0, 1 - alpha1), got {self.multi_alpha2}")
+        if self.single_alpha2 is not None and not (0.0 < self.single_alpha2 < 1.0 - self.alpha1):
+            raise ParameterError(f"--single-alpha2 must be in (0, 1 - alpha1), got {self.single_alpha2}")
         if self.lambda_range not in ("k1", "universe"):
             raise ParameterError(f"lambda range must be 'k1' or 'universe', got {self.lambda_range!r}")
         if self.item_share is not None and not (0.0 < self.item_share < 1.0):
             raise ParameterError(f"--item-share must be in (0, 1), got {self.item_share}")
         if self.lambda2_rule not in ("sqrt", "naive"):
             raise ParameterError(f"lambda2 rule must be 'sqrt' or 'naive', got {self.lambda2_rule!r}")
+        if not (0.5 <= self.bound_quantile < 1.0):
+            raise ParameterError(f"--bound-quantile must be in [0.5, 1), got {self.bound_quantile}")
+        steps23 = self.multi_alpha2 if self.multi_alpha2 is not None else self.alpha2
+        if not (0.0 < self.bound_alpha and 2.0 * self.bound_alpha < 0.5 * steps23):
+            raise ParameterError(f"--bound-alpha must be in (0, {steps23 / 4:g}), got {self.bound_alpha}")
+        if self.bin_cut is not None and not (0.0 < self.bin_cut and math.isfinite(self.bin_cut)):
+            raise ParameterError(f"--bin-cut must be a finite number > 0, got {self.bin_cut}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,6 +217,111 @@ def lambda2_heuristic(lam: int, k: int, eta: float, rule: str = "sqrt") -> int:
     if rule == "naive":
         return int(math.floor(prime + 1e-9))
     return int(math.floor(prime / math.sqrt(max(1.0, prime / lam)) + 1e-9))
+
+
+# --- Improvement: contribution-bounded Laplace selection for sparse data (lambda > 12) -------------------
+
+
+def private_quantile(values: np.ndarray, q: float, max_value: int, epsilon: float, *, scope: BudgetScope,
+                     noise: NoiseSource, label: str) -> int:
+    """A value l in 1..max_value near the q-quantile of ``values`` (one value per record), by the
+    exponential mechanism (improvement, not in the paper).
+
+    Quality u(l) = -|#{records with value <= l} - q * n|. Adding or removing one record moves the count by
+    0 or 1 and q * n by q, so |u| moves by at most max(q, 1 - q) <= 1: sensitivity 1, weights exp(eps*u/2).
+    ``max_value`` is public. The caller guarantees that each record's value depends on that record only
+    (and on public inputs), and that the set of records passed is chosen record by record.
+    """
+    max_value = max(1, int(max_value))
+    v = np.minimum(np.asarray(values, dtype=np.int64), max_value + 1)
+    at_most = np.cumsum(np.bincount(v, minlength=max_value + 2))[1 : max_value + 1].astype(np.float64)
+    quality = -np.abs(at_most - q * float(v.size))
+    return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
+
+
+def bounded_item_counts(db: TransactionDB, ell: int) -> np.ndarray:
+    """Item counts where record t adds min(1, ell/|t|) to each of its items: L1 contribution <= ell."""
+    weight = np.minimum(1.0, float(ell) / np.maximum(db.lengths, 1).astype(np.float64))
+    return np.bincount(db.items, weights=weight[db.row_ids()], minlength=db.n_items)
+
+
+def _projected(db: TransactionDB, items_sorted: np.ndarray):
+    local = np.full(db.n_items, -1, dtype=np.int64)
+    local[items_sorted] = np.arange(items_sorted.size)
+    pos = local[db.items]
+    keep = pos >= 0
+    rows = db.row_ids()[keep]
+    m = np.bincount(rows, minlength=db.n_records)
+    return rows, pos[keep], m
+
+
+def pair_contributions(db: TransactionDB, items_sorted: np.ndarray) -> np.ndarray:
+    """C(|t & F|, 2) for every record t with at least two items of F (its number of pairs of F)."""
+    _, _, m = _projected(db, items_sorted)
+    m = m[m >= 2].astype(np.int64)
+    return m * (m - 1) // 2
+
+
+def bounded_pair_counts(db: TransactionDB, items_sorted: np.ndarray, ell: int) -> np.ndarray:
+    """Counts of the pairs of F (``np.triu_indices`` order) where record t adds min(1, ell/C(|t & F|, 2)) to
+    each of its pairs: L1 contribution <= ell."""
+    from scipy import sparse
+
+    rows, cols, m = _projected(db, items_sorted)
+    n_pairs = m.astype(np.float64) * (m - 1) / 2.0
+    weight = np.minimum(1.0, float(ell) / np.maximum(n_pairs, 1.0))
+    x = sparse.csr_matrix((weight[rows], (rows, cols)), shape=(db.n_records, items_sorted.size))
+    y = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(db.n_records, items_sorted.size))
+    full = np.asarray((x.T @ y).toarray())
+    iu, ju = np.triu_indices(items_sorted.size, 1)
+    return full[iu, ju]
+
+
+def select_by_threshold(noisy: np.ndarray, threshold: float, cap: int) -> np.ndarray:
+    """Indices of the noisy values >= ``threshold``, largest first (ties by index), at most ``cap``."""
+    noisy = np.asarray(noisy, dtype=np.float64)
+    idx = np.flatnonzero(noisy >= threshold)
+    idx = idx[np.argsort(-noisy[idx], kind="stable")]
+    return idx[: max(0, int(cap))]
+
+
+def count_covered(bases: list[tuple[int, ...]]) -> int:
+    """Number of distinct non-empty itemsets that are subsets of some basis (a public function of the bases)."""
+    seen: set[tuple[int, ...]] = set()
+    for basis in bases:
+        b = sorted(basis)
+        for mask in range(1, 1 << len(b)):
+            seen.add(tuple(b[j] for j in range(len(b)) if (mask >> j) & 1))
+    return len(seen)
+
+
+def cover_at_least(bases: list[tuple[int, ...]], k: int, cap: int) -> list[tuple[int, ...]]:
+    """Merge the two smallest bases (union within ``cap`` items) until the bases cover >= k itemsets.
+
+    Post-processing of public bases, so BasisFreq can estimate k itemsets (the release has exactly k rows
+    whenever this succeeds). Returns the bases unchanged when they already cover k.
+    """
+    bases = [tuple(sorted(b)) for b in bases]
+    while True:
+        if max((len(b) for b in bases), default=0) >= 63 or (1 << max((len(b) for b in bases), default=0)) - 1 >= k:
+            return bases
+        if count_covered(bases) >= k or len(bases) < 2:
+            return bases
+        order = sorted(range(len(bases)), key=lambda i: (len(bases[i]), bases[i]))
+        merged = None
+        for a_pos in range(len(order)):
+            for b_pos in range(a_pos + 1, len(order)):
+                i, j = order[a_pos], order[b_pos]
+                union = tuple(sorted(set(bases[i]) | set(bases[j])))
+                if len(union) <= cap:
+                    merged = (i, j, union)
+                    break
+            if merged:
+                break
+        if merged is None:
+            return bases
+        i, j, union = merged
+        bases = [b for t, b in enumerate(bases) if t not in (i, j)] + [union]
 
 
 # --- Step 4: ConstructBasisSet (Algorithm 2) -------------------------------------------------------------
@@ -319,7 +466,9 @@ def _redistribute(B1: list[tuple[int, ...]], B2: list[tuple[int, ...]], F: list[
     return bases
 
 
-# --- Step 5: BasisFreq (Algorithm 1) ---------------------------------------------------------------------
+# --- Step 5: BasisFreq (Algorithm 1)
+
+BIN_CUT_Z = 2.0  # _cut_empty_bins: mass below the level larger than this many standard deviations is real ---------------------------------------------------------------------
 
 
 def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[float, float]:
@@ -357,6 +506,30 @@ def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np
     return out
 
 
+def _cut_empty_bins(noisy: np.ndarray, sizes: list[int], scale: float, expected: float,
+                    z: float = BIN_CUT_Z) -> np.ndarray:
+    """Zero the noisy bins of a basis below the empty-bin level, unless that would drop real mass.
+
+    Level = scale * ln(n_bins / expected) over all bins of all bases. For each basis, the noisy bins below
+    the level sum to S; if the bins there were all empty, S would be noise with standard deviation
+    sd = sqrt(n_below * Var(DLap(scale))). The cut is applied when S <= z * sd (no evidence of real records
+    hidden under the level), and skipped for that basis otherwise (its small bins hold real mass, e.g. MSNBC).
+    Post-processing of the noisy bins: no privacy cost.
+    """
+    out = np.asarray(noisy).copy()
+    level = scale * math.log(max(1.0, out.size / expected))
+    var = _dlap_variance(scale)
+    start = 0
+    for size in sizes:
+        block = out[start : start + size]
+        below = block < level
+        mass = float(block[below].sum())
+        if mass <= z * math.sqrt(float(below.sum()) * var):
+            block[below] = 0
+        start += size
+    return out
+
+
 def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
     """nc[X] = sum of bins of supersets Y of X within the basis (line 15), by a zeta transform."""
     table = np.asarray(bins, dtype=np.float64).copy()
@@ -367,7 +540,7 @@ def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
 
 
 def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, *, scope: BudgetScope,
-               noise: NoiseSource, bin_threshold: float = 0.0) -> BasisFreqResult:
+               noise: NoiseSource, bin_threshold: float = 0.0, bin_cut: float | None = None) -> BasisFreqResult:
     """BasisFreq (Algorithm 1) up to line 26: noisy counts of every subset of every basis.
 
     Lines 2-11: one noisy count per bin, all bins of all w bases in one vector with L1 sensitivity w
@@ -379,6 +552,11 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
     ``bin_threshold`` > 0 (an improvement, not in the paper): noisy bins below ``bin_threshold * w/eps``
     are set to 0 before the superset sums (post-processing). Most bins of a long basis are empty, and
     their noise otherwise piles up in every superset sum.
+
+    ``bin_cut`` (improvement, on by default): noisy bins below (w/eps) * ln(n_bins / bin_cut) are set to 0,
+    the level that about ``bin_cut`` of the n_bins bins (all bins of all bases) would pass if all were empty
+    (P(DLap(b) >= x) <= exp(-x/b)). Only the few bins that hold real records survive, so the superset sums
+    no longer add the noise of thousands of empty bins. Post-processing of the noisy bins.
     """
     bases = [tuple(sorted(int(i) for i in b)) for b in bases]
     w = len(bases)
@@ -391,6 +569,8 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
     del exact
     if bin_threshold > 0.0:
         noisy = np.where(noisy < bin_threshold * w / epsilon, 0, noisy)
+    if bin_cut is not None:
+        noisy = _cut_empty_bins(noisy, sizes, w / epsilon, bin_cut)
     union = sorted({i for b in bases for i in b})
     gidx = {item: j for j, item in enumerate(union)}
     words = max(1, -(-len(union) // 63))
@@ -449,7 +629,22 @@ def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
 
 def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
               params: PrivBasisParams = PrivBasisParams()) -> ItemsetRelease:
-    """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP."""
+    """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP.
+
+    Budget split (every branch sums to exactly ``epsilon``; each share is a public parameter or a function of
+    the noisy lambda and of the noisy bound l1, both already paid for):
+
+    * alpha1*eps: lambda (GetLambda, line 2).
+    * lambda <= 12 (one basis): a2*eps to the items (line 4), a2 = single_alpha2 (default 0.2) or alpha2
+      (faithful 0.4); BasisFreq gets (1 - alpha1 - a2)*eps (line 5).
+    * lambda > 12: a23*eps to steps 2-3, a23 = multi_alpha2 or alpha2; BasisFreq gets (1 - alpha1 - a23)*eps
+      (line 15).  Within a23:
+      - faithful: beta1 = a23*lambda/(lambda+lambda2) items, beta2 = a23 - beta1 pairs (lines 9-13);
+      - bounded selection: bound_alpha*eps for l1 (private quantile of |t|); if l1 < lambda, bound_alpha*eps
+        for l2 (private quantile of C(|t & F|, 2)), and the rest r = a23 - 2*bound_alpha split item_share
+        (default 0.6) to the items' Laplace vector and the rest to the pairs' Laplace vector; if l1 >= lambda
+        (dense records) the paper's steps 2-3 with r = a23 - bound_alpha.
+    """
     eps = check_epsilon(epsilon)
     params.validate()
     if db.n_items != universe.size:
@@ -467,58 +662,146 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     c_k1 = kth_support(db, k1)
     max_lambda = k1 if params.lambda_range == "k1" else None
     lam = get_lambda(item_counts, c_k1, n, params.alpha1 * eps, scope=scope, noise=noise, max_lambda=max_lambda)
-    trace: dict[str, object] = {"lambda": lam}
+    trace: dict[str, object] = {"lambda_drawn": lam}
     split: dict[str, object] = {"step1_lambda": params.alpha1 * eps}
+    if params.exact_k:
+        # Post-processing (public k): a single basis of lambda items holds 2^lambda - 1 itemsets, so at least
+        # ceil(log2(k+1)) items are needed to publish k (a dense dataset can draw lambda = 1).
+        lam = max(lam, min(db.n_items, int(math.ceil(math.log2(k + 1)))))
+    trace["lambda"] = lam
+    trace["regime"] = "single"
 
     if lam <= params.single_basis_max:
-        # Lines 3-5: one basis of the lambda most frequent items; all of alpha2 to the items.
-        F = get_freq_elements(item_counts, lam, params.alpha2 * eps, scope=scope, noise=noise,
+        # Lines 3-5: one basis of the lambda most frequent items; a2 of eps to the items.
+        a2 = params.alpha2 if params.single_alpha2 is None else params.single_alpha2
+        F = get_freq_elements(item_counts, lam, a2 * eps, scope=scope, noise=noise,
                               label="PrivBasis step 2: frequent items (alpha2)")
         bases = [tuple(sorted(F.tolist()))]
-        split["step2_items"] = params.alpha2 * eps
+        split["step2_items"] = a2 * eps
+        eps5 = (1.0 - params.alpha1 - a2) * eps
         trace.update(lambda2=0, items=F.tolist(), pairs=[])
     else:
-        # Lines 7-14: lambda2 by the heuristic, capped at C(lambda, 2); budget beta1/beta2 of alpha2.
-        lam2 = min(lambda2_heuristic(lam, k, params.eta, params.lambda2_rule), lam * (lam - 1) // 2)
-        share = lam / (lam + lam2) if (params.item_share is None or lam2 == 0) else params.item_share
-        alpha2 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
-        beta1 = alpha2 * share
-        beta2 = alpha2 - beta1
-        F = get_freq_elements(item_counts, lam, beta1 * eps, scope=scope, noise=noise,
-                              label="PrivBasis step 2: frequent items (beta1)")
-        F_sorted = np.sort(F)
-        P: list[tuple[int, int]] = []
-        if lam2 > 0:
-            pc = pair_supports(db, F_sorted)
-            iu, ju = np.triu_indices(F_sorted.size, 1)
-            picked = get_freq_elements(pc[iu, ju], lam2, beta2 * eps, scope=scope, noise=noise,
-                                       label="PrivBasis step 3: frequent pairs (beta2)")
-            P = [(int(F_sorted[iu[t]]), int(F_sorted[ju[t]])) for t in picked.tolist()]
-        split["step2_items"] = beta1 * eps
-        split["step3_pairs"] = beta2 * eps
+        a23 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
+        eps5 = (1.0 - params.alpha1 - a23) * eps
+        F, P = _steps_2_3(db, item_counts, lam, k, k1, a23, eps, params, scope, noise, split, trace)
         bases = construct_basis_set(F.tolist(), P, max_length=params.max_basis_length)
-        trace.update(lambda2=lam2, items=F.tolist(), pairs=P)
+    if params.exact_k:
+        bases = cover_at_least(bases, k, params.max_basis_length)
     trace["bases"] = bases
 
-    # Step 5 (alpha3 * eps): BasisFreq and the top-k selection.
-    eps5 = params.alpha3 * eps
-    if lam > params.single_basis_max and params.multi_alpha2 is not None:
-        eps5 = (1.0 - params.alpha1 - params.multi_alpha2) * eps
+    # Step 5: BasisFreq and the top-k selection.
     split["step5_basisfreq"] = eps5
-    result = basis_freq(db, bases, eps5, scope=scope, noise=noise, bin_threshold=params.bin_threshold)
+    result = basis_freq(db, bases, eps5, scope=scope, noise=noise, bin_threshold=params.bin_threshold,
+                        bin_cut=params.bin_cut)
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
     freqs = counts / n_hat if n_hat > 0 else np.full(counts.size, np.nan)
     trace["n_estimate"] = n_hat
+    # Public: the bases and eps5 fix every released count's noise variance (Eq. 4 and the DLap scale w/eps5).
+    bin_var = _dlap_variance(len(bases) / eps5)
+    sd = np.sqrt(result.variances[top] * bin_var)
+    parameters = {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
+                  "eta": params.eta, "single_basis_max": params.single_basis_max,
+                  "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
+                  "bin_threshold": params.bin_threshold, "item_share": params.item_share,
+                  "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2,
+                  "single_alpha2": params.single_alpha2, "bounded_selection": params.bounded_selection,
+                  "bound_quantile": params.bound_quantile, "bound_alpha": params.bound_alpha,
+                  "bin_cut": params.bin_cut, "exact_k": params.exact_k, "faithful": params.is_faithful}
+    release_info: dict[str, object] = {"requested_k": k, "published": len(top),
+                                       "count_noise_sd_at_k": float(sd[-1]) if sd.size else None}
+    if len(top) < k:
+        release_info["short_reason"] = (
+            f"the bases cover only {len(result.itemsets)} itemsets"
+            + (f" (the universe has {db.n_items} items)" if db.n_items < 63 and (1 << db.n_items) - 1 < k else "")
+        )
     manifest_parts = {
-        "parameters": {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
-                       "eta": params.eta, "single_basis_max": params.single_basis_max,
-                       "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
-                       "bin_threshold": params.bin_threshold, "item_share": params.item_share,
-                       "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2},
-        # The split depends on the noisy lambda only (post-processing of a DP output).
-        "budget_split": {**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, alpha3)"},
+        "parameters": parameters,
+        # The split depends on the noisy lambda and the noisy bound l1 only (post-processing of DP outputs).
+        "budget_split": {**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, "
+                                               "alpha3); improvements: docs/privbasis.md"},
+        "release": release_info,
     }
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant)
+
+
+def _dlap_variance(scale: float) -> float:
+    """Variance of the discrete Laplace with scale b: 2t/(1-t)^2, t = exp(-1/b)."""
+    t = math.exp(-1.0 / scale)
+    return 2.0 * t / (1.0 - t) ** 2
+
+
+def _steps_2_3(db: TransactionDB, item_counts: np.ndarray, lam: int, k: int, k1: int, a23: float, eps: float,
+               params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
+               trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Steps 2-3 when lambda > 12, spending exactly a23 * eps (split in :func:`privbasis`'s docstring)."""
+    rest = a23
+    if params.bounded_selection:
+        # l1: private quantile of the record lengths (bound_alpha * eps). Sparse records (l1 < lambda): a Laplace
+        # vector of all item counts, each record adding at most l1 in all, is less noisy than lambda rounds of
+        # the exponential mechanism (scale l1/eps against lambda/eps).
+        eps_b = params.bound_alpha * eps
+        ell1 = private_quantile(db.lengths, params.bound_quantile, db.n_items, eps_b, scope=scope, noise=noise,
+                                label="PrivBasis step 2a: item contribution bound l1 (bound_alpha)")
+        split["step2a_item_bound"] = eps_b
+        rest -= params.bound_alpha
+        trace["ell1"] = ell1
+        if ell1 < lam:
+            return _bounded_steps(db, lam, k1, ell1, rest, eps, params, scope, noise, split, trace)
+        trace["regime"] = "multi-dense"
+    else:
+        trace["regime"] = "multi"
+    # Lines 7-14: lambda2 by the heuristic, capped at C(lambda, 2); budget beta1/beta2 of the share.
+    lam2 = min(lambda2_heuristic(lam, k, params.eta, params.lambda2_rule), lam * (lam - 1) // 2)
+    share = lam / (lam + lam2) if (params.item_share is None or lam2 == 0) else params.item_share
+    beta1 = rest * share
+    beta2 = rest - beta1
+    F = get_freq_elements(item_counts, lam, beta1 * eps, scope=scope, noise=noise,
+                          label="PrivBasis step 2: frequent items (beta1)")
+    F_sorted = np.sort(F)
+    P: list[tuple[int, int]] = []
+    if lam2 > 0:
+        pc = pair_supports(db, F_sorted)
+        iu, ju = np.triu_indices(F_sorted.size, 1)
+        picked = get_freq_elements(pc[iu, ju], lam2, beta2 * eps, scope=scope, noise=noise,
+                                   label="PrivBasis step 3: frequent pairs (beta2)")
+        P = [(int(F_sorted[iu[t]]), int(F_sorted[ju[t]])) for t in picked.tolist()]
+    split["step2_items"] = beta1 * eps
+    split["step3_pairs"] = beta2 * eps
+    trace.update(lambda2=lam2, items=F.tolist(), pairs=P)
+    return F, P
+
+
+BOUNDED_ITEM_SHARE = 0.6  # bounded selection: share of the items' and pairs' budget that goes to the items
+
+
+def _bounded_steps(db: TransactionDB, lam: int, k1: int, ell1: int, rest: float, eps: float,
+                   params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
+                   trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Steps 2-3 for sparse records: F = the lambda largest noisy bounded item counts; theta = the smallest
+    of them (a noisy stand-in for f_{k1}, as lambda was drawn where the lambda-th item count is near c_{k1});
+    P = the pairs of F whose noisy bounded count reaches theta (at most k1), so lambda2 = |P| comes from the
+    noisy pair counts instead of a formula in lambda."""
+    eps_b = params.bound_alpha * eps
+    rest -= params.bound_alpha
+    item_share = BOUNDED_ITEM_SHARE if params.item_share is None else params.item_share
+    eps_items = rest * item_share * eps
+    eps_pairs = rest * eps - eps_items
+    noisy_items = noisy_values(bounded_item_counts(db, ell1), eps_items, sensitivity=float(ell1), scope=scope,
+                               noise=noise, label="PrivBasis step 2: frequent items, bounded Laplace")
+    F = np.argsort(-noisy_items, kind="stable")[:lam]
+    theta = float(noisy_items[F[-1]])
+    F_sorted = np.sort(F)
+    n_pairs = F_sorted.size * (F_sorted.size - 1) // 2
+    ell2 = private_quantile(pair_contributions(db, F_sorted), params.bound_quantile, n_pairs, eps_b, scope=scope,
+                            noise=noise, label="PrivBasis step 3a: pair contribution bound l2 (bound_alpha)")
+    noisy_pairs = noisy_values(bounded_pair_counts(db, F_sorted, ell2), eps_pairs, sensitivity=float(ell2),
+                               scope=scope, noise=noise, label="PrivBasis step 3: frequent pairs, bounded Laplace")
+    picked = select_by_threshold(noisy_pairs, theta, min(n_pairs, k1))
+    iu, ju = np.triu_indices(F_sorted.size, 1)
+    P = [(int(F_sorted[iu[t]]), int(F_sorted[ju[t]])) for t in picked.tolist()]
+    split.update(step2_items=eps_items, step3a_pair_bound=eps_b, step3_pairs=eps_pairs)
+    trace.update(regime="multi-bounded", ell2=ell2, theta=theta, lambda2=len(P), items=F.tolist(), pairs=P)
+    return F, P
