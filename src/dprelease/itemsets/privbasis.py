@@ -31,6 +31,7 @@ from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts, noisy_values
+from ..release import build_manifest, records_run_start
 from .exact import kth_support, pair_supports
 
 __all__ = [
@@ -478,32 +479,11 @@ def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[flo
 
 def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
     """Exact bin counts of every basis (Algorithm 1 lines 7-11): bin m of basis B holds the records whose
-    intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private."""
-    out: list[np.ndarray] = []
-    if not bases:
-        return out
-    union = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in bases]))
-    keep_item = np.zeros(db.n_items, dtype=bool)
-    keep_item[union] = True
-    keep = keep_item[db.items]
-    items = db.items[keep].astype(np.int64)
-    rows_all = db.row_ids()[keep]
-    # Compact row ids: only records that hold some basis item; the rest all fall in bin 0 of every basis.
-    starts = np.r_[True, rows_all[1:] != rows_all[:-1]] if rows_all.size else np.zeros(0, dtype=bool)
-    rows = np.cumsum(starts) - 1
-    n_touched = int(starts.sum())
-    pos = np.full(db.n_items, -1, dtype=np.int64)
-    for basis in bases:
-        b = np.asarray(basis, dtype=np.int64)
-        pos[b] = np.arange(b.size)
-        p = pos[items]
-        sel = p >= 0
-        masks = np.bincount(rows[sel], weights=np.ldexp(1.0, p[sel]), minlength=n_touched).astype(np.int64)
-        bins = np.bincount(masks, minlength=1 << b.size).astype(np.int64)
-        bins[0] += db.n_records - n_touched
-        out.append(bins)
-        pos[b] = -1
-    return out
+    intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private.
+    Computed block by block of records (:func:`dprelease.data.passes.basis_bin_counts`)."""
+    from ..data.passes import basis_bin_counts as blockwise_basis_bin_counts
+
+    return blockwise_basis_bin_counts(db, bases)
 
 
 def _cut_empty_bins(noisy: np.ndarray, sizes: list[int], scale: float, expected: float,
@@ -627,6 +607,7 @@ def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
 # --- Algorithm 3 -----------------------------------------------------------------------------------------
 
 
+@records_run_start
 def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
               params: PrivBasisParams = PrivBasisParams()) -> ItemsetRelease:
     """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP.
@@ -696,7 +677,8 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
-    freqs = counts / n_hat if n_hat > 0 else np.full(counts.size, np.nan)
+    # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
+    freqs = np.clip(counts / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(counts.size, np.nan)
     trace["n_estimate"] = n_hat
     # Public: the bases and eps5 fix every released count's noise variance (Eq. 4 and the DLap scale w/eps5).
     bin_var = _dlap_variance(len(bases) / eps5)
@@ -709,20 +691,25 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
                   "single_alpha2": params.single_alpha2, "bounded_selection": params.bounded_selection,
                   "bound_quantile": params.bound_quantile, "bound_alpha": params.bound_alpha,
                   "bin_cut": params.bin_cut, "exact_k": params.exact_k, "faithful": params.is_faithful}
-    release_info: dict[str, object] = {"requested_k": k, "published": len(top),
+    release_info: dict[str, object] = {"rows": len(top), "requested_k": k,
                                        "count_noise_sd_at_k": float(sd[-1]) if sd.size else None}
+    notes = None
     if len(top) < k:
-        release_info["short_reason"] = (
-            f"the bases cover only {len(result.itemsets)} itemsets"
-            + (f" (the universe has {db.n_items} items)" if db.n_items < 63 and (1 << db.n_items) - 1 < k else "")
-        )
-    manifest_parts = {
-        "parameters": parameters,
+        # Public: the number of itemsets the (public) bases cover, and |I|.
+        reason = f"the bases cover only {len(result.itemsets)} itemsets"
+        if db.n_items < 63 and (1 << db.n_items) - 1 < k:
+            reason = f"the universe has {db.n_items} items, so only {(1 << db.n_items) - 1} itemsets exist"
+        elif not params.exact_k:
+            reason += " (--no-exact-k or --faithful: the drawn lambda and bases are kept)"
+        release_info["short_reason"] = reason
+        notes = [f"privbasis released {len(top)} itemsets, fewer than the {k} requested: {reason}"]
+    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+        "PrivBasis", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
+        parameters=parameters, release=release_info, notes=notes,
         # The split depends on the noisy lambda and the noisy bound l1 only (post-processing of DP outputs).
-        "budget_split": {**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, "
-                                               "alpha3); improvements: docs/privbasis.md"},
-        "release": release_info,
-    }
+        budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, "
+                                            "alpha3); improvements: docs/privbasis.md"},
+    )
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant)
 

@@ -1,10 +1,12 @@
 """The IncTDPart stream state in SQLite: parameters, budget ledger and TBP-tree, one transaction per append.
 
-Schema (``PRAGMA user_version = 1``; journal_mode = WAL, synchronous = FULL):
+Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
 
 * ``meta(key, value)`` -- JSON values: format, epsilon, updates (U), fanout, c1, c2,
   theta_rule, new_cells, n_items, universe (labels, source, spec; or null until the
-  first append derives it), rng (mode and, in experiment mode, the init seed).
+  first append derives it), rng (mode and, in experiment mode, the init seed), stream_id
+  (random; ``seeded-SEED`` in experiment mode): the stream's name in its releases' manifests,
+  so that ``append``/``release`` may replace the stream's own previous release without --force.
 * ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
   random source used (seeded streams: the per-append seed derived from the init seed).
 * ``nodes(id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha, class)`` --
@@ -15,7 +17,11 @@ Schema (``PRAGMA user_version = 1``; journal_mode = WAL, synchronous = FULL):
   the budget behind it.
 
 No raw record and nothing computed from raw data without a mechanism is stored:
-only noisy counts, what was built from them, and public parameters.
+only noisy counts, what was built from them, and public parameters. The *order* is public too:
+node ids are assigned in a canonical order (breadth first, children in ascending mask order, real and
+test-and-generated cells mixed; :mod:`dprelease.setvalued.inctdpart`) and every table's rows are inserted
+sorted by their key, so neither the ids nor the file's layout say which cells were real. Format 1 states
+(ids in a data-dependent order, issue 8 defect 1) are refused with a message.
 
 Crash safety: an append reads the batch, then takes the write lock (``BEGIN
 IMMEDIATE``), re-reads the state inside the transaction, computes, writes, and
@@ -34,6 +40,7 @@ import math
 import os
 import sqlite3
 import tempfile
+import uuid
 import warnings
 from contextlib import closing
 from dataclasses import dataclass
@@ -43,13 +50,15 @@ from ..data.io import read_transactions
 from ..data.universe import Universe, parse_universe_spec
 from ..errors import BudgetExceededError, DPReleaseError, InputError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
-from ..release import write_set_valued_release
+from ..release import records_run_start, release_size_note, write_set_valued_release
 from .inctdpart import TBPNode, TBPTree, append_seed
 
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
-           "stream_status", "DEFAULT_WAIT"]
+           "stream_status", "stream_identity", "owns_release", "DEFAULT_WAIT"]
 
-FORMAT = "dprelease-inctdpart-state/1"
+FORMAT = "dprelease-inctdpart-state/2"
+_USER_VERSION = 2
+_OLD_FORMATS = ("dprelease-inctdpart-state/1",)
 DEFAULT_WAIT = 60.0
 
 _SCHEMA = """
@@ -90,12 +99,19 @@ def _open(path: str | os.PathLike, wait: float = DEFAULT_WAIT) -> sqlite3.Connec
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such stream state (create it with `dprelease stream init`)")
-    conn = _connect(path, wait)
+    try:
+        conn = _connect(path, wait)
+    except sqlite3.DatabaseError:
+        raise InputError(f"{path}: not a dprelease stream state (not an SQLite file)") from None
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     except sqlite3.DatabaseError:
         conn.close()
-        raise InputError(f"{path}: not a dprelease stream state") from None
+        raise InputError(f"{path}: not a dprelease stream state (not an SQLite file of this format)") from None
+    if row is not None and json.loads(row[0]) in _OLD_FORMATS:
+        conn.close()
+        raise InputError(f"{path}: stream state of an older dprelease ({json.loads(row[0])}: its node ids reveal which "
+                         f"cells were real); it cannot be continued safely, start a new stream with `dprelease stream init`")
     if row is None or json.loads(row[0]) != FORMAT:
         conn.close()
         raise InputError(f"{path}: not a dprelease stream state (format {row[0] if row else 'missing'})")
@@ -127,8 +143,10 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
     universe = parse_universe_spec(universe_spec) if universe_spec else None
     probe = TBPTree(universe.size if universe else 2, epsilon, updates, fanout=fanout, c1=c1, c2=c2,
                     theta_rule=theta_rule, new_cells=new_cells)  # validates every parameter
-    if not path.parent.exists():
-        raise InputError(f"{path.parent}: no such directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # like every other output
+    except OSError as exc:
+        raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror or exc})") from None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     os.unlink(tmp)
@@ -136,7 +154,7 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
     try:
         with closing(_connect(tmp_path)) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA user_version=1")
+            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
             conn.execute("BEGIN")
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
@@ -147,6 +165,9 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
                 "n_items": universe.size if universe else None,
                 "universe": _universe_json(universe) if universe else None,
                 "rng": {"mode": "secure", "seed": None} if seed is None else {"mode": "seeded", "seed": int(seed)},
+                # names the stream in its releases' manifests (random and public; in seeded experiment mode
+                # derived from the seed, so that a seeded state is reproducible byte for byte)
+                "stream_id": uuid.uuid4().hex if seed is None else f"seeded-{int(seed)}",
             }
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
             conn.execute("COMMIT")
@@ -197,14 +218,48 @@ def stream_status(path: str | os.PathLike) -> StreamStatus:
     return StreamStatus(float(meta["epsilon"]), float(math.fsum(spent)), int(meta["updates"]), len(spent))
 
 
-def _check_output(output: str | os.PathLike, state: Path) -> Path:
-    out = Path(output)
-    if out.resolve() == state.resolve():
-        raise InputError(f"-o {out}: the release must not overwrite the state file")
-    parent = out.parent if str(out.parent) else Path(".")
-    if parent.exists() and not os.access(parent, os.W_OK):
-        raise InputError(f"-o {out}: directory {parent} is not writable")
-    return out
+def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLike | None = None,
+                  force: bool = False) -> Path:
+    """The release path is checked before anything is committed: never the state or the batch, an existing
+    file only if it is this stream's own previous release (or with ``force``), a writable folder."""
+    from ..data.io import check_output_path
+    from ..release import manifest_path
+
+    inputs = [state, Path(str(state) + "-wal"), Path(str(state) + "-shm")] + ([Path(batch)] if batch else [])
+    return check_output_path(output, inputs=inputs, companions=[manifest_path(output)], force=force,
+                             may_replace=lambda out: owns_release(state, out))
+
+
+def _size_note(release) -> None:
+    note = release_size_note("inctdpart", release.n_records, "records")
+    if note:
+        release.manifest.setdefault("notes", []).append(note)
+
+
+def stream_identity(path: str | os.PathLike) -> dict[str, object]:
+    """How a release's manifest names its stream: the state file's name (not its folder) and its id."""
+    path = Path(path)
+    with closing(_open(path)) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'stream_id'").fetchone()
+    return {"state": path.name, "id": json.loads(row[0]) if row else None}
+
+
+def owns_release(state: str | os.PathLike, output: str | os.PathLike) -> bool:
+    """Whether ``output`` is a release of this stream (its manifest names the stream): append and release
+    may replace it without --force."""
+    from ..release import read_manifest
+
+    try:
+        manifest = read_manifest(output, verify=False)
+        ident = stream_identity(state)
+    except DPReleaseError:
+        return False
+    named = manifest.get("stream")
+    if manifest.get("algorithm") != "inctdpart" or not isinstance(named, dict):
+        return False
+    if ident["id"] is not None and named.get("id") is not None:
+        return named.get("id") == ident["id"]
+    return named.get("state") == ident["state"]
 
 
 def _noise_info(meta: dict[str, object]) -> dict[str, object]:
@@ -214,8 +269,9 @@ def _noise_info(meta: dict[str, object]) -> dict[str, object]:
     return rng
 
 
+@records_run_start
 def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str | os.PathLike, *,
-                 wait: float = DEFAULT_WAIT) -> dict[str, object]:
+                 wait: float = DEFAULT_WAIT, force: bool = False) -> dict[str, object]:
     """Append one batch (the first is the initial dataset): one committed transaction, then the release file.
 
     Raises :class:`BudgetExceededError` (nothing changed) after U + 1 appends,
@@ -223,7 +279,8 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     when another append holds the lock longer than ``wait`` seconds.
     """
     path = Path(path)
-    out = _check_output(output, path)
+    out = _check_output(output, path, batch, force)
+    ident = stream_identity(path)
     conn = _open(path, wait)
     with closing(conn):
         meta = _meta(conn)
@@ -269,7 +326,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 [(nd.expand, nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd), nd.id)
                  for nd in (tree.nodes[i] for i in sorted(touched - new - ({0} if n == 0 else set())))])
             conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
-                             [(nid, n, nc, alpha) for nid, nc, alpha in delta.counts])
+                             sorted((nid, n, nc, alpha) for nid, nc, alpha in delta.counts))
             conn.execute("INSERT INTO ledger VALUES (?, ?, ?)", (n, delta.epsilon, json.dumps(rng_row)))
             if derived:
                 conn.executemany("UPDATE meta SET value = ? WHERE key = ?",
@@ -281,21 +338,31 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 conn.execute("ROLLBACK")
             raise
     release = tree.release(universe, _noise_info(meta))
-    paths = write_set_valued_release(release, out)
+    release.manifest["stream"] = ident
+    _size_note(release)
+    try:
+        paths = write_set_valued_release(release, out)
+    except (OSError, DPReleaseError) as exc:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"append {n + 1} committed (epsilon spent), but writing {out} failed ({detail}); "
+                         f"re-emit it with `dprelease stream release {path} -o RELEASE`") from None
     return {"append": n, "epsilon": delta.epsilon, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
             "updates": tree.updates, "release": str(paths[0]), "manifest": str(paths[1]),
             "released_records": release.n_records, "warnings": [str(w.message) for w in caught]}
 
 
-def reemit(path: str | os.PathLike, output: str | os.PathLike) -> dict[str, object]:
+@records_run_start
+def reemit(path: str | os.PathLike, output: str | os.PathLike, *, force: bool = False) -> dict[str, object]:
     """Write the latest release again from the state; spends nothing."""
     path = Path(path)
-    out = _check_output(output, path)
+    out = _check_output(output, path, force=force)
     tree, meta = load_tree(path)
     if tree is None or tree.appends == 0:
         raise InputError(f"{path}: nothing released yet (no append was made)")
     universe = _universe(meta)
     release = tree.release(universe, _noise_info(meta))
+    release.manifest["stream"] = stream_identity(path)
+    _size_note(release)
     paths = write_set_valued_release(release, out)
     return {"appends": tree.appends, "epsilon_spent": tree.epsilon_spent, "release": str(paths[0]),
             "manifest": str(paths[1]), "released_records": release.n_records}
