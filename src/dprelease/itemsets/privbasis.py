@@ -37,6 +37,8 @@ from .exact import kth_support, pair_supports
 __all__ = [
     "PrivBasisParams",
     "private_quantile",
+    "quantile_quality",
+    "pair_contributions",
     "bounded_item_counts",
     "bounded_pair_counts",
     "select_by_threshold",
@@ -74,21 +76,24 @@ class PrivBasisParams:
     lambda2_rule: str = "sqrt"
     bin_threshold: float = 0.0  # improvement (off = faithful): zero noisy bins below this many noise scales
     lambda_range: str = "k1"  # GetLambda candidates: "k1" = 1..min(|I|, ceil(eta*k)), "universe" = 1..|I|
-    multi_alpha2: float | None = 0.55  # improvement: share of eps for steps 2-3 when lambda > 12 (alpha3 = rest)
+    multi_alpha2: float | None = None  # improvement: share of eps for steps 2-3 when lambda > 12 (alpha3 = rest)
     item_share: float | None = None  # improvement: beta1/alpha2 fixed (None = the paper's lambda/(lambda+lambda2))
     # --- improvements on by default (PrivBasisParams.faithful() switches them off) ---
     single_alpha2: float | None = 0.2  # share of eps for the items when lambda <= 12 (alpha3 = rest)
     bounded_selection: bool = True  # lambda > 12: Laplace on contribution-bounded item/pair counts (see privbasis)
     bound_quantile: float = 0.9  # the contribution bounds are private quantiles of the records' contributions
     bound_alpha: float = 0.02  # share of eps for each of the two bound quantiles
+    bounded_alpha2: float = 0.55  # share of eps for steps 2-3 when the bounded selection is used (alpha3 = rest)
+    bounded_ratio: float = 2.0 / 3.0  # the bounded selection is used when l1 <= bounded_ratio * lambda
+    selection_margin: float | None = 20.0  # bounded selection: stop spending once theta >= margin noise scales
     bin_cut: float | None = 1.0  # zero noisy bins below the level that ~bin_cut empty bins in all would pass
     exact_k: bool = True  # at least ceil(log2(k+1)) items and bases covering >= k itemsets: publish k
 
     @classmethod
     def faithful(cls, **overrides: object) -> "PrivBasisParams":
         """The paper's Algorithm 3 (section 4.4 defaults), with any field overridden."""
-        base: dict[str, object] = {"multi_alpha2": None, "single_alpha2": None, "bounded_selection": False,
-                                   "bin_cut": None, "exact_k": False}
+        base: dict[str, object] = {"single_alpha2": None, "bounded_selection": False, "bin_cut": None,
+                                   "exact_k": False}
         base.update(overrides)
         return cls(**base)  # type: ignore[arg-type]
 
@@ -126,9 +131,16 @@ class PrivBasisParams:
             raise ParameterError(f"lambda2 rule must be 'sqrt' or 'naive', got {self.lambda2_rule!r}")
         if not (0.5 <= self.bound_quantile < 1.0):
             raise ParameterError(f"--bound-quantile must be in [0.5, 1), got {self.bound_quantile}")
-        steps23 = self.multi_alpha2 if self.multi_alpha2 is not None else self.alpha2
+        if not (0.0 < self.bounded_alpha2 < 1.0 - self.alpha1):
+            raise ParameterError(f"--bounded-alpha2 must be in (0, 1 - alpha1), got {self.bounded_alpha2}")
+        steps23 = min(self.multi_alpha2 if self.multi_alpha2 is not None else self.alpha2, self.bounded_alpha2)
         if not (0.0 < self.bound_alpha and 2.0 * self.bound_alpha < 0.5 * steps23):
             raise ParameterError(f"--bound-alpha must be in (0, {steps23 / 4:g}), got {self.bound_alpha}")
+        if self.selection_margin is not None and not (0.0 < self.selection_margin and
+                                                      math.isfinite(self.selection_margin)):
+            raise ParameterError(f"--selection-margin must be a finite number > 0, got {self.selection_margin}")
+        if not (0.0 < self.bounded_ratio <= 1.0):
+            raise ParameterError(f"--bounded-ratio must be in (0, 1], got {self.bounded_ratio}")
         if self.bin_cut is not None and not (0.0 < self.bin_cut and math.isfinite(self.bin_cut)):
             raise ParameterError(f"--bin-cut must be a finite number > 0, got {self.bin_cut}")
 
@@ -228,16 +240,28 @@ def private_quantile(values: np.ndarray, q: float, max_value: int, epsilon: floa
     """A value l in 1..max_value near the q-quantile of ``values`` (one value per record), by the
     exponential mechanism (improvement, not in the paper).
 
-    Quality u(l) = -|#{records with value <= l} - q * n|. Adding or removing one record moves the count by
-    0 or 1 and q * n by q, so |u| moves by at most max(q, 1 - q) <= 1: sensitivity 1, weights exp(eps*u/2).
+    Quality u(l) = -max(0, q*n - A(l)) - max(0, A(l-1) - q*n), A(j) = #{records with value <= j}: 0 exactly
+    where A(l-1) <= q*n <= A(l), and falling with every record between l and the quantile on either side (so a
+    gap in the values leaves no plateau of equally good l above the quantile). Adding a record of value L moves
+    q*n by q and A(j) by 1 for j >= L: for L < l the two terms move by at most 1-q in opposite directions, for
+    L = l by at most 1-q and q in the same direction, for L > l by at most q in opposite directions; so u moves
+    by at most 1: sensitivity 1, weights exp(eps*u/2).
     ``max_value`` is public. The caller guarantees that each record's value depends on that record only
     (and on public inputs), and that the set of records passed is chosen record by record.
     """
+    quality = quantile_quality(values, q, max_value)
+    return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
+
+
+def quantile_quality(values: np.ndarray, q: float, max_value: int) -> np.ndarray:
+    """The quality of :func:`private_quantile` for l = 1..max_value (docstring there)."""
     max_value = max(1, int(max_value))
     v = np.minimum(np.asarray(values, dtype=np.int64), max_value + 1)
-    at_most = np.cumsum(np.bincount(v, minlength=max_value + 2))[1 : max_value + 1].astype(np.float64)
-    quality = -np.abs(at_most - q * float(v.size))
-    return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
+    at_most = np.cumsum(np.bincount(v, minlength=max_value + 2)).astype(np.float64)  # at_most[j] = A(j)
+    target = q * float(v.size)
+    below = np.maximum(0.0, target - at_most[1 : max_value + 1])  # A(l) short of q*n
+    above = np.maximum(0.0, at_most[0:max_value] - target)  # A(l - 1) already past q*n
+    return -(below + above)
 
 
 def bounded_item_counts(db: TransactionDB, ell: int) -> np.ndarray:
@@ -551,15 +575,45 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
         noisy = np.where(noisy < bin_threshold * w / epsilon, 0, noisy)
     if bin_cut is not None:
         noisy = _cut_empty_bins(noisy, sizes, w / epsilon, bin_cut)
+    groups = _subset_groups(bases)
+    ncs = []
+    start = 0
+    for basis, size in zip(bases, sizes):
+        ncs.append(_superset_sums(noisy[start : start + size], len(basis)))
+        start += size
+    nc = np.concatenate(ncs)
+    # Group the estimates of the same itemset; inverse-variance weighting equals repeated lines 21-23.
+    inverse, v = groups.inverse, groups.entry_variance
+    prec = np.bincount(inverse, weights=1.0 / v, minlength=groups.n_groups)
+    comb = np.bincount(inverse, weights=nc / v, minlength=groups.n_groups) / prec
+    comb_v = 1.0 / prec
+    n_estimate = float(comb[groups.empty_group])
+    return BasisFreqResult(groups.itemsets, comb[groups.nonempty], comb_v[groups.nonempty], n_estimate)
+
+
+@dataclass(frozen=True, eq=False)
+class _SubsetGroups:
+    """The subsets of all bases, concatenated basis by basis in mask order, grouped into distinct itemsets.
+
+    ``inverse[e]`` is the group of entry e; ``entry_variance[e]`` = 2^{|B|-|X|} (Eq. 4); ``itemsets`` lists the
+    non-empty groups (``nonempty``) in a fixed order of bit keys over the sorted union of basis items.
+    """
+
+    inverse: np.ndarray
+    entry_variance: np.ndarray
+    n_groups: int
+    empty_group: int
+    nonempty: np.ndarray
+    itemsets: list[tuple[int, ...]]
+
+
+def _subset_groups(bases: list[tuple[int, ...]]) -> _SubsetGroups:
     union = sorted({i for b in bases for i in b})
     gidx = {item: j for j, item in enumerate(union)}
     words = max(1, -(-len(union) // 63))
-    keys, ncs, vs, lens = [], [], [], []
-    start = 0
-    for basis, size in zip(bases, sizes):
+    keys, vs, lens = [], [], []
+    for basis in bases:
         L = len(basis)
-        nc = _superset_sums(noisy[start : start + size], L)
-        start += size
         masks = np.arange(1 << L, dtype=np.int64)
         popcount = np.zeros(masks.size, dtype=np.int64)
         key = np.zeros((masks.size, words), dtype=np.int64)
@@ -569,31 +623,30 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
             g = gidx[item]
             key[:, g // 63] |= bit << (g % 63)
         keys.append(key)
-        ncs.append(nc)
         vs.append(np.exp2(L - popcount).astype(np.float64))
         lens.append(popcount)
     key = np.concatenate(keys)
-    nc = np.concatenate(ncs)
-    v = np.concatenate(vs)
-    length = np.concatenate(lens)
-    # Group the estimates of the same itemset; inverse-variance weighting equals repeated lines 21-23.
     uniq, inverse = np.unique(key, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    prec = np.bincount(inverse, weights=1.0 / v, minlength=uniq.shape[0])
-    comb = np.bincount(inverse, weights=nc / v, minlength=uniq.shape[0]) / prec
-    comb_v = 1.0 / prec
     glen = np.zeros(uniq.shape[0], dtype=np.int64)
-    glen[inverse] = length
+    glen[inverse] = np.concatenate(lens)
     empty = glen == 0
-    n_estimate = float(comb[empty][0])
-    itemsets: list[tuple[int, ...]] = []
     nonempty = np.flatnonzero(~empty)
+    itemsets: list[tuple[int, ...]] = []
     for g in nonempty.tolist():
         row = uniq[g]
-        members = [union[w_ * 63 + b] for w_ in range(words) for b in range(63)
-                   if w_ * 63 + b < len(union) and (int(row[w_]) >> b) & 1]
-        itemsets.append(tuple(members))
-    return BasisFreqResult(itemsets, comb[nonempty], comb_v[nonempty], n_estimate)
+        itemsets.append(tuple(union[w_ * 63 + b] for w_ in range(words) for b in range(63)
+                              if w_ * 63 + b < len(union) and (int(row[w_]) >> b) & 1))
+    return _SubsetGroups(inverse, np.concatenate(vs), int(uniq.shape[0]), int(np.flatnonzero(empty)[0]), nonempty,
+                         itemsets)
+
+
+def relative_variances(bases: list[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Every itemset BasisFreq estimates and its relative variance (Eq. 4 combined over the bases holding it,
+    lines 21-23), in units of one noisy bin's variance. A public function of the bases."""
+    groups = _subset_groups([tuple(sorted(int(i) for i in b)) for b in bases])
+    prec = np.bincount(groups.inverse, weights=1.0 / groups.entry_variance, minlength=groups.n_groups)
+    return groups.itemsets, 1.0 / prec[groups.nonempty]
 
 
 def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
@@ -618,13 +671,14 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     * alpha1*eps: lambda (GetLambda, line 2).
     * lambda <= 12 (one basis): a2*eps to the items (line 4), a2 = single_alpha2 (default 0.2) or alpha2
       (faithful 0.4); BasisFreq gets (1 - alpha1 - a2)*eps (line 5).
-    * lambda > 12: a23*eps to steps 2-3, a23 = multi_alpha2 or alpha2; BasisFreq gets (1 - alpha1 - a23)*eps
-      (line 15).  Within a23:
-      - faithful: beta1 = a23*lambda/(lambda+lambda2) items, beta2 = a23 - beta1 pairs (lines 9-13);
-      - bounded selection: bound_alpha*eps for l1 (private quantile of |t|); if l1 < lambda, bound_alpha*eps
-        for l2 (private quantile of C(|t & F|, 2)), and the rest r = a23 - 2*bound_alpha split item_share
-        (default 0.6) to the items' Laplace vector and the rest to the pairs' Laplace vector; if l1 >= lambda
-        (dense records) the paper's steps 2-3 with r = a23 - bound_alpha.
+    * lambda > 12: a23*eps to steps 2-3 and (1 - alpha1 - a23)*eps to BasisFreq (line 15), where
+      - faithful: a23 = multi_alpha2 or alpha2; beta1 = a23*lambda/(lambda+lambda2) to the items and
+        beta2 = a23 - beta1 to the pairs (lines 9-13);
+      - bounded selection (default): bound_alpha*eps for l1 (private quantile of |t|). Short records
+        (l1 <= bounded_ratio*lambda): a23 = bounded_alpha2 (0.55): bound_alpha*eps more for l2 (private
+        quantile of C(|t & F|, 2)), and r = a23 - 2*bound_alpha split item_share (0.6) to the items' Laplace
+        vector and the rest to the pairs' Laplace vector. Long records: a23 = multi_alpha2 or alpha2 (0.4) and
+        the paper's steps 2-3 with r = a23 - bound_alpha.
     """
     eps = check_epsilon(epsilon)
     params.validate()
@@ -649,6 +703,7 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
         # Post-processing (public k): a single basis of lambda items holds 2^lambda - 1 itemsets, so at least
         # ceil(log2(k+1)) items are needed to publish k (a dense dataset can draw lambda = 1).
         lam = max(lam, min(db.n_items, int(math.ceil(math.log2(k + 1)))))
+    lam = min(lam, db.n_items)  # never more items than the universe holds
     trace["lambda"] = lam
     trace["regime"] = "single"
 
@@ -662,27 +717,22 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
         eps5 = (1.0 - params.alpha1 - a2) * eps
         trace.update(lambda2=0, items=F.tolist(), pairs=[])
     else:
-        a23 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
+        F, P, a23 = _steps_2_3(db, item_counts, lam, k, k1, eps, params, scope, noise, split, trace)
         eps5 = (1.0 - params.alpha1 - a23) * eps
-        F, P = _steps_2_3(db, item_counts, lam, k, k1, a23, eps, params, scope, noise, split, trace)
         bases = construct_basis_set(F.tolist(), P, max_length=params.max_basis_length)
     if params.exact_k:
         bases = cover_at_least(bases, k, params.max_basis_length)
     trace["bases"] = bases
 
-    # Step 5: BasisFreq and the top-k selection.
-    split["step5_basisfreq"] = eps5
-    result = basis_freq(db, bases, eps5, scope=scope, noise=noise, bin_threshold=params.bin_threshold,
-                        bin_cut=params.bin_cut)
+    # Step 5: BasisFreq (or the direct bounded counts) and the top-k selection.
+    result, count_sd = _step_5(db, bases, eps5, params, scope, noise, split)
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
     # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
     freqs = np.clip(counts / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(counts.size, np.nan)
     trace["n_estimate"] = n_hat
-    # Public: the bases and eps5 fix every released count's noise variance (Eq. 4 and the DLap scale w/eps5).
-    bin_var = _dlap_variance(len(bases) / eps5)
-    sd = np.sqrt(result.variances[top] * bin_var)
+    sd = count_sd[top]
     parameters = {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
                   "eta": params.eta, "single_basis_max": params.single_basis_max,
                   "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
@@ -690,7 +740,9 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
                   "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2,
                   "single_alpha2": params.single_alpha2, "bounded_selection": params.bounded_selection,
                   "bound_quantile": params.bound_quantile, "bound_alpha": params.bound_alpha,
-                  "bin_cut": params.bin_cut, "exact_k": params.exact_k, "faithful": params.is_faithful}
+                  "bounded_alpha2": params.bounded_alpha2, "bounded_ratio": params.bounded_ratio,
+                  "selection_margin": params.selection_margin, "bin_cut": params.bin_cut,
+                  "exact_k": params.exact_k, "faithful": params.is_faithful}
     release_info: dict[str, object] = {"rows": len(top), "requested_k": k,
                                        "count_noise_sd_at_k": float(sd[-1]) if sd.size else None}
     notes = None
@@ -714,29 +766,44 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
                           trace=trace, accountant=accountant)
 
 
+def _step_5(db: TransactionDB, bases: list[tuple[int, ...]], eps5: float, params: PrivBasisParams,
+            scope: BudgetScope, noise: NoiseSource, split: dict[str, object]) -> tuple[BasisFreqResult, np.ndarray]:
+    """Step 5 with eps5: BasisFreq; returns the estimates and each count's noise standard deviation, a public
+    function of the bases and eps5 (Eq. 4 and the DLap scale w/eps5)."""
+    split["step5_basisfreq"] = eps5
+    result = basis_freq(db, bases, eps5, scope=scope, noise=noise, bin_threshold=params.bin_threshold,
+                        bin_cut=params.bin_cut)
+    return result, np.sqrt(result.variances * _dlap_variance(len(bases) / eps5))
+
+
 def _dlap_variance(scale: float) -> float:
     """Variance of the discrete Laplace with scale b: 2t/(1-t)^2, t = exp(-1/b)."""
     t = math.exp(-1.0 / scale)
     return 2.0 * t / (1.0 - t) ** 2
 
 
-def _steps_2_3(db: TransactionDB, item_counts: np.ndarray, lam: int, k: int, k1: int, a23: float, eps: float,
+def _steps_2_3(db: TransactionDB, item_counts: np.ndarray, lam: int, k: int, k1: int, eps: float,
                params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
-               trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """Steps 2-3 when lambda > 12, spending exactly a23 * eps (split in :func:`privbasis`'s docstring)."""
+               trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]], float]:
+    """Steps 2-3 when lambda > 12; returns F, P and a23: they spent exactly a23 * eps (split in
+    :func:`privbasis`'s docstring)."""
+    a23 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
     rest = a23
     if params.bounded_selection:
         # l1: private quantile of the record lengths (bound_alpha * eps). Sparse records (l1 < lambda): a Laplace
         # vector of all item counts, each record adding at most l1 in all, is less noisy than lambda rounds of
         # the exponential mechanism (scale l1/eps against lambda/eps).
         eps_b = params.bound_alpha * eps
-        ell1 = private_quantile(db.lengths, params.bound_quantile, db.n_items, eps_b, scope=scope, noise=noise,
+        # Candidates 1..lambda (public after step 1): any l1 above 2/3 lambda leads to the same choice.
+        ell1 = private_quantile(db.lengths, params.bound_quantile, lam, eps_b, scope=scope, noise=noise,
                                 label="PrivBasis step 2a: item contribution bound l1 (bound_alpha)")
         split["step2a_item_bound"] = eps_b
         rest -= params.bound_alpha
         trace["ell1"] = ell1
-        if ell1 < lam:
-            return _bounded_steps(db, lam, k1, ell1, rest, eps, params, scope, noise, split, trace)
+        if ell1 <= params.bounded_ratio * lam:
+            rest = params.bounded_alpha2 - params.bound_alpha  # chosen after the noisy lambda and the noisy l1
+            F, P, used = _bounded_steps(db, lam, k1, ell1, rest, eps, params, scope, noise, split, trace)
+            return F, P, params.bound_alpha + used
         trace["regime"] = "multi-dense"
     else:
         trace["regime"] = "multi"
@@ -758,37 +825,70 @@ def _steps_2_3(db: TransactionDB, item_counts: np.ndarray, lam: int, k: int, k1:
     split["step2_items"] = beta1 * eps
     split["step3_pairs"] = beta2 * eps
     trace.update(lambda2=lam2, items=F.tolist(), pairs=P)
-    return F, P
+    return F, P, a23
 
 
+FIRST_SHARE = 0.1  # adaptive bounded selection: share of the items' budget for the first count
 BOUNDED_ITEM_SHARE = 0.6  # bounded selection: share of the items' and pairs' budget that goes to the items
 
 
 def _bounded_steps(db: TransactionDB, lam: int, k1: int, ell1: int, rest: float, eps: float,
                    params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
-                   trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """Steps 2-3 for sparse records: F = the lambda largest noisy bounded item counts; theta = the smallest
-    of them (a noisy stand-in for f_{k1}, as lambda was drawn where the lambda-th item count is near c_{k1});
-    P = the pairs of F whose noisy bounded count reaches theta (at most k1), so lambda2 = |P| comes from the
-    noisy pair counts instead of a formula in lambda."""
+                   trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]], float]:
+    """Steps 2-3 for short records, with at most ``rest * eps``; returns F, P and the share actually spent.
+
+    F = the lambda largest noisy bounded item counts; theta = the smallest of them (a noisy stand-in for
+    c_{k1}: lambda was drawn where the lambda-th item count is near c_{k1}); P = the pairs of F whose noisy
+    bounded count reaches theta (at most k1), so lambda2 = |P| comes from the noisy pair counts instead of
+    a formula in lambda.
+
+    Adaptive budget (``adaptive_selection``): the items are first counted with ``first_share`` of their budget;
+    when the noisy theta is at least ``margin`` noise scales (theta >= margin * l1/eps_1), the selection is
+    already clear and the rest of the items' budget is not spent; otherwise a second, independent count with
+    the rest is averaged in (inverse-variance weights). The pairs get only what makes their noise scale
+    theta/margin (never more than their share). What is not spent goes to BasisFreq. Every choice is a
+    function of noisy values already paid for; the total is fixed in advance (the leftover is spent in
+    step 5), so sequential composition holds on every path.
+    """
     eps_b = params.bound_alpha * eps
     rest -= params.bound_alpha
     item_share = BOUNDED_ITEM_SHARE if params.item_share is None else params.item_share
     eps_items = rest * item_share * eps
     eps_pairs = rest * eps - eps_items
-    noisy_items = noisy_values(bounded_item_counts(db, ell1), eps_items, sensitivity=float(ell1), scope=scope,
-                               noise=noise, label="PrivBasis step 2: frequent items, bounded Laplace")
+    counts = bounded_item_counts(db, ell1)
+    margin = params.selection_margin
+    if margin is not None:
+        eps_1 = eps_items * FIRST_SHARE
+        noisy_items = noisy_values(counts, eps_1, sensitivity=float(ell1), scope=scope, noise=noise,
+                                   label="PrivBasis step 2: frequent items, bounded Laplace (first count)")
+        theta = float(np.sort(noisy_items)[::-1][lam - 1])
+        if theta >= margin * ell1 / eps_1:
+            eps_items_used = eps_1
+        else:
+            eps_2 = eps_items - eps_1
+            second = noisy_values(counts, eps_2, sensitivity=float(ell1), scope=scope, noise=noise,
+                                  label="PrivBasis step 2: frequent items, bounded Laplace (second count)")
+            noisy_items = (eps_1**2 * noisy_items + eps_2**2 * second) / (eps_1**2 + eps_2**2)
+            eps_items_used = eps_items
+    else:
+        noisy_items = noisy_values(counts, eps_items, sensitivity=float(ell1), scope=scope, noise=noise,
+                                   label="PrivBasis step 2: frequent items, bounded Laplace")
+        eps_items_used = eps_items
     F = np.argsort(-noisy_items, kind="stable")[:lam]
     theta = float(noisy_items[F[-1]])
     F_sorted = np.sort(F)
     n_pairs = F_sorted.size * (F_sorted.size - 1) // 2
-    ell2 = private_quantile(pair_contributions(db, F_sorted), params.bound_quantile, n_pairs, eps_b, scope=scope,
-                            noise=noise, label="PrivBasis step 3a: pair contribution bound l2 (bound_alpha)")
+    ell2 = private_quantile(pair_contributions(db, F_sorted), params.bound_quantile, max(1, min(n_pairs, k1)),
+                            eps_b, scope=scope, noise=noise,
+                            label="PrivBasis step 3a: pair contribution bound l2 (bound_alpha)")
+    if margin is not None and theta > 0:
+        eps_pairs = min(eps_pairs, margin * ell2 / theta)
     noisy_pairs = noisy_values(bounded_pair_counts(db, F_sorted, ell2), eps_pairs, sensitivity=float(ell2),
                                scope=scope, noise=noise, label="PrivBasis step 3: frequent pairs, bounded Laplace")
     picked = select_by_threshold(noisy_pairs, theta, min(n_pairs, k1))
     iu, ju = np.triu_indices(F_sorted.size, 1)
     P = [(int(F_sorted[iu[t]]), int(F_sorted[ju[t]])) for t in picked.tolist()]
-    split.update(step2_items=eps_items, step3a_pair_bound=eps_b, step3_pairs=eps_pairs)
+    split.update(step2_items=eps_items_used, step3a_pair_bound=eps_b, step3_pairs=eps_pairs)
     trace.update(regime="multi-bounded", ell2=ell2, theta=theta, lambda2=len(P), items=F.tolist(), pairs=P)
-    return F, P
+    used = params.bound_alpha + (eps_items_used + eps_pairs) / eps
+    return F, P, used
