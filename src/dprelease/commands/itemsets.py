@@ -8,22 +8,20 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data.universe import Universe
-from ..errors import InputError
-from ..evaluation.itemsets import itemset_metrics
-from ..itemsets.exact import topk_facts
-from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams, privbasis
-from ..itemsets.tf import tf
-from ..release import build_manifest, read_manifest, write_with_manifest
 from . import setvalued
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list, int_list,
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, seed_arg, timed, universe_inputs, warn,
 )
+
+if TYPE_CHECKING:  # the algorithms are imported inside the functions that use them (a light parser)
+    from ..data.universe import Universe
+    from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams
 
 __all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
            "privbasis_params"]
@@ -36,6 +34,8 @@ HEADER = ("itemset", "count", "frequency")
 
 def write_itemset_release(release: ItemsetRelease, output: str, manifest: dict[str, object]):
     """CSV with header itemset,count,frequency (items space-separated, universe labels) + the manifest."""
+    from ..release import write_with_manifest
+
     labels = release.universe.labels
 
     def body(handle) -> None:
@@ -52,6 +52,8 @@ def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int,
 
     The file must not be binary; a UTF-8 byte-order mark is dropped. Pair checking against the
     manifest is the caller's (:func:`dprelease.release.read_manifest`)."""
+    from ..errors import InputError
+
     itemsets: list[tuple[int, ...]] = []
     counts: list[float] = []
     freqs: list[float] = []
@@ -94,6 +96,8 @@ def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int,
 
 
 def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease, universe: Universe, noise) -> dict:
+    from ..release import build_manifest
+
     parts = release.manifest
     info = {"rows": len(release.itemsets), "columns": list(HEADER),
             "frequency": "noisy count / noisy N (N from the noisy release itself)"}
@@ -110,6 +114,8 @@ def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease,
 def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
     """PrivBasisParams from the command line: the improved default, or the paper's with --faithful;
     every explicit option overrides either."""
+    from ..itemsets.privbasis import PrivBasisParams
+
     given = {name: getattr(args, name) for name in (
         "alpha1", "alpha2", "alpha3", "eta", "single_basis_max", "max_basis_length", "lambda2_rule", "lambda_range",
         "multi_alpha2", "single_alpha2", "bound_quantile", "bound_alpha") if getattr(args, name, None) is not None}
@@ -123,11 +129,14 @@ def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
 
 
 def _run_privbasis(args: argparse.Namespace) -> int:
+    from ..itemsets.privbasis import privbasis
+
+    params = privbasis_params(args)  # a bad combination of options is refused before anything is read
+    params.validate()
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
-    params = privbasis_params(args)
     with timed(args, "privbasis"):
         release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
     manifest = _manifest("PrivBasis", args, release, universe, noise)
@@ -141,17 +150,19 @@ def _run_privbasis(args: argparse.Namespace) -> int:
 
 
 def _run_tf(args: argparse.Namespace) -> int:
+    from ..itemsets.tf import tf
+
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
     with timed(args, "tf"):
         release = tf(db, universe, args.k, args.epsilon, args.m, noise=noise, variant=args.variant, rho=args.rho)
-    plan = release.trace["plan"]
-    if plan.degenerate:  # custodian-only, stderr: depends on the raw data
-        print(f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
-                  f"(m = {args.m}); the truncation prunes nothing and the selection is close to random "
-                  f"(PrivBasis section 3.1)", file=sys.stderr)
+    # Public facts only (issue 8, defect 5): printed on every run, so whether f_k*N < gamma*N is not said.
+    gamma = release.trace["plan"].gamma_count  # from k, epsilon, m, |I| and rho alone
+    print(f"note: TF truncates counts below f_k*N - gamma*N with gamma*N = {gamma:.0f} (from k, epsilon, m, "
+          f"|I| and rho); where the k-th largest count is below gamma*N the truncation prunes nothing and the "
+          f"selection is close to random (PrivBasis section 3.1)", file=sys.stderr)
     manifest = _manifest("TF", args, release, universe, noise)
     note = report_release_size(args, "tf", len(release.itemsets), "itemsets", requested=args.k)
     if note:
@@ -162,8 +173,17 @@ def _run_tf(args: argparse.Namespace) -> int:
 
 
 def _run_eval_itemsets(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..release import read_manifest
+
     raw, universe = load_transactions(args.raw, args.universe, args)
-    manifest = read_manifest(args.published)  # the CSV and its manifest must be one release
+    from ..evaluation.itemsets import itemset_metrics
+
+    manifest = read_manifest(args.published)  # the CSV and its manifest: one release
+    algorithm = str(manifest.get("algorithm", ""))
+    if algorithm.lower() in ("diffpart", "basic", "inctdpart", "diffgen", "tds") or algorithm.startswith("solution"):
+        raise InputError(f"{args.published} is a {algorithm} release; evaluate itemsets reads the CSV written by "
+                         f"privbasis or tf")
     published, _, freqs = read_itemset_release(args.published, universe)
     result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args, manifest))
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
@@ -209,6 +229,7 @@ def _bin_cut_arg(text: str) -> str:
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
+    from ..errors import InputError
     from ..experiments.privbasis import DATASETS, run_experiment
 
     for name in args.only.split(","):  # every input is checked before the first file is written
@@ -233,6 +254,8 @@ def _stats_option(p: argparse.ArgumentParser) -> None:
 
 
 def _stats_facts(db, args: argparse.Namespace) -> dict:
+    from ..itemsets.exact import topk_facts
+
     if getattr(args, "k", None) is None:
         return {}
     return topk_facts(db, args.k)
@@ -300,15 +323,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="no basis longer than L items (default 12)")
     p.add_argument("--lambda2-rule", choices=("sqrt", "naive"), default=None,
                    help="lambda2 for exponential-mechanism selection: the paper's heuristic (sqrt, default) or "
-                        "eta*k - lambda (naive); bounded selection takes lambda2 from the noisy pair counts")
+                        "eta*k - lambda (naive); the bounded selection takes lambda2 from the noisy pair counts")
     p.add_argument("--lambda-range", choices=("k1", "universe"), default=None,
                    help="GetLambda candidates: 1..ceil(eta*k) (default, section 4.4 text) or 1..|I| (pseudocode)")
     p.add_argument("--single-alpha2", type=_unit_float, default=None, metavar="A",
                    help="share of epsilon for the items when lambda <= 12, the basis counts get the rest "
                         "(default 0.2; --faithful: alpha2)")
     p.add_argument("--multi-alpha2", type=_unit_float, default=None, metavar="A",
-                   help="share of epsilon for items+pairs when lambda > 12, the basis counts get the rest "
-                        "(default 0.55; --faithful: alpha2)")
+                   help="share of epsilon for items+pairs with exponential-mechanism selection when lambda > 12, the "
+                        "basis counts get the rest (default: alpha2, as the paper)")
     p.add_argument("--selection", choices=("bounded", "exponential"), default=None,
                    help="items and pairs when lambda > 12: Laplace on contribution-bounded counts where records are "
                         "short (bounded, default) or the paper's exponential mechanism (exponential; --faithful)")
@@ -351,8 +374,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("itemsets", help="FNR and median relative error of published top-k itemsets (PrivBasis sec. 5)",
-                         description="FNR and median relative error of a published itemset CSV against the exact "
-                                     "top k (PrivBasis section 5). Reads the raw data: for the custodian only.")
+                         description="FNR, tie-aware recall and median relative error of a published itemset CSV "
+                                     "against the exact top k (PrivBasis section 5; docs/privbasis.md). Reads the "
+                                     "raw data: for the custodian only.")
     p.add_argument("raw", metavar="RAW", help="the raw transaction file")
     p.add_argument("published", metavar="PUBLISHED",
                    help="CSV written by `dprelease privbasis` or `dprelease tf` (with its manifest)")

@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import limits
-from ..data.universe import Universe, parse_universe_spec
-from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
-from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, MAX_FANOUT
+from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from .common import (
     add_epsilon, add_force, add_limits, add_output, add_quiet, add_seed, add_universe, at_least_one, epsilon_list,
     int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, say, seed_arg, timed, universe_inputs,
 )
+
+if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
+    from ..data.universe import Universe
 
 
 def fanout_arg(text: str) -> int:
@@ -30,6 +32,8 @@ def fanout_arg(text: str) -> int:
 
 def _declared_universe(spec: str | None) -> Universe | None:
     """The declared universe (public; parsed before any data is read), or None when it will be derived."""
+    from ..data.universe import parse_universe_spec
+
     return parse_universe_spec(spec) if spec else None
 
 
@@ -124,6 +128,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+_NOT_SET_VALUED = ("privbasis", "tf", "diffgen", "tds")
+
+
 def read_release_db(path: str, universe: Universe):
     """A published set-valued release (checked against its manifest), as a database; an empty release is
     allowed (DiffPart can release nothing), it then has no records."""
@@ -133,6 +140,10 @@ def read_release_db(path: str, universe: Universe):
     from ..release import read_manifest
 
     manifest = read_manifest(path)
+    algorithm = str(manifest.get("algorithm", ""))
+    if algorithm.lower() in _NOT_SET_VALUED:
+        raise InputError(f"{path} is a {algorithm} release; this evaluation reads set-valued releases "
+                         f"(diffpart, basic, stream)")
     release = manifest.get("release") or {}
     if isinstance(release, dict) and release.get("records") == 0:
         return TransactionDB.from_lists([], universe.size), manifest

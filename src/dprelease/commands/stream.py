@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, THETA_RULES
-from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
+from ..setvalued.stream_state import DEFAULT_WAIT
 from .. import limits
 from .common import (
     add_epsilon, add_force, add_limits, add_quiet, add_seed, add_universe, int_list, positive_float,
@@ -25,9 +25,16 @@ def nonneg_int_arg(text: str) -> int:
 def _run_init(args: argparse.Namespace) -> int:
     from ..data.io import check_output_path
     from ..data.universe import parse_universe_spec
+    from ..setvalued.stream_state import init_state
 
     if universe_inputs(args.universe):
         check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
+    from ..errors import ParameterError
+    from .common import MAX_SEED, MIN_EPSILON
+
+    if args.updates >= MAX_SEED or args.epsilon / (args.updates + 1) < MIN_EPSILON:
+        raise ParameterError(f"--updates {args.updates}: each append would get epsilon/(U+1) = "
+                             f"{args.epsilon / (args.updates + 1):.3g}, below the smallest budget {MIN_EPSILON:g}")
     if args.universe:  # public: bound each append's work before the stream exists
         u = parse_universe_spec(args.universe)
         limits.check_diffpart(u.size, args.fanout, args.epsilon / (args.updates + 1), args.c2, None,
@@ -44,6 +51,8 @@ def _run_init(args: argparse.Namespace) -> int:
 
 
 def _run_append(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import append_batch
+
     with timed(args, "append"):
         info = append_batch(args.state, args.batch, args.output, wait=args.wait, force=args.force)
     for message in info["warnings"]:
@@ -60,6 +69,8 @@ def _run_append(args: argparse.Namespace) -> int:
 
 
 def _run_status(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import stream_status
+
     st = stream_status(args.state)
     if args.json:
         print_json(st.as_json())
@@ -74,6 +85,8 @@ def _run_status(args: argparse.Namespace) -> int:
 
 
 def _run_release(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import reemit
+
     info = reemit(args.state, args.output, force=args.force)
     say(args, f"re-emitted the release after append {info['appends']}; no budget spent")
     print(f"release: {info['release']}")

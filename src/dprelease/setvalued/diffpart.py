@@ -223,11 +223,15 @@ def diffpart(
     out_sets: list[np.ndarray] = []
     out_counts: list[int] = []
     root_scope = accountant.root()
-    all_rows = np.arange(db.n_records, dtype=np.int64)
+    # An empty record holds no item of any cut, so it belongs to no partition (issue 8, defect 10: it used to
+    # become a real cell of mask 0 and be released as an empty itemset). It is still a record: it is simply
+    # in no cell, as under Basic.
+    # Row ids as int32 when they fit: every partition's row array (and its reordered copy) is half the size.
+    all_rows = np.flatnonzero(db.lengths > 0).astype(np.int32 if db.n_records < 2**31 else np.int64)
 
     if tax.is_leaf(tax.root):
         # One-item universe: the only partition is already a leaf; all of B goes to its count.
-        res = threshold_counts(np.array([db.n_records]), 0, B, _SQRT2 * c1 / B, scope=root_scope, noise=noise,
+        res = threshold_counts(np.array([all_rows.size]), 0, B, _SQRT2 * c1 / B, scope=root_scope, noise=noise,
                                label="leaf counts")
         if res.passed[0]:
             out_sets.append(np.array([0], dtype=np.int64))

@@ -220,7 +220,7 @@ class TBPTree:
         acc = BudgetAccountant(self.epsilon)
         scope = acc.root()
         for i, eps in enumerate(self.ledger):
-            scope.spend(eps, f"append {i}")
+            scope.spend(eps, f"append {i}", mechanism="composite")
         return acc, scope
 
     # -- node classes (Definition 7, eq. 5) ---------------------------------------------
@@ -250,11 +250,12 @@ class TBPTree:
                 f"and all {n} have been made: append refused, nothing changed")
         eps_p = self.epsilon_prime
         _, stream_scope = self._replay()
-        stream_scope.spend(eps_p, f"append {n}")  # raises BudgetExceededError before any noise
+        stream_scope.spend(eps_p, f"append {n}", mechanism="composite")  # BudgetExceededError before any noise
         inner = BudgetAccountant(eps_p, keep_ledger=False)
         delta = AppendDelta(n, eps_p, seed)
         tax = self.taxonomy
-        queue = deque([(0, np.arange(db.n_records, dtype=np.int64), eps_p / 2.0, inner.root())])
+        # an empty record belongs to no cell (issue 8, defect 10), as in DiffPart
+        queue = deque([(0, np.flatnonzero(db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
         while queue:
             pid, rows, unused, scope = queue.popleft()
             p = self.nodes[pid]
