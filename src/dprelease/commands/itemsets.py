@@ -16,15 +16,15 @@ from . import setvalued
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list, int_list,
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
-    report_release_size, report_written, seed_arg, timed, universe_inputs,
+    report_release_size, report_written, seed_arg, timed, universe_inputs, warn,
 )
 
 if TYPE_CHECKING:  # the algorithms are imported inside the functions that use them (a light parser)
     from ..data.universe import Universe
-    from ..itemsets.privbasis import ItemsetRelease
+    from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams
 
 __all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
-           "itemset_metrics"]
+           "privbasis_params"]
 
 HEADER = ("itemset", "count", "frequency")
 
@@ -92,26 +92,6 @@ def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int,
     return itemsets, np.asarray(counts), np.asarray(freqs)
 
 
-def itemset_metrics(raw, published: list[tuple[int, ...]], frequencies: np.ndarray, k: int,
-                    true_top: list[tuple[tuple[int, ...], int]] | None = None) -> dict[str, float]:
-    """PrivBasis section 5: FNR = (false negatives)/k against the exact top k (tie rule of
-    :func:`top_k_itemsets`), and the median over published itemsets of |nf(X) - f(X)| / f(X)."""
-    from ..itemsets.exact import itemset_supports, top_k_itemsets
-
-    true_top = true_top if true_top is not None else top_k_itemsets(raw, k)
-    truth = {s for s, _ in true_top}
-    pub = set(published)
-    fnr = (len(truth) - len(truth & pub)) / k
-    if published:
-        f = itemset_supports(raw, list(published)) / raw.n_records
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(f > 0, np.abs(np.asarray(frequencies, dtype=np.float64) - f) / np.where(f > 0, f, 1.0), np.inf)
-        mre = float(np.median(rel))
-    else:
-        mre = float("nan")
-    return {"fnr": float(fnr), "median_relative_error": mre}
-
-
 # --- handlers --------------------------------------------------------------------------------------------
 
 
@@ -119,29 +99,52 @@ def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease,
     from ..release import build_manifest
 
     parts = release.manifest
+    info = {"rows": len(release.itemsets), "columns": list(HEADER),
+            "frequency": "noisy count / noisy N (N from the noisy release itself)"}
+    extra = parts.get("release")
+    if isinstance(extra, dict):
+        info.update(extra)  # public: requested k, why fewer, the k-th count's noise sd
     return build_manifest(
         algorithm, epsilon=args.epsilon, parameters=parts["parameters"], noise=noise,
-        accountant=release.accountant, domain=universe.describe(),
-        release={"rows": len(release.itemsets), "columns": list(HEADER),
-                 "frequency": "noisy count / noisy N (N from the noisy release itself)"},
+        accountant=release.accountant, domain=universe.describe(), release=info,
         budget_split=parts["budget_split"], notes=parts.get("notes"),
     )
 
 
-def _run_privbasis(args: argparse.Namespace) -> int:
-    from ..itemsets.privbasis import PrivBasisParams, privbasis
+def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
+    """PrivBasisParams from the command line: the improved default, or the paper's with --faithful;
+    every explicit option overrides either."""
+    from ..itemsets.privbasis import PrivBasisParams
 
+    given = {name: getattr(args, name) for name in (
+        "alpha1", "alpha2", "alpha3", "eta", "single_basis_max", "max_basis_length", "lambda2_rule", "lambda_range",
+        "multi_alpha2", "single_alpha2", "bound_quantile", "bound_alpha") if getattr(args, name, None) is not None}
+    if getattr(args, "selection", None) is not None:
+        given["bounded_selection"] = args.selection == "bounded"
+    if getattr(args, "bin_cut", None) is not None:
+        given["bin_cut"] = None if args.bin_cut == "off" else float(args.bin_cut)
+    if getattr(args, "exact_k", None) is not None:
+        given["exact_k"] = args.exact_k
+    return PrivBasisParams.faithful(**given) if args.faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
+
+
+def _run_privbasis(args: argparse.Namespace) -> int:
+    from ..itemsets.privbasis import privbasis
+
+    params = privbasis_params(args)  # a bad combination of options is refused before anything is read
+    params.validate()
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
-    params = PrivBasisParams(alpha1=args.alpha1, alpha2=args.alpha2, alpha3=args.alpha3, eta=args.eta,
-                             single_basis_max=args.single_basis_max, max_basis_length=args.max_basis_length,
-                             lambda2_rule=args.lambda2_rule, lambda_range=args.lambda_range,
-                             multi_alpha2=args.multi_alpha2)
     with timed(args, "privbasis"):
         release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
-    paths = write_itemset_release(release, args.output, _manifest("PrivBasis", args, release, universe, noise))
+    manifest = _manifest("PrivBasis", args, release, universe, noise)
+    # The released size is public (issue 8, defect 8): a short release is said on stderr; the API's manifest
+    # already carries the note and the public reason (release.short_reason).
+    for note in manifest.get("notes") or []:  # type: ignore[union-attr]
+        warn(str(note))
+    paths = write_itemset_release(release, args.output, manifest)
     report_written(args, *paths)
     return 0
 
@@ -174,12 +177,15 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
     from ..release import read_manifest
 
     raw, universe = load_transactions(args.raw, args.universe, args)
-    algorithm = str(read_manifest(args.published).get("algorithm", ""))  # the CSV and its manifest: one release
+    from ..evaluation.itemsets import itemset_metrics
+
+    manifest = read_manifest(args.published)  # the CSV and its manifest: one release
+    algorithm = str(manifest.get("algorithm", ""))
     if algorithm.lower() in ("diffpart", "basic", "inctdpart", "diffgen", "tds") or algorithm.startswith("solution"):
         raise InputError(f"{args.published} is a {algorithm} release; evaluate itemsets reads the CSV written by "
                          f"privbasis or tf")
     published, _, freqs = read_itemset_release(args.published, universe)
-    result = itemset_metrics(raw, published, freqs, args.k)
+    result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args, manifest))
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
     result = {key: (v if np.isfinite(v) else None) for key, v in result.items()}
     if args.json:
@@ -187,6 +193,39 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
     else:
         print(json.dumps(result, indent=2))
     return 0
+
+
+def _tolerance(args: argparse.Namespace, manifest: dict) -> float:
+    """--tolerance: a count, or 'auto' = the manifest's count_noise_sd_at_k (0 when it has none, e.g. TF)."""
+    if args.tolerance != "auto":
+        return float(args.tolerance)
+    release = manifest.get("release")
+    value = release.get("count_noise_sd_at_k") if isinstance(release, dict) else None
+    return float(value) if isinstance(value, (int, float)) and np.isfinite(value) and value >= 0 else 0.0
+
+
+def _tolerance_arg(text: str) -> str:
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a count >= 0, got {text!r}") from None
+    if not (value >= 0.0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a count >= 0, got {text!r}")
+    return text
+
+
+def _bin_cut_arg(text: str) -> str:
+    if text == "off":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'off' or a number > 0, got {text!r}") from None
+    if not (value > 0.0 and np.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected 'off' or a number > 0, got {text!r}")
+    return text
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
@@ -255,7 +294,7 @@ def _checked_text(check):
 
 
 _EXPERIMENT_DATASETS = ("mushroom", "retail", "msnbc")  # == experiments.privbasis.DATASETS (tests check)
-_EXPERIMENT_METHODS = ("pb", "pb-naive", "pb-split", "pb-universe", "tf", "tf-exp", "diffpart")
+_EXPERIMENT_METHODS = ("pb", "pb-faithful", "pb-naive", "pb-split", "pb-universe", "tf", "tf-exp", "diffpart")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -268,21 +307,46 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_epsilon(p)
     add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
                             "An existing file is replaced only with --force")
-    p.add_argument("--alpha1", type=_unit_float, default=0.1, metavar="A", help="share of epsilon for lambda (default 0.1)")
-    p.add_argument("--alpha2", type=_unit_float, default=0.4, metavar="A", help="share for frequent items and pairs (default 0.4)")
-    p.add_argument("--alpha3", type=_unit_float, default=0.5, metavar="A", help="share for the basis counts (default 0.5)")
-    p.add_argument("--eta", type=_eta, default=1.2, metavar="X", help="safety margin eta >= 1 (default 1.2)")
-    p.add_argument("--single-basis-max", type=positive_int, default=12, metavar="L",
+    p.add_argument("--faithful", action="store_true",
+                   help="the paper's Algorithm 3 exactly (alpha = 0.1/0.4/0.5, exponential-mechanism selection, no "
+                        "bin cut, possibly fewer than k itemsets); default: off, the improved PrivBasis of "
+                        "docs/privbasis.md. Explicit options below override either")
+    p.add_argument("--alpha1", type=_unit_float, default=None, metavar="A", help="share of epsilon for lambda (default 0.1)")
+    p.add_argument("--alpha2", type=_unit_float, default=None, metavar="A",
+                   help="share for frequent items and pairs in the paper's split (default 0.4)")
+    p.add_argument("--alpha3", type=_unit_float, default=None, metavar="A",
+                   help="share for the basis counts in the paper's split (default 0.5)")
+    p.add_argument("--eta", type=_eta, default=None, metavar="X", help="safety margin eta >= 1 (default 1.2)")
+    p.add_argument("--single-basis-max", type=positive_int, default=None, metavar="L",
                    help="one basis of the lambda items when lambda <= L (default 12, as the paper)")
-    p.add_argument("--max-basis-length", type=positive_int, default=12, metavar="L",
+    p.add_argument("--max-basis-length", type=positive_int, default=None, metavar="L",
                    help="no basis longer than L items (default 12)")
-    p.add_argument("--lambda2-rule", choices=("sqrt", "naive"), default="sqrt",
-                   help="lambda2: the paper's heuristic (sqrt, default) or eta*k - lambda (naive)")
-    p.add_argument("--lambda-range", choices=("k1", "universe"), default="k1",
+    p.add_argument("--lambda2-rule", choices=("sqrt", "naive"), default=None,
+                   help="lambda2 for exponential-mechanism selection: the paper's heuristic (sqrt, default) or "
+                        "eta*k - lambda (naive); the bounded selection takes lambda2 from the noisy pair counts")
+    p.add_argument("--lambda-range", choices=("k1", "universe"), default=None,
                    help="GetLambda candidates: 1..ceil(eta*k) (default, section 4.4 text) or 1..|I| (pseudocode)")
+    p.add_argument("--single-alpha2", type=_unit_float, default=None, metavar="A",
+                   help="share of epsilon for the items when lambda <= 12, the basis counts get the rest "
+                        "(default 0.2; --faithful: alpha2)")
     p.add_argument("--multi-alpha2", type=_unit_float, default=None, metavar="A",
-                   help="improvement: share of epsilon for items+pairs when lambda > 12 (basis counts get the rest); "
-                        "default: off (alpha2, as the paper)")
+                   help="share of epsilon for items+pairs with exponential-mechanism selection when lambda > 12, the "
+                        "basis counts get the rest (default: alpha2, as the paper)")
+    p.add_argument("--selection", choices=("bounded", "exponential"), default=None,
+                   help="items and pairs when lambda > 12: Laplace on contribution-bounded counts where records are "
+                        "short (bounded, default) or the paper's exponential mechanism (exponential; --faithful)")
+    p.add_argument("--bound-quantile", type=_unit_float, default=None, metavar="Q",
+                   help="bounded selection: the contribution bounds are private Q-quantiles (default 0.9)")
+    p.add_argument("--bound-alpha", type=_unit_float, default=None, metavar="A",
+                   help="bounded selection: share of epsilon for each of the two bound quantiles (default 0.02)")
+    p.add_argument("--bin-cut", type=_bin_cut_arg, default=None, metavar="E",
+                   help="zero noisy basis bins below the level about E empty bins would reach, in bases where no "
+                        "real mass hides below it (default 1; --faithful: off)")
+    p.add_argument("--exact-k", dest="exact_k", action="store_true", default=None,
+                   help="publish exactly k itemsets where the universe allows (default; --faithful: off)")
+    p.add_argument("--no-exact-k", dest="exact_k", action="store_false",
+                   help="keep the drawn lambda and the bases even when they hold fewer than k itemsets "
+                        "(default: off)")
     add_universe(p)
     add_seed(p)
     add_quiet(p)
@@ -310,16 +374,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("itemsets", help="FNR and median relative error of published top-k itemsets (PrivBasis sec. 5)",
-                         description="FNR and median relative error of a published itemset CSV against the exact "
-                                     "top k (PrivBasis section 5). Reads the raw data: for the custodian only.")
+                         description="FNR, tie-aware recall and median relative error of a published itemset CSV "
+                                     "against the exact top k (PrivBasis section 5; docs/privbasis.md). Reads the "
+                                     "raw data: for the custodian only.")
     p.add_argument("raw", metavar="RAW", help="the raw transaction file")
     p.add_argument("published", metavar="PUBLISHED",
                    help="CSV written by `dprelease privbasis` or `dprelease tf` (with its manifest)")
     p.add_argument("-k", type=positive_int, required=True, metavar="K",
                    help="size of the exact top-k list compared against (required)")
     add_universe(p)
+    p.add_argument("--tolerance", type=_tolerance_arg, default="auto", metavar="T",
+                   help="tie-aware recall: a published itemset whose support is within T of the k-th largest is a "
+                        "hit; 'auto' (default) takes count_noise_sd_at_k from PUBLISHED's manifest, 0 if it has none")
     p.add_argument("--json", action="store_true",
-                   help='print one line {"fnr": x, "median_relative_error": y} instead of indented JSON')
+                   help='print one line {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", '
+                        '"published"} instead of indented JSON')
     add_quiet(p)
     p.set_defaults(handler=_run_eval_itemsets)
 
@@ -340,9 +409,10 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--only", type=_checked_text(choice_list(_EXPERIMENT_DATASETS)), default="mushroom,retail,msnbc",
                    metavar="NAMES", help="comma-separated dataset names among mushroom, retail, msnbc (default all three)")
     p.add_argument("--methods", type=_checked_text(choice_list(_EXPERIMENT_METHODS)),
-                   default="pb,pb-naive,pb-split,tf,diffpart", metavar="NAMES",
-                   help="comma-separated: pb, pb-naive, pb-split, pb-universe, tf (Laplace), tf-exp (exponential), "
-                        "diffpart (default pb,pb-naive,pb-split,tf,diffpart)")
+                   default="pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart", metavar="NAMES",
+                   help="comma-separated: pb (the default PrivBasis), pb-faithful (the paper's), pb-naive, pb-split, "
+                        "pb-universe (the paper's plus one switch each), tf (Laplace), tf-exp (exponential), diffpart "
+                        "(default pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (seeded experiment mode; default 0)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

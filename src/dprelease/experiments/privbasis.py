@@ -21,6 +21,7 @@ import numpy as np
 from ..data.io import read_transactions
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..evaluation.itemsets import itemset_metrics
 from ..itemsets.exact import top_k_itemsets
 from ..itemsets.privbasis import PrivBasisParams, privbasis
 from ..itemsets.tf import tf
@@ -44,35 +45,35 @@ DATASETS = {
     "msnbc": DatasetSpec("msnbc", "msnbc/msnbc.dat", 1, 17, (1, 2, 3, 4)),
 }
 
-# pb = Algorithm 3 with the paper's defaults; the others each switch on one improvement (docs/privbasis.md).
+# pb = the package's default PrivBasis; pb-faithful = Algorithm 3 with the paper's defaults; the others are the
+# paper's plus one switch each (docs/privbasis.md).
 METHODS = {
     "pb": PrivBasisParams(),
-    "pb-naive": PrivBasisParams(lambda2_rule="naive"),
-    "pb-split": PrivBasisParams(multi_alpha2=0.55),
-    "pb-universe": PrivBasisParams(lambda_range="universe"),  # Algorithm 3 line 22 literally: lambda in 1..|I|
+    "pb-faithful": PrivBasisParams.faithful(),
+    "pb-naive": PrivBasisParams.faithful(lambda2_rule="naive"),
+    "pb-split": PrivBasisParams.faithful(multi_alpha2=0.55),
+    "pb-universe": PrivBasisParams.faithful(lambda_range="universe"),  # Algorithm 3 line 22: lambda in 1..|I|
 }
 
 # DiffPart on mushroom (119 items, 23 per record) did not finish in minutes and grew past 4 GB; not run.
 DIFFPART_SKIP = {"mushroom"}
 
 
-def _metrics(raw: TransactionDB, published: list[tuple[int, ...]], freqs: np.ndarray, k: int, true_top) -> dict:
-    from ..commands.itemsets import itemset_metrics
-
-    return itemset_metrics(raw, published, freqs, k, true_top)
-
-
 def run_method(method: str, db: TransactionDB, universe: Universe, k: int, eps: float, seed: int,
                true_top, m: int | None = None) -> dict:
-    """One run of one method; returns fnr, median_relative_error and seconds."""
+    """One run of one method; returns fnr, tie-aware recall (tau = 0 and tau = the k-th count's noise sd),
+    median_relative_error, the published size and seconds."""
     noise = make_noise(seed)
     start = time.perf_counter()
+    sd = 0.0
     if method in METHODS:
         rel = privbasis(db, universe, k, eps, noise=noise, params=METHODS[method])
         published, freqs = rel.itemsets, rel.frequencies
+        sd = rel.manifest["release"]["count_noise_sd_at_k"] or 0.0  # type: ignore[index]
     elif method in ("tf", "tf-exp"):
         rel = tf(db, universe, k, eps, int(m), noise=noise, variant="laplace" if method == "tf" else "exponential")
         published, freqs = rel.itemsets, rel.frequencies
+        sd = math.sqrt(2.0) * (len(published) + 1) / (eps / 2.0)  # Laplace(2(k+1)/eps) on the released counts
     elif method == "diffpart":
         from ..setvalued import diffpart
 
@@ -83,7 +84,8 @@ def run_method(method: str, db: TransactionDB, universe: Universe, k: int, eps: 
     else:
         raise ValueError(f"unknown method {method!r}")
     seconds = time.perf_counter() - start
-    out = _metrics(db, published, freqs, k, true_top)
+    out = itemset_metrics(db, published, freqs, k, true_top, tolerance=sd)
+    out["tie_recall_exact"] = itemset_metrics(db, published, freqs, k, true_top)["tie_aware_recall"]
     out["seconds"] = seconds
     return out
 
@@ -108,7 +110,8 @@ def run_experiment(args: argparse.Namespace) -> Path:
     with open(runs_path, "a", newline="") as fh:
         writer = csv.writer(fh)
         if new:
-            writer.writerow(["dataset", "k", "epsilon", "method", "m", "run", "fnr", "median_relative_error", "seconds"])
+            writer.writerow(["dataset", "k", "epsilon", "method", "m", "run", "fnr", "median_relative_error", "seconds",
+                             "tie_recall_exact", "tie_recall_sd", "tolerance", "published"])
         for name in names:
             spec = DATASETS[name]
             db, universe = read_transactions(Path(args.datasets) / spec.path, Universe.from_range(spec.lo, spec.hi))
@@ -124,7 +127,9 @@ def run_experiment(args: argparse.Namespace) -> Path:
                                 seed = _seed(args.seed, name, k, eps, method, m, r)
                                 res = run_method(method, db, universe, k, eps, seed, true_top, m)
                                 writer.writerow([name, k, eps, method, "" if m is None else m, r, f"{res['fnr']:.6f}",
-                                                 f"{res['median_relative_error']:.6f}", f"{res['seconds']:.3f}"])
+                                                 f"{res['median_relative_error']:.6f}", f"{res['seconds']:.3f}",
+                                                 f"{res['tie_recall_exact']:.6f}", f"{res['tie_aware_recall']:.6f}",
+                                                 f"{res['tolerance']:.3f}", int(res["published"])])
                                 fh.flush()
                             if not getattr(args, "quiet", False):
                                 print(f"{name} k={k} eps={eps} {method}{'' if m is None else f' m={m}'} done",
@@ -137,18 +142,21 @@ def run_experiment(args: argparse.Namespace) -> Path:
 
 def summarise(runs_path: Path, summary_path: Path) -> list[dict]:
     """Mean and standard error per setting; TF keeps only its best m (lowest mean FNR) per setting."""
-    groups: dict[tuple, list[tuple[float, float]]] = {}
+    groups: dict[tuple, list[tuple[float, ...]]] = {}
     with open(runs_path, newline="") as fh:
         for row in csv.DictReader(fh):
             key = (row["dataset"], int(row["k"]), float(row["epsilon"]), row["method"], row["m"])
-            groups.setdefault(key, []).append((float(row["fnr"]), float(row["median_relative_error"])))
+            extra = tuple(float(row.get(c) or "nan") for c in ("tie_recall_exact", "tie_recall_sd", "published"))
+            groups.setdefault(key, []).append((float(row["fnr"]), float(row["median_relative_error"])) + extra)
     rows = []
     for (ds, k, eps, method, m), vals in groups.items():
         a = np.asarray(vals, dtype=np.float64)
         n = a.shape[0]
-        se = a.std(axis=0, ddof=1) / math.sqrt(n) if n > 1 else np.zeros(2)
+        se = a.std(axis=0, ddof=1) / math.sqrt(n) if n > 1 else np.zeros(a.shape[1])
         rows.append({"dataset": ds, "k": k, "epsilon": eps, "method": method, "m": m, "runs": n,
-                     "fnr_mean": a[:, 0].mean(), "fnr_se": se[0], "re_mean": a[:, 1].mean(), "re_se": se[1]})
+                     "fnr_mean": a[:, 0].mean(), "fnr_se": se[0], "re_mean": a[:, 1].mean(), "re_se": se[1],
+                     "tie_recall_exact_mean": a[:, 2].mean(), "tie_recall_sd_mean": a[:, 3].mean(),
+                     "published_min": a[:, 4].min()})
     best: dict[tuple, dict] = {}
     for r in rows:
         key = (r["dataset"], r["k"], r["epsilon"], r["method"])
@@ -176,9 +184,9 @@ def plot(summary: list[dict], out: Path) -> None:
         datasets = sorted({d for d, _ in settings})
         ks = sorted({k for _, k in settings})
         fig, axes = plt.subplots(len(ks), len(datasets), figsize=(3.6 * len(datasets), 3.0 * len(ks)), squeeze=False)
-        styles = {"pb": "-o", "pb-naive": "--s", "pb-split": "--^", "pb-universe": ":v", "tf": "-x", "tf-exp": ":+",
+        styles = {"pb": "-o", "pb-faithful": "-.o", "pb-naive": "--s", "pb-split": "--^", "pb-universe": ":v", "tf": "-x", "tf-exp": ":+",
                   "diffpart": "-D"}
-        colors = {"pb": "C0", "pb-naive": "C2", "pb-split": "C3", "pb-universe": "C4", "tf": "C1", "tf-exp": "C5",
+        colors = {"pb": "C0", "pb-faithful": "C8", "pb-naive": "C2", "pb-split": "C3", "pb-universe": "C4", "tf": "C1", "tf-exp": "C5",
                   "diffpart": "C7"}
         for (ds, k) in settings:
             ax = axes[ks.index(k)][datasets.index(ds)]

@@ -4,7 +4,7 @@ Algorithm 3 with its parts: GetLambda, GetFreqElements (items, then pairs), the 
 ConstructBasisSet (Algorithm 2) and BasisFreq (Algorithm 1). Every data-dependent value leaves
 through a mechanism of :mod:`dprelease.privacy`, charged to one :class:`BudgetAccountant`.
 
-Budget split (section 4.4, "Privacy Budget Allocation"), for a total epsilon:
+Faithful budget split (section 4.4, "Privacy Budget Allocation"; ``PrivBasisParams.faithful()``):
 
 * alpha1 * eps  -- Step 1, GetLambda (Algorithm 3 line 2);
 * alpha2 * eps  -- Steps 2 and 3: all of it to the items when lambda <= 12 (line 4); otherwise
@@ -13,6 +13,10 @@ Budget split (section 4.4, "Privacy Budget Allocation"), for a total epsilon:
 * alpha3 * eps  -- Step 5, BasisFreq (lines 5 and 15: (1 - alpha1 - alpha2) * eps).
 
 Defaults alpha = (0.1, 0.4, 0.5), eta = 1.2, a single basis when lambda <= 12, bases of at most 12 items.
+
+The default (``PrivBasisParams()``) adds improvements, each switchable and each a function of public
+inputs and of noisy values already paid for (docs/privbasis.md, "The default"); the budget split of every
+path is written next to the code in :func:`privbasis`.
 """
 
 from __future__ import annotations
@@ -26,12 +30,19 @@ from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
-from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts
+from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts, noisy_values
 from ..release import build_manifest, records_run_start
 from .exact import kth_support, pair_supports
 
 __all__ = [
     "PrivBasisParams",
+    "private_quantile",
+    "quantile_quality",
+    "pair_contributions",
+    "bounded_item_counts",
+    "bounded_pair_counts",
+    "select_by_threshold",
+    "cover_at_least",
     "BasisFreqResult",
     "ItemsetRelease",
     "get_lambda",
@@ -49,9 +60,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class PrivBasisParams:
-    """Algorithmic parameters of Algorithm 3 (paper defaults); all overridable.
+    """Algorithmic parameters of Algorithm 3; all overridable.
 
-    ``lambda2_rule``: ``"sqrt"`` is the heuristic of section 4.4, ``"naive"`` is lambda2 = eta*k - lambda.
+    The defaults are the improved PrivBasis of this package; :meth:`faithful` gives the paper's
+    configuration (its Algorithm 3 with alpha = (0.1, 0.4, 0.5), eta = 1.2). ``lambda2_rule``:
+    ``"sqrt"`` is the heuristic of section 4.4, ``"naive"`` is lambda2 = eta*k - lambda.
     """
 
     alpha1: float = 0.1
@@ -65,6 +78,31 @@ class PrivBasisParams:
     lambda_range: str = "k1"  # GetLambda candidates: "k1" = 1..min(|I|, ceil(eta*k)), "universe" = 1..|I|
     multi_alpha2: float | None = None  # improvement: share of eps for steps 2-3 when lambda > 12 (alpha3 = rest)
     item_share: float | None = None  # improvement: beta1/alpha2 fixed (None = the paper's lambda/(lambda+lambda2))
+    # --- improvements on by default (PrivBasisParams.faithful() switches them off) ---
+    single_alpha2: float | None = 0.2  # share of eps for the items when lambda <= 12 (alpha3 = rest)
+    bounded_selection: bool = True  # lambda > 12: Laplace on contribution-bounded item/pair counts (see privbasis)
+    bound_quantile: float = 0.9  # the contribution bounds are private quantiles of the records' contributions
+    bound_alpha: float = 0.02  # share of eps for each of the two bound quantiles
+    bounded_alpha2: float = 0.55  # share of eps for steps 2-3 when the bounded selection is used (alpha3 = rest)
+    bounded_ratio: float = 2.0 / 3.0  # the bounded selection is used when l1 <= bounded_ratio * lambda
+    selection_margin: float | None = 20.0  # bounded selection: stop spending once theta >= margin noise scales
+    bin_cut: float | None = 1.0  # zero noisy bins below the level that ~bin_cut empty bins in all would pass
+    exact_k: bool = True  # at least ceil(log2(k+1)) items and bases covering >= k itemsets: publish k
+
+    @classmethod
+    def faithful(cls, **overrides: object) -> "PrivBasisParams":
+        """The paper's Algorithm 3 (section 4.4 defaults), with any field overridden."""
+        base: dict[str, object] = {"single_alpha2": None, "bounded_selection": False, "bin_cut": None,
+                                   "exact_k": False}
+        base.update(overrides)
+        return cls(**base)  # type: ignore[arg-type]
+
+    @property
+    def is_faithful(self) -> bool:
+        return self == PrivBasisParams.faithful(alpha1=self.alpha1, alpha2=self.alpha2, alpha3=self.alpha3,
+                                                eta=self.eta, single_basis_max=self.single_basis_max,
+                                                max_basis_length=self.max_basis_length,
+                                                lambda2_rule=self.lambda2_rule, lambda_range=self.lambda_range)
 
     def validate(self) -> None:
         for name in ("alpha1", "alpha2", "alpha3"):
@@ -82,13 +120,29 @@ class PrivBasisParams:
         if not (self.bin_threshold >= 0.0 and math.isfinite(self.bin_threshold)):
             raise ParameterError(f"--bin-threshold must be a finite number >= 0, got {self.bin_threshold}")
         if self.multi_alpha2 is not None and not (0.0 < self.multi_alpha2 < 1.0 - self.alpha1):
-            raise ParameterError(f"multi_alpha2 must be in (0, 1 - alpha1), got {self.multi_alpha2}")
+            raise ParameterError(f"--multi-alpha2 must be in (0, 1 - alpha1), got {self.multi_alpha2}")
+        if self.single_alpha2 is not None and not (0.0 < self.single_alpha2 < 1.0 - self.alpha1):
+            raise ParameterError(f"--single-alpha2 must be in (0, 1 - alpha1), got {self.single_alpha2}")
         if self.lambda_range not in ("k1", "universe"):
             raise ParameterError(f"lambda range must be 'k1' or 'universe', got {self.lambda_range!r}")
         if self.item_share is not None and not (0.0 < self.item_share < 1.0):
             raise ParameterError(f"--item-share must be in (0, 1), got {self.item_share}")
         if self.lambda2_rule not in ("sqrt", "naive"):
             raise ParameterError(f"lambda2 rule must be 'sqrt' or 'naive', got {self.lambda2_rule!r}")
+        if not (0.5 <= self.bound_quantile < 1.0):
+            raise ParameterError(f"--bound-quantile must be in [0.5, 1), got {self.bound_quantile}")
+        if not (0.0 < self.bounded_alpha2 < 1.0 - self.alpha1):
+            raise ParameterError(f"--bounded-alpha2 must be in (0, 1 - alpha1), got {self.bounded_alpha2}")
+        steps23 = min(self.multi_alpha2 if self.multi_alpha2 is not None else self.alpha2, self.bounded_alpha2)
+        if not (0.0 < self.bound_alpha and 2.0 * self.bound_alpha < 0.5 * steps23):
+            raise ParameterError(f"--bound-alpha must be in (0, {steps23 / 4:g}), got {self.bound_alpha}")
+        if self.selection_margin is not None and not (0.0 < self.selection_margin and
+                                                      math.isfinite(self.selection_margin)):
+            raise ParameterError(f"--selection-margin must be a finite number > 0, got {self.selection_margin}")
+        if not (0.0 < self.bounded_ratio <= 1.0):
+            raise ParameterError(f"--bounded-ratio must be in (0, 1], got {self.bounded_ratio}")
+        if self.bin_cut is not None and not (0.0 < self.bin_cut and math.isfinite(self.bin_cut)):
+            raise ParameterError(f"--bin-cut must be a finite number > 0, got {self.bin_cut}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,6 +230,123 @@ def lambda2_heuristic(lam: int, k: int, eta: float, rule: str = "sqrt") -> int:
     if rule == "naive":
         return int(math.floor(prime + 1e-9))
     return int(math.floor(prime / math.sqrt(max(1.0, prime / lam)) + 1e-9))
+
+
+# --- Improvement: contribution-bounded Laplace selection for sparse data (lambda > 12) -------------------
+
+
+def private_quantile(values: np.ndarray, q: float, max_value: int, epsilon: float, *, scope: BudgetScope,
+                     noise: NoiseSource, label: str) -> int:
+    """A value l in 1..max_value near the q-quantile of ``values`` (one value per record), by the
+    exponential mechanism (improvement, not in the paper).
+
+    Quality u(l) = -max(0, q*n - A(l)) - max(0, A(l-1) - q*n), A(j) = #{records with value <= j}: 0 exactly
+    where A(l-1) <= q*n <= A(l), and falling with every record between l and the quantile on either side (so a
+    gap in the values leaves no plateau of equally good l above the quantile). Adding a record of value L moves
+    q*n by q and A(j) by 1 for j >= L: for L < l the two terms move by at most 1-q in opposite directions, for
+    L = l by at most 1-q and q in the same direction, for L > l by at most q in opposite directions; so u moves
+    by at most 1: sensitivity 1, weights exp(eps*u/2).
+    ``max_value`` is public. The caller guarantees that each record's value depends on that record only
+    (and on public inputs), and that the set of records passed is chosen record by record.
+    """
+    quality = quantile_quality(values, q, max_value)
+    return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
+
+
+def quantile_quality(values: np.ndarray, q: float, max_value: int) -> np.ndarray:
+    """The quality of :func:`private_quantile` for l = 1..max_value (docstring there)."""
+    max_value = max(1, int(max_value))
+    v = np.minimum(np.asarray(values, dtype=np.int64), max_value + 1)
+    at_most = np.cumsum(np.bincount(v, minlength=max_value + 2)).astype(np.float64)  # at_most[j] = A(j)
+    target = q * float(v.size)
+    below = np.maximum(0.0, target - at_most[1 : max_value + 1])  # A(l) short of q*n
+    above = np.maximum(0.0, at_most[0:max_value] - target)  # A(l - 1) already past q*n
+    return -(below + above)
+
+
+def bounded_item_counts(db: TransactionDB, ell: int) -> np.ndarray:
+    """Item counts where record t adds min(1, ell/|t|) to each of its items: L1 contribution <= ell."""
+    weight = np.minimum(1.0, float(ell) / np.maximum(db.lengths, 1).astype(np.float64))
+    return np.bincount(db.items, weights=weight[db.row_ids()], minlength=db.n_items)
+
+
+def _projected(db: TransactionDB, items_sorted: np.ndarray):
+    local = np.full(db.n_items, -1, dtype=np.int64)
+    local[items_sorted] = np.arange(items_sorted.size)
+    pos = local[db.items]
+    keep = pos >= 0
+    rows = db.row_ids()[keep]
+    m = np.bincount(rows, minlength=db.n_records)
+    return rows, pos[keep], m
+
+
+def pair_contributions(db: TransactionDB, items_sorted: np.ndarray) -> np.ndarray:
+    """C(|t & F|, 2) for every record t with at least two items of F (its number of pairs of F)."""
+    _, _, m = _projected(db, items_sorted)
+    m = m[m >= 2].astype(np.int64)
+    return m * (m - 1) // 2
+
+
+def bounded_pair_counts(db: TransactionDB, items_sorted: np.ndarray, ell: int) -> np.ndarray:
+    """Counts of the pairs of F (``np.triu_indices`` order) where record t adds min(1, ell/C(|t & F|, 2)) to
+    each of its pairs: L1 contribution <= ell."""
+    from scipy import sparse
+
+    rows, cols, m = _projected(db, items_sorted)
+    n_pairs = m.astype(np.float64) * (m - 1) / 2.0
+    weight = np.minimum(1.0, float(ell) / np.maximum(n_pairs, 1.0))
+    x = sparse.csr_matrix((weight[rows], (rows, cols)), shape=(db.n_records, items_sorted.size))
+    y = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(db.n_records, items_sorted.size))
+    full = np.asarray((x.T @ y).toarray())
+    iu, ju = np.triu_indices(items_sorted.size, 1)
+    return full[iu, ju]
+
+
+def select_by_threshold(noisy: np.ndarray, threshold: float, cap: int) -> np.ndarray:
+    """Indices of the noisy values >= ``threshold``, largest first (ties by index), at most ``cap``."""
+    noisy = np.asarray(noisy, dtype=np.float64)
+    idx = np.flatnonzero(noisy >= threshold)
+    idx = idx[np.argsort(-noisy[idx], kind="stable")]
+    return idx[: max(0, int(cap))]
+
+
+def count_covered(bases: list[tuple[int, ...]]) -> int:
+    """Number of distinct non-empty itemsets that are subsets of some basis (a public function of the bases)."""
+    seen: set[tuple[int, ...]] = set()
+    for basis in bases:
+        b = sorted(basis)
+        for mask in range(1, 1 << len(b)):
+            seen.add(tuple(b[j] for j in range(len(b)) if (mask >> j) & 1))
+    return len(seen)
+
+
+def cover_at_least(bases: list[tuple[int, ...]], k: int, cap: int) -> list[tuple[int, ...]]:
+    """Merge the two smallest bases (union within ``cap`` items) until the bases cover >= k itemsets.
+
+    Post-processing of public bases, so BasisFreq can estimate k itemsets (the release has exactly k rows
+    whenever this succeeds). Returns the bases unchanged when they already cover k.
+    """
+    bases = [tuple(sorted(b)) for b in bases]
+    while True:
+        if max((len(b) for b in bases), default=0) >= 63 or (1 << max((len(b) for b in bases), default=0)) - 1 >= k:
+            return bases
+        if count_covered(bases) >= k or len(bases) < 2:
+            return bases
+        order = sorted(range(len(bases)), key=lambda i: (len(bases[i]), bases[i]))
+        merged = None
+        for a_pos in range(len(order)):
+            for b_pos in range(a_pos + 1, len(order)):
+                i, j = order[a_pos], order[b_pos]
+                union = tuple(sorted(set(bases[i]) | set(bases[j])))
+                if len(union) <= cap:
+                    merged = (i, j, union)
+                    break
+            if merged:
+                break
+        if merged is None:
+            return bases
+        i, j, union = merged
+        bases = [b for t, b in enumerate(bases) if t not in (i, j)] + [union]
 
 
 # --- Step 4: ConstructBasisSet (Algorithm 2) -------------------------------------------------------------
@@ -320,7 +491,9 @@ def _redistribute(B1: list[tuple[int, ...]], B2: list[tuple[int, ...]], F: list[
     return bases
 
 
-# --- Step 5: BasisFreq (Algorithm 1) ---------------------------------------------------------------------
+# --- Step 5: BasisFreq (Algorithm 1)
+
+BIN_CUT_Z = 2.0  # _cut_empty_bins: mass below the level larger than this many standard deviations is real ---------------------------------------------------------------------
 
 
 def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[float, float]:
@@ -337,6 +510,30 @@ def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np
     return blockwise_basis_bin_counts(db, bases)
 
 
+def _cut_empty_bins(noisy: np.ndarray, sizes: list[int], scale: float, expected: float,
+                    z: float = BIN_CUT_Z) -> np.ndarray:
+    """Zero the noisy bins of a basis below the empty-bin level, unless that would drop real mass.
+
+    Level = scale * ln(n_bins / expected) over all bins of all bases. For each basis, the noisy bins below
+    the level sum to S; if the bins there were all empty, S would be noise with standard deviation
+    sd = sqrt(n_below * Var(DLap(scale))). The cut is applied when S <= z * sd (no evidence of real records
+    hidden under the level), and skipped for that basis otherwise (its small bins hold real mass, e.g. MSNBC).
+    Post-processing of the noisy bins: no privacy cost.
+    """
+    out = np.asarray(noisy).copy()
+    level = scale * math.log(max(1.0, out.size / expected))
+    var = _dlap_variance(scale)
+    start = 0
+    for size in sizes:
+        block = out[start : start + size]
+        below = block < level
+        mass = float(block[below].sum())
+        if mass <= z * math.sqrt(float(below.sum()) * var):
+            block[below] = 0
+        start += size
+    return out
+
+
 def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
     """nc[X] = sum of bins of supersets Y of X within the basis (line 15), by a zeta transform."""
     table = np.asarray(bins, dtype=np.float64).copy()
@@ -347,7 +544,7 @@ def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
 
 
 def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, *, scope: BudgetScope,
-               noise: NoiseSource, bin_threshold: float = 0.0) -> BasisFreqResult:
+               noise: NoiseSource, bin_threshold: float = 0.0, bin_cut: float | None = None) -> BasisFreqResult:
     """BasisFreq (Algorithm 1) up to line 26: noisy counts of every subset of every basis.
 
     Lines 2-11: one noisy count per bin, all bins of all w bases in one vector with L1 sensitivity w
@@ -359,6 +556,11 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
     ``bin_threshold`` > 0 (an improvement, not in the paper): noisy bins below ``bin_threshold * w/eps``
     are set to 0 before the superset sums (post-processing). Most bins of a long basis are empty, and
     their noise otherwise piles up in every superset sum.
+
+    ``bin_cut`` (improvement, on by default): noisy bins below (w/eps) * ln(n_bins / bin_cut) are set to 0,
+    the level that about ``bin_cut`` of the n_bins bins (all bins of all bases) would pass if all were empty
+    (P(DLap(b) >= x) <= exp(-x/b)). Only the few bins that hold real records survive, so the superset sums
+    no longer add the noise of thousands of empty bins. Post-processing of the noisy bins.
     """
     bases = [tuple(sorted(int(i) for i in b)) for b in bases]
     w = len(bases)
@@ -371,15 +573,47 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
     del exact
     if bin_threshold > 0.0:
         noisy = np.where(noisy < bin_threshold * w / epsilon, 0, noisy)
+    if bin_cut is not None:
+        noisy = _cut_empty_bins(noisy, sizes, w / epsilon, bin_cut)
+    groups = _subset_groups(bases)
+    ncs = []
+    start = 0
+    for basis, size in zip(bases, sizes):
+        ncs.append(_superset_sums(noisy[start : start + size], len(basis)))
+        start += size
+    nc = np.concatenate(ncs)
+    # Group the estimates of the same itemset; inverse-variance weighting equals repeated lines 21-23.
+    inverse, v = groups.inverse, groups.entry_variance
+    prec = np.bincount(inverse, weights=1.0 / v, minlength=groups.n_groups)
+    comb = np.bincount(inverse, weights=nc / v, minlength=groups.n_groups) / prec
+    comb_v = 1.0 / prec
+    n_estimate = float(comb[groups.empty_group])
+    return BasisFreqResult(groups.itemsets, comb[groups.nonempty], comb_v[groups.nonempty], n_estimate)
+
+
+@dataclass(frozen=True, eq=False)
+class _SubsetGroups:
+    """The subsets of all bases, concatenated basis by basis in mask order, grouped into distinct itemsets.
+
+    ``inverse[e]`` is the group of entry e; ``entry_variance[e]`` = 2^{|B|-|X|} (Eq. 4); ``itemsets`` lists the
+    non-empty groups (``nonempty``) in a fixed order of bit keys over the sorted union of basis items.
+    """
+
+    inverse: np.ndarray
+    entry_variance: np.ndarray
+    n_groups: int
+    empty_group: int
+    nonempty: np.ndarray
+    itemsets: list[tuple[int, ...]]
+
+
+def _subset_groups(bases: list[tuple[int, ...]]) -> _SubsetGroups:
     union = sorted({i for b in bases for i in b})
     gidx = {item: j for j, item in enumerate(union)}
     words = max(1, -(-len(union) // 63))
-    keys, ncs, vs, lens = [], [], [], []
-    start = 0
-    for basis, size in zip(bases, sizes):
+    keys, vs, lens = [], [], []
+    for basis in bases:
         L = len(basis)
-        nc = _superset_sums(noisy[start : start + size], L)
-        start += size
         masks = np.arange(1 << L, dtype=np.int64)
         popcount = np.zeros(masks.size, dtype=np.int64)
         key = np.zeros((masks.size, words), dtype=np.int64)
@@ -389,31 +623,30 @@ def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, 
             g = gidx[item]
             key[:, g // 63] |= bit << (g % 63)
         keys.append(key)
-        ncs.append(nc)
         vs.append(np.exp2(L - popcount).astype(np.float64))
         lens.append(popcount)
     key = np.concatenate(keys)
-    nc = np.concatenate(ncs)
-    v = np.concatenate(vs)
-    length = np.concatenate(lens)
-    # Group the estimates of the same itemset; inverse-variance weighting equals repeated lines 21-23.
     uniq, inverse = np.unique(key, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    prec = np.bincount(inverse, weights=1.0 / v, minlength=uniq.shape[0])
-    comb = np.bincount(inverse, weights=nc / v, minlength=uniq.shape[0]) / prec
-    comb_v = 1.0 / prec
     glen = np.zeros(uniq.shape[0], dtype=np.int64)
-    glen[inverse] = length
+    glen[inverse] = np.concatenate(lens)
     empty = glen == 0
-    n_estimate = float(comb[empty][0])
-    itemsets: list[tuple[int, ...]] = []
     nonempty = np.flatnonzero(~empty)
+    itemsets: list[tuple[int, ...]] = []
     for g in nonempty.tolist():
         row = uniq[g]
-        members = [union[w_ * 63 + b] for w_ in range(words) for b in range(63)
-                   if w_ * 63 + b < len(union) and (int(row[w_]) >> b) & 1]
-        itemsets.append(tuple(members))
-    return BasisFreqResult(itemsets, comb[nonempty], comb_v[nonempty], n_estimate)
+        itemsets.append(tuple(union[w_ * 63 + b] for w_ in range(words) for b in range(63)
+                              if w_ * 63 + b < len(union) and (int(row[w_]) >> b) & 1))
+    return _SubsetGroups(inverse, np.concatenate(vs), int(uniq.shape[0]), int(np.flatnonzero(empty)[0]), nonempty,
+                         itemsets)
+
+
+def relative_variances(bases: list[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Every itemset BasisFreq estimates and its relative variance (Eq. 4 combined over the bases holding it,
+    lines 21-23), in units of one noisy bin's variance. A public function of the bases."""
+    groups = _subset_groups([tuple(sorted(int(i) for i in b)) for b in bases])
+    prec = np.bincount(groups.inverse, weights=1.0 / groups.entry_variance, minlength=groups.n_groups)
+    return groups.itemsets, 1.0 / prec[groups.nonempty]
 
 
 def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
@@ -430,7 +663,23 @@ def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
 @records_run_start
 def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
               params: PrivBasisParams = PrivBasisParams()) -> ItemsetRelease:
-    """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP."""
+    """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP.
+
+    Budget split (every branch sums to exactly ``epsilon``; each share is a public parameter or a function of
+    the noisy lambda and of the noisy bound l1, both already paid for):
+
+    * alpha1*eps: lambda (GetLambda, line 2).
+    * lambda <= 12 (one basis): a2*eps to the items (line 4), a2 = single_alpha2 (default 0.2) or alpha2
+      (faithful 0.4); BasisFreq gets (1 - alpha1 - a2)*eps (line 5).
+    * lambda > 12: a23*eps to steps 2-3 and (1 - alpha1 - a23)*eps to BasisFreq (line 15), where
+      - faithful: a23 = multi_alpha2 or alpha2; beta1 = a23*lambda/(lambda+lambda2) to the items and
+        beta2 = a23 - beta1 to the pairs (lines 9-13);
+      - bounded selection (default): bound_alpha*eps for l1 (private quantile of |t|). Short records
+        (l1 <= bounded_ratio*lambda): a23 = bounded_alpha2 (0.55): bound_alpha*eps more for l2 (private
+        quantile of C(|t & F|, 2)), and r = a23 - 2*bound_alpha split item_share (0.6) to the items' Laplace
+        vector and the rest to the pairs' Laplace vector. Long records: a23 = multi_alpha2 or alpha2 (0.4) and
+        the paper's steps 2-3 with r = a23 - bound_alpha.
+    """
     eps = check_epsilon(epsilon)
     params.validate()
     if db.n_items != universe.size:
@@ -448,61 +697,198 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     c_k1 = kth_support(db, k1)
     max_lambda = k1 if params.lambda_range == "k1" else None
     lam = get_lambda(item_counts, c_k1, n, params.alpha1 * eps, scope=scope, noise=noise, max_lambda=max_lambda)
-    trace: dict[str, object] = {"lambda": lam}
+    trace: dict[str, object] = {"lambda_drawn": lam}
     split: dict[str, object] = {"step1_lambda": params.alpha1 * eps}
+    if params.exact_k:
+        # Post-processing (public k): a single basis of lambda items holds 2^lambda - 1 itemsets, so at least
+        # ceil(log2(k+1)) items are needed to publish k (a dense dataset can draw lambda = 1).
+        lam = max(lam, min(db.n_items, int(math.ceil(math.log2(k + 1)))))
+    lam = min(lam, db.n_items)  # never more items than the universe holds
+    trace["lambda"] = lam
+    trace["regime"] = "single"
 
     if lam <= params.single_basis_max:
-        # Lines 3-5: one basis of the lambda most frequent items; all of alpha2 to the items.
-        F = get_freq_elements(item_counts, lam, params.alpha2 * eps, scope=scope, noise=noise,
+        # Lines 3-5: one basis of the lambda most frequent items; a2 of eps to the items.
+        a2 = params.alpha2 if params.single_alpha2 is None else params.single_alpha2
+        F = get_freq_elements(item_counts, lam, a2 * eps, scope=scope, noise=noise,
                               label="PrivBasis step 2: frequent items (alpha2)")
         bases = [tuple(sorted(F.tolist()))]
-        split["step2_items"] = params.alpha2 * eps
+        split["step2_items"] = a2 * eps
+        eps5 = (1.0 - params.alpha1 - a2) * eps
         trace.update(lambda2=0, items=F.tolist(), pairs=[])
     else:
-        # Lines 7-14: lambda2 by the heuristic, capped at C(lambda, 2); budget beta1/beta2 of alpha2.
-        lam2 = min(lambda2_heuristic(lam, k, params.eta, params.lambda2_rule), lam * (lam - 1) // 2)
-        share = lam / (lam + lam2) if (params.item_share is None or lam2 == 0) else params.item_share
-        alpha2 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
-        beta1 = alpha2 * share
-        beta2 = alpha2 - beta1
-        F = get_freq_elements(item_counts, lam, beta1 * eps, scope=scope, noise=noise,
-                              label="PrivBasis step 2: frequent items (beta1)")
-        F_sorted = np.sort(F)
-        P: list[tuple[int, int]] = []
-        if lam2 > 0:
-            pc = pair_supports(db, F_sorted)
-            iu, ju = np.triu_indices(F_sorted.size, 1)
-            picked = get_freq_elements(pc[iu, ju], lam2, beta2 * eps, scope=scope, noise=noise,
-                                       label="PrivBasis step 3: frequent pairs (beta2)")
-            P = [(int(F_sorted[iu[t]]), int(F_sorted[ju[t]])) for t in picked.tolist()]
-        split["step2_items"] = beta1 * eps
-        split["step3_pairs"] = beta2 * eps
+        F, P, a23 = _steps_2_3(db, item_counts, lam, k, k1, eps, params, scope, noise, split, trace)
+        eps5 = (1.0 - params.alpha1 - a23) * eps
         bases = construct_basis_set(F.tolist(), P, max_length=params.max_basis_length)
-        trace.update(lambda2=lam2, items=F.tolist(), pairs=P)
+    if params.exact_k:
+        bases = cover_at_least(bases, k, params.max_basis_length)
     trace["bases"] = bases
 
-    # Step 5 (alpha3 * eps): BasisFreq and the top-k selection.
-    eps5 = params.alpha3 * eps
-    if lam > params.single_basis_max and params.multi_alpha2 is not None:
-        eps5 = (1.0 - params.alpha1 - params.multi_alpha2) * eps
-    split["step5_basisfreq"] = eps5
-    result = basis_freq(db, bases, eps5, scope=scope, noise=noise, bin_threshold=params.bin_threshold)
+    # Step 5: BasisFreq (or the direct bounded counts) and the top-k selection.
+    result, count_sd = _step_5(db, bases, eps5, params, scope, noise, split)
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
     # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
     freqs = np.clip(counts / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(counts.size, np.nan)
     trace["n_estimate"] = n_hat
+    sd = count_sd[top]
+    parameters = {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
+                  "eta": params.eta, "single_basis_max": params.single_basis_max,
+                  "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
+                  "bin_threshold": params.bin_threshold, "item_share": params.item_share,
+                  "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2,
+                  "single_alpha2": params.single_alpha2, "bounded_selection": params.bounded_selection,
+                  "bound_quantile": params.bound_quantile, "bound_alpha": params.bound_alpha,
+                  "bounded_alpha2": params.bounded_alpha2, "bounded_ratio": params.bounded_ratio,
+                  "selection_margin": params.selection_margin, "bin_cut": params.bin_cut,
+                  "exact_k": params.exact_k, "faithful": params.is_faithful}
+    release_info: dict[str, object] = {"rows": len(top), "requested_k": k,
+                                       "count_noise_sd_at_k": float(sd[-1]) if sd.size else None}
+    notes = None
+    if len(top) < k:
+        # Public: the number of itemsets the (public) bases cover, and |I|.
+        reason = f"the bases cover only {len(result.itemsets)} itemsets"
+        if db.n_items < 63 and (1 << db.n_items) - 1 < k:
+            reason = f"the universe has {db.n_items} items, so only {(1 << db.n_items) - 1} itemsets exist"
+        elif not params.exact_k:
+            reason += " (--no-exact-k or --faithful: the drawn lambda and bases are kept)"
+        release_info["short_reason"] = reason
+        notes = [f"privbasis released {len(top)} itemsets, fewer than the {k} requested: {reason}"]
     manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
         "PrivBasis", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
-        parameters={"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
-                    "eta": params.eta, "single_basis_max": params.single_basis_max,
-                    "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
-                    "bin_threshold": params.bin_threshold, "item_share": params.item_share,
-                    "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2},
-        release={"rows": len(top)},
-        # The split depends on the noisy lambda only (post-processing of a DP output).
-        budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, alpha3)"},
+        parameters=parameters, release=release_info, notes=notes,
+        # The split depends on the noisy lambda and the noisy bound l1 only (post-processing of DP outputs).
+        budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, "
+                                            "alpha3); improvements: docs/privbasis.md"},
     )
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant)
+
+
+def _step_5(db: TransactionDB, bases: list[tuple[int, ...]], eps5: float, params: PrivBasisParams,
+            scope: BudgetScope, noise: NoiseSource, split: dict[str, object]) -> tuple[BasisFreqResult, np.ndarray]:
+    """Step 5 with eps5: BasisFreq; returns the estimates and each count's noise standard deviation, a public
+    function of the bases and eps5 (Eq. 4 and the DLap scale w/eps5)."""
+    split["step5_basisfreq"] = eps5
+    result = basis_freq(db, bases, eps5, scope=scope, noise=noise, bin_threshold=params.bin_threshold,
+                        bin_cut=params.bin_cut)
+    return result, np.sqrt(result.variances * _dlap_variance(len(bases) / eps5))
+
+
+def _dlap_variance(scale: float) -> float:
+    """Variance of the discrete Laplace with scale b: 2t/(1-t)^2, t = exp(-1/b)."""
+    t = math.exp(-1.0 / scale)
+    return 2.0 * t / (1.0 - t) ** 2
+
+
+def _steps_2_3(db: TransactionDB, item_counts: np.ndarray, lam: int, k: int, k1: int, eps: float,
+               params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
+               trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]], float]:
+    """Steps 2-3 when lambda > 12; returns F, P and a23: they spent exactly a23 * eps (split in
+    :func:`privbasis`'s docstring)."""
+    a23 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
+    rest = a23
+    if params.bounded_selection:
+        # l1: private quantile of the record lengths (bound_alpha * eps). Sparse records (l1 < lambda): a Laplace
+        # vector of all item counts, each record adding at most l1 in all, is less noisy than lambda rounds of
+        # the exponential mechanism (scale l1/eps against lambda/eps).
+        eps_b = params.bound_alpha * eps
+        # Candidates 1..lambda (public after step 1): any l1 above 2/3 lambda leads to the same choice.
+        ell1 = private_quantile(db.lengths, params.bound_quantile, lam, eps_b, scope=scope, noise=noise,
+                                label="PrivBasis step 2a: item contribution bound l1 (bound_alpha)")
+        split["step2a_item_bound"] = eps_b
+        rest -= params.bound_alpha
+        trace["ell1"] = ell1
+        if ell1 <= params.bounded_ratio * lam:
+            rest = params.bounded_alpha2 - params.bound_alpha  # chosen after the noisy lambda and the noisy l1
+            F, P, used = _bounded_steps(db, lam, k1, ell1, rest, eps, params, scope, noise, split, trace)
+            return F, P, params.bound_alpha + used
+        trace["regime"] = "multi-dense"
+    else:
+        trace["regime"] = "multi"
+    # Lines 7-14: lambda2 by the heuristic, capped at C(lambda, 2); budget beta1/beta2 of the share.
+    lam2 = min(lambda2_heuristic(lam, k, params.eta, params.lambda2_rule), lam * (lam - 1) // 2)
+    share = lam / (lam + lam2) if (params.item_share is None or lam2 == 0) else params.item_share
+    beta1 = rest * share
+    beta2 = rest - beta1
+    F = get_freq_elements(item_counts, lam, beta1 * eps, scope=scope, noise=noise,
+                          label="PrivBasis step 2: frequent items (beta1)")
+    F_sorted = np.sort(F)
+    P: list[tuple[int, int]] = []
+    if lam2 > 0:
+        pc = pair_supports(db, F_sorted)
+        iu, ju = np.triu_indices(F_sorted.size, 1)
+        picked = get_freq_elements(pc[iu, ju], lam2, beta2 * eps, scope=scope, noise=noise,
+                                   label="PrivBasis step 3: frequent pairs (beta2)")
+        P = [(int(F_sorted[iu[t]]), int(F_sorted[ju[t]])) for t in picked.tolist()]
+    split["step2_items"] = beta1 * eps
+    split["step3_pairs"] = beta2 * eps
+    trace.update(lambda2=lam2, items=F.tolist(), pairs=P)
+    return F, P, a23
+
+
+FIRST_SHARE = 0.1  # adaptive bounded selection: share of the items' budget for the first count
+BOUNDED_ITEM_SHARE = 0.6  # bounded selection: share of the items' and pairs' budget that goes to the items
+
+
+def _bounded_steps(db: TransactionDB, lam: int, k1: int, ell1: int, rest: float, eps: float,
+                   params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
+                   trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]], float]:
+    """Steps 2-3 for short records, with at most ``rest * eps``; returns F, P and the share actually spent.
+
+    F = the lambda largest noisy bounded item counts; theta = the smallest of them (a noisy stand-in for
+    c_{k1}: lambda was drawn where the lambda-th item count is near c_{k1}); P = the pairs of F whose noisy
+    bounded count reaches theta (at most k1), so lambda2 = |P| comes from the noisy pair counts instead of
+    a formula in lambda.
+
+    Adaptive budget (``adaptive_selection``): the items are first counted with ``first_share`` of their budget;
+    when the noisy theta is at least ``margin`` noise scales (theta >= margin * l1/eps_1), the selection is
+    already clear and the rest of the items' budget is not spent; otherwise a second, independent count with
+    the rest is averaged in (inverse-variance weights). The pairs get only what makes their noise scale
+    theta/margin (never more than their share). What is not spent goes to BasisFreq. Every choice is a
+    function of noisy values already paid for; the total is fixed in advance (the leftover is spent in
+    step 5), so sequential composition holds on every path.
+    """
+    eps_b = params.bound_alpha * eps
+    rest -= params.bound_alpha
+    item_share = BOUNDED_ITEM_SHARE if params.item_share is None else params.item_share
+    eps_items = rest * item_share * eps
+    eps_pairs = rest * eps - eps_items
+    counts = bounded_item_counts(db, ell1)
+    margin = params.selection_margin
+    if margin is not None:
+        eps_1 = eps_items * FIRST_SHARE
+        noisy_items = noisy_values(counts, eps_1, sensitivity=float(ell1), scope=scope, noise=noise,
+                                   label="PrivBasis step 2: frequent items, bounded Laplace (first count)")
+        theta = float(np.sort(noisy_items)[::-1][lam - 1])
+        if theta >= margin * ell1 / eps_1:
+            eps_items_used = eps_1
+        else:
+            eps_2 = eps_items - eps_1
+            second = noisy_values(counts, eps_2, sensitivity=float(ell1), scope=scope, noise=noise,
+                                  label="PrivBasis step 2: frequent items, bounded Laplace (second count)")
+            noisy_items = (eps_1**2 * noisy_items + eps_2**2 * second) / (eps_1**2 + eps_2**2)
+            eps_items_used = eps_items
+    else:
+        noisy_items = noisy_values(counts, eps_items, sensitivity=float(ell1), scope=scope, noise=noise,
+                                   label="PrivBasis step 2: frequent items, bounded Laplace")
+        eps_items_used = eps_items
+    F = np.argsort(-noisy_items, kind="stable")[:lam]
+    theta = float(noisy_items[F[-1]])
+    F_sorted = np.sort(F)
+    n_pairs = F_sorted.size * (F_sorted.size - 1) // 2
+    ell2 = private_quantile(pair_contributions(db, F_sorted), params.bound_quantile, max(1, min(n_pairs, k1)),
+                            eps_b, scope=scope, noise=noise,
+                            label="PrivBasis step 3a: pair contribution bound l2 (bound_alpha)")
+    if margin is not None and theta > 0:
+        eps_pairs = min(eps_pairs, margin * ell2 / theta)
+    noisy_pairs = noisy_values(bounded_pair_counts(db, F_sorted, ell2), eps_pairs, sensitivity=float(ell2),
+                               scope=scope, noise=noise, label="PrivBasis step 3: frequent pairs, bounded Laplace")
+    picked = select_by_threshold(noisy_pairs, theta, min(n_pairs, k1))
+    iu, ju = np.triu_indices(F_sorted.size, 1)
+    P = [(int(F_sorted[iu[t]]), int(F_sorted[ju[t]])) for t in picked.tolist()]
+    split.update(step2_items=eps_items_used, step3a_pair_bound=eps_b, step3_pairs=eps_pairs)
+    trace.update(regime="multi-bounded", ell2=ell2, theta=theta, lambda2=len(P), items=F.tolist(), pairs=P)
+    used = params.bound_alpha + (eps_items_used + eps_pairs) / eps
+    return F, P, used

@@ -65,3 +65,64 @@ def _privbasis_cases(epsilon: float) -> list[AuditCase]:
         description="universe 1..20, k = 15, default parameters: 60 records, item i in each with probability "
                     "0.9 .. 0.3 (seeded); lambda > 12 (several bases) in about 1/4 of the runs; D' adds {1..20}"))
     return cases
+
+
+# --- The default PrivBasis's data-dependent choices (itemsets helper) -----------------------------------------
+
+
+def _choice_events(epsilon: float):
+    """Events of the default's choices as the manifest shows them: which steps ran (the regime, chosen from
+    the noisy lambda and the noisy bound l1), the share the items took (one count or two: the adaptive
+    margin test on the noisy theta), the pairs' and BasisFreq's budgets and the k-th count's noise sd
+    (functions of the noisy theta, l2 and the bases), binned; plus the released list and counts."""
+    base = _events(6, 60)
+
+    def events(rel) -> list[str]:
+        out = base(rel)
+        split = {key: v for key, v in rel.manifest["budget_split"].items() if key != "reference"}
+        out.append("path " + ",".join(sorted(split)))
+        out.append(f"items share {split.get('step2_items', 0.0) / epsilon:.4f}")
+        out += value_events("pairs share", split.get("step3_pairs", 0.0) / epsilon, [0.0, 0.05, 0.1, 0.15, 0.2])
+        out += value_events("basisfreq share", split["step5_basisfreq"] / epsilon, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8])
+        sd = rel.manifest["release"]["count_noise_sd_at_k"]
+        out += value_events("sd at k", -1.0 if sd is None else sd, [0, 5, 10, 20, 40, 80])
+        return out
+
+    return events
+
+
+@register_cases("privbasis")
+def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
+    from ...data.transactions import TransactionDB
+    from ...data.universe import Universe
+    from ...itemsets.privbasis import PrivBasisParams, privbasis
+
+    # 300 short records (1-3 items) over 24 items of falling popularity, k = 20 (k1 = 24): lambda > 12 in
+    # about 3/4 of the runs, then the bounded selection (private l1 <= 2/3 lambda) or the exponential one.
+    # selection_margin = 0.03 (public) puts the adaptive "stop after the first item count" test on both
+    # sides in these small counts (about a quarter of the bounded runs stop early); the code path is the
+    # default's.
+    rng = np.random.default_rng(20120828)
+    n_items = 24
+    p = np.linspace(1.0, 0.2, n_items)
+    p /= p.sum()
+    recs = [sorted(rng.choice(n_items, size=int(rng.integers(1, 4)), replace=False, p=p).tolist())
+            for _ in range(300)]
+    universe = Universe.from_range(1, n_items)
+    params = PrivBasisParams(selection_margin=0.03)
+
+    def run(db, noise):
+        return privbasis(db, universe, 20, epsilon, noise=noise, params=params)
+
+    d = TransactionDB.from_lists(recs, n_items)
+    return [
+        AuditCase("privbasis/default-choices-long-record", d,
+                  TransactionDB.from_lists(recs + [list(range(n_items))], n_items), epsilon, run,
+                  _choice_events(epsilon),
+                  description="default PrivBasis (margin 0.03), 300 short records over 1..24, k = 20; D' adds "
+                              "{1..24}: every item and pair count, the length and pair-count quantiles move"),
+        AuditCase("privbasis/default-choices-threshold-item", d,
+                  TransactionDB.from_lists(recs + [[12]], n_items), epsilon, run, _choice_events(epsilon),
+                  description="as above; D' adds {13}, an item near the lambda-th count (theta, the pairs' "
+                              "threshold and the margin test)"),
+    ]
