@@ -126,8 +126,10 @@ def _run(args: argparse.Namespace) -> int:
     # the full command in messages: "dprelease experiment diffgen-classification: error: ..."
     name = " ".join(str(x) for x in (args.command, getattr(args, "kind", None), getattr(args, "stream_command", None))
                     if x)
+    from .commands.common import run_charged  # a releasing command with a ledger reserves its epsilon first
+
     try:
-        return int(args.handler(args) or 0)
+        return run_charged(args)
     except DPReleaseError as exc:
         print(f"dprelease {name}: error: {exc}", file=sys.stderr)
         return 2
