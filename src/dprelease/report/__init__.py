@@ -49,7 +49,7 @@ def build_report(raw: str | os.PathLike, release: str | os.PathLike, *, kind: st
 
     ``queries``: random counting queries (default :data:`DEFAULT_QUERIES` of the kind)."""
     from ..release import read_manifest
-    from .words import describe_manifest
+    from .words import describe_details, describe_manifest
 
     release = Path(release)
     manifest = read_manifest(release)  # the pair must match (dprelease.release)
@@ -71,6 +71,7 @@ def build_report(raw: str | os.PathLike, release: str | os.PathLike, *, kind: st
     page.raw('<div class="banner"><strong>Custodian only.</strong> This report reads the raw data '
              f"(<code>{_esc(raw)}</code>): its metrics and plots are exact statistics of the raw records, NOT "
              "differentially private. Do not publish it; publish the release and its manifest.</div>")
+    glance_at = len(page.parts)
     describe_manifest(page, manifest, str(release))
     if kind == "setvalued":
         metrics = _setvalued(page, raw, release, manifest, universe, queries, seed)
@@ -82,8 +83,49 @@ def build_report(raw: str | os.PathLike, release: str | os.PathLike, *, kind: st
         metrics = _degrees(page, raw, release, manifest, queries, seed)
     from .. import __version__
 
+    glance = Page("")
+    glance.heading("At a glance")
+    glance.metrics(_glance(kind, manifest, metrics))
+    page.parts[glance_at:glance_at] = glance.parts
+    describe_details(page, manifest)
     page.paragraph(f"Made by dprelease {__version__} (dprelease report) from {raw} and {release}.", "note")
     return Report(page.html(), kind, metrics, page.n_figures)
+
+
+def _pct(x: object) -> str:
+    return "n/a" if x is None else f"{100 * float(x):.1f} %"  # type: ignore[arg-type]
+
+
+def _num(x: object, digits: int = 3) -> str:
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "n/a"
+    return f"{v:.{digits}g}" if v == v else "n/a"
+
+
+def _glance(kind: str, manifest: dict[str, object], m: dict[str, object]) -> list[tuple[str, str]]:
+    """The headline numbers, above the manifest in words."""
+    rng = manifest.get("rng") if isinstance(manifest.get("rng"), dict) else {}
+    mode = str(rng.get("mode", "?"))
+    eps = manifest.get("epsilon")
+    cards = [(f"{manifest.get('algorithm', '?')} release", "ε = " + ("none (not DP)" if eps is None else _num(eps, 6))),
+             ("randomness", "secure" if mode == "secure" else ("none" if mode == "none" else
+                                                               f"{mode}: NOT for publication"))]
+    if kind == "setvalued":
+        top = m.get("topk_utility") or {}
+        k = max(top, key=int) if top else None
+        cards += [("released / raw records", f"{m['released_records']:,} / {m['raw_records']:,}"),
+                  ("counting queries: mean relative error", _num(m["counting"]["mean_relative_error"])),  # type: ignore[index]
+                  (f"top-{k} utility (1 is perfect)", _num(top[k]) if k else "n/a")]
+    elif kind == "itemsets":
+        cards += [(f"false negative rate (k = {m['k']})", _num(m["fnr"])),
+                  ("median relative error of frequencies", _num(m["median_relative_error"]))]
+    elif kind == "table":
+        cards += [("accuracy: release-trained tree / raw-trained tree",
+                   f"{_pct(m['accuracy_release'])} / {_pct(m['accuracy_raw_baseline'])}"),
+                  ("majority class", _pct(m["accuracy_majority"]))]
+    return cards
 
 
 def _esc(text: object) -> str:

@@ -25,7 +25,8 @@ main { max-width: 980px; margin: 0 auto; padding: 0 16px 48px; }
 h1 { font-size: 1.6em; margin: 0.6em 0 0.2em; }
 h2 { font-size: 1.25em; margin: 1.6em 0 0.4em; border-bottom: 1px solid #d0d7de; padding-bottom: 0.2em; }
 h3 { font-size: 1.05em; margin: 1.2em 0 0.3em; }
-p, li, td, th, dd, dt { overflow-wrap: anywhere; }
+p, li, dd, dt { overflow-wrap: anywhere; }
+td, th { overflow-wrap: break-word; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.92em; background: #f3f4f6;
        padding: 0 3px; border-radius: 3px; overflow-wrap: anywhere; }
 .banner { background: #fff4e5; border: 2px solid #d9480f; border-radius: 6px; padding: 10px 14px; margin: 16px 0; }
@@ -99,9 +100,10 @@ class Page:
         head = "".join(f"<th>{esc(h)}</th>" for h in header)
         body = "".join("<tr>" + "".join(f'<td class="num">{esc(v)}</td>' if numeric[i] else f"<td>{esc(v)}</td>"
                                         for i, v in enumerate(row)) + "</tr>" for row in rows)
-        cap = f"<caption class=\"note\">{esc(caption)}</caption>" if caption else ""
-        self.parts.append(f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+        self.parts.append(f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
                           f"</table></div>")
+        if caption:
+            self.parts.append(f'<p class="note">{esc(caption)}</p>')
 
     def figure(self, fig: Figure, alt: str, caption: str | None = None) -> None:
         """Embed a matplotlib figure as a base64 PNG (the figure is closed)."""

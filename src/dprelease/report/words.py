@@ -7,7 +7,7 @@ import json
 
 from .page import Page
 
-__all__ = ["describe_manifest", "ALGORITHMS"]
+__all__ = ["describe_manifest", "describe_details", "ALGORITHMS"]
 
 # algorithm (as the manifest names it, lower case) -> (what it releases, the paper)
 ALGORITHMS: dict[str, tuple[str, str]] = {
@@ -47,7 +47,8 @@ def _value(v: object) -> str:
 
 
 def describe_manifest(page: Page, manifest: dict[str, object], release_path: str) -> None:
-    """Append the manifest, in words, to ``page``."""
+    """Append the manifest in words to ``page``: what was released, epsilon and its split, the public domain,
+    the randomness (:func:`describe_details` adds the parameters and provenance)."""
     algorithm = str(manifest.get("algorithm", "?"))
     what, paper = ALGORITHMS.get(algorithm.lower(), ("a release", ""))
     page.heading("What was released")
@@ -100,6 +101,10 @@ def describe_manifest(page: Page, manifest: dict[str, object], release_path: str
         if rng.get("sources"):
             page.paragraph(f"{len(rng['sources'])} random sources are listed in the manifest.", "note")
 
+
+
+def describe_details(page: Page, manifest: dict[str, object]) -> None:
+    """The rest of the manifest (parameters, provenance, notes), at the end of the page."""
     params = manifest.get("parameters")
     if isinstance(params, dict) and params:
         page.heading("Parameters")

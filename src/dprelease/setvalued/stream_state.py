@@ -6,7 +6,9 @@ Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
   theta_rule, new_cells, n_items, universe (labels, source, spec; or null until the
   first append derives it), rng (mode and, in experiment mode, the init seed), stream_id
   (random; ``seeded-SEED`` in experiment mode): the stream's name in its releases' manifests,
-  so that ``append``/``release`` may replace the stream's own previous release without --force.
+  so that ``append``/``release`` may replace the stream's own previous release without --force;
+  ledger (only for ``stream init --ledger``: the budget ledger's path and id and the charge that reserved the
+  stream's whole epsilon; every append is recorded there, :mod:`dprelease.ledger`).
 * ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
   random source used (seeded streams: the per-append seed derived from the init seed).
 * ``nodes(id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha, class)`` --
