@@ -107,8 +107,85 @@ def bench_file(path: Path, schema_path: Path, h: int, eps: float, seed: int) -> 
     return res
 
 
+# --- issue 11: the headerless form end to end, in child processes (CPU time and peak memory) -----------
+
+_PYARROW_READ = (
+    "import sys, pyarrow.csv as c\n"
+    "t = c.read_csv(sys.argv[1], read_options=c.ReadOptions(column_names=sys.argv[2].split(',')))\n"
+    "print(t.num_rows)\n"
+)
+
+
+_WRAPPER = (  # runs argv in a child and reports that child's CPU time and peak resident memory (KiB on Linux)
+    "import json, resource, subprocess, sys\n"
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(json.dumps({'rc': p.returncode, 'cpu_s': r.ru_utime + r.ru_stime, 'peak_kib': r.ru_maxrss}))\n"
+)
+
+
+def _child(argv: list[str]) -> dict[str, float]:
+    """CPU seconds (user + system, best of REPEATS) and peak resident MB of a command in its own process."""
+    import subprocess
+
+    best_cpu, peak = float("inf"), 0.0
+    for _ in range(REPEATS):
+        out = subprocess.run([sys.executable, "-c", _WRAPPER, *argv], capture_output=True, text=True, check=True)
+        r = json.loads(out.stdout)
+        if r["rc"] != 0:
+            raise RuntimeError(f"{argv[:3]} failed")
+        best_cpu = min(best_cpu, r["cpu_s"])
+        peak = max(peak, r["peak_kib"] / 1024)
+    return {"cpu_s": best_cpu, "peak_MB": peak}
+
+
+def bench_headerless(path: Path, schema_path: Path, h: int, eps: float, seed: int, tmp: Path) -> dict[str, object]:
+    """`dprelease diffgen` on a headerless file (the schema's `columns:` form) vs one pyarrow read of it.
+
+    Ratios: CPU time of the whole command over a process that only reads the file with pyarrow (target
+    <= 2.5), the in-process read+validate over pyarrow's read, and the command's peak memory above its
+    baseline (the same command on a one-row file) over the encoded columns (8 bytes per value; target <= 2).
+    """
+    schema = load_schema(schema_path)
+    exe = Path(sys.executable).with_name("dprelease")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "dprelease.cli"]
+
+    def diffgen_cmd(data: Path, out: Path) -> list[str]:
+        return [*cmd, "diffgen", str(data), "--schema", str(schema_path), "-e", str(eps), "--specializations", str(h),
+                "-o", str(out), "--seed", str(seed), "-q", "--force"]
+
+    one_row = tmp / "one-row.csv"
+    with open(path) as fh:
+        one_row.write_text(fh.readline())
+    baseline = _child(diffgen_cmd(one_row, tmp / "one-row-out.csv"))
+    command = _child(diffgen_cmd(path, tmp / "headerless-out.csv"))
+    pyarrow_proc = _child([sys.executable, "-c", _PYARROW_READ, str(path), ",".join(schema.columns or ())])
+    import pyarrow.csv as pacsv
+
+    def cpu(fn):
+        t = time.process_time()
+        out = fn()
+        return time.process_time() - t, out
+
+    t_pa = min(cpu(lambda: pacsv.read_csv(path, read_options=pacsv.ReadOptions(column_names=list(schema.columns))))[0]
+               for _ in range(REPEATS))
+    reads = [cpu(lambda: read_table(path, schema)) for _ in range(REPEATS)]
+    t_read, table = min(reads, key=lambda r: r[0])
+    encoded_mb = (sum(c.nbytes for c in table.columns) + table.y.nbytes) / 2**20
+    return {"rows": table.n_records, "h": h, "epsilon": eps,
+            "command_cpu_s": round(command["cpu_s"], 2), "pyarrow_read_process_cpu_s": round(pyarrow_proc["cpu_s"], 2),
+            "command_over_pyarrow_read": round(command["cpu_s"] / pyarrow_proc["cpu_s"], 2),
+            "read_table_cpu_s": round(t_read, 2), "pyarrow_read_cpu_s": round(t_pa, 2),
+            "read_table_over_pyarrow_read": round(t_read / t_pa, 2),
+            "command_peak_MB": round(command["peak_MB"]), "baseline_peak_MB": round(baseline["peak_MB"]),
+            "pyarrow_read_peak_MB": round(pyarrow_proc["peak_MB"]), "encoded_columns_MB": round(encoded_mb),
+            "net_peak_over_encoded": round((command["peak_MB"] - baseline["peak_MB"]) / encoded_mb, 2)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--headerless-only", action="store_true",
+                    help="only the issue-11 measurement of the headerless form (skips the header-row tables)")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--h", type=int, default=15)
     ap.add_argument("--epsilon", type=float, default=1.0)
@@ -120,13 +197,22 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        hs = header_schema(tmp)
-        small = tmp / "adult.csv"
-        adult.to_csv(small, index=False)
-        results.append({"table": "adult", **bench_file(small, hs, args.h, args.epsilon, args.seed)})
-        big = tmp / "adult_1m.csv"
-        blow_up(adult, args.rows).to_csv(big, index=False)
-        results.append({"table": f"adult-variations-{args.rows}", **bench_file(big, hs, args.h, args.epsilon, args.seed)})
+        big_frame = blow_up(adult, args.rows)
+        if not args.headerless_only:
+            hs = header_schema(tmp)
+            small = tmp / "adult.csv"
+            adult.to_csv(small, index=False)
+            results.append({"table": "adult", **bench_file(small, hs, args.h, args.epsilon, args.seed)})
+            big = tmp / "adult_1m.csv"
+            big_frame.to_csv(big, index=False)
+            results.append({"table": f"adult-variations-{args.rows}", **bench_file(big, hs, args.h, args.epsilon,
+                                                                                    args.seed)})
+        headerless = tmp / "adult_1m_headerless.csv"
+        big_frame.to_csv(headerless, index=False, header=False)
+        del big_frame
+        results.append({"table": f"adult-variations-{args.rows}-headerless",
+                        **bench_headerless(headerless, REPO / "examples" / "adult-schema.yaml", args.h, args.epsilon,
+                                           args.seed, tmp)})
     for r in results:
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -80,7 +80,7 @@ def test_manifest_is_public_facts_only():
     assert m["parameters"] == {"fanout": 2, "c1": 1.5, "c2": 1.5, "branching_bound": 0.5}
     assert m["rng"]["mode"] == "seeded" and m["rng"]["seed"] == 3 and "warning" in m["rng"]
     assert m["domain"]["source"] == "declared-range"
-    assert m["privacy"]["epsilon_spent"] <= 1.0
+    assert m["privacy"]["epsilon_spent"] <= 1.0 * (1 + 1e-9)  # the exact chain total (float splits), rounded up
     text = repr(m)
     assert "150" not in text  # the true record count never appears
     assert "time" not in text.replace("created_utc", "")
@@ -94,25 +94,28 @@ def test_parameter_errors(bad):
         diffpart(db, Universe.from_range(1, 2), args.pop("epsilon"), noise=SeededNoise(0), **args)
 
 
-def _event_rates(db: TransactionDB, runs: int, seed: int, algorithm) -> dict[str, float]:
-    noise = SeededNoise(seed)
-    counts = Counter()
-    for _ in range(runs):
-        rel = algorithm(db, noise)
-        sets = {tuple(s.tolist()): int(c) for s, c in zip(rel.itemsets, rel.counts)}
-        counts["has {0,1}"] += (0, 1) in sets
-        counts["{0,1} >= 3"] += sets.get((0, 1), 0) >= 3
-        counts["total >= 6"] += sum(sets.values()) >= 6
-        counts["has {2}"] += (2,) in sets
-    return {k: counts[k] / runs for k in ("has {0,1}", "{0,1} >= 3", "total >= 6", "has {2}")}
+def _events(rel) -> list[str]:
+    sets = {tuple(s.tolist()): int(c) for s, c in zip(rel.itemsets, rel.counts)}
+    out = []
+    if (0, 1) in sets:
+        out.append("has {0,1}")
+    if sets.get((0, 1), 0) >= 3:
+        out.append("{0,1} >= 3")
+    if sum(sets.values()) >= 6:
+        out.append("total >= 6")
+    if (2,) in sets:
+        out.append("has {2}")
+    return out
 
 
 @pytest.mark.parametrize("name", ["diffpart", "basic"])
 def test_neighbouring_datasets_stay_within_e_to_the_epsilon(name):
     """Empirical check on D and D + {one record}: P[E|D] <= e^eps P[E|D'] for a few events.
 
-    Tolerance: 5 binomial standard errors on each side (fixed seeds, so deterministic).
+    Through the shared helper of tests/neighbours.py (5 binomial standard errors each side; fixed seeds).
     """
+    from neighbours import assert_neighbours_within_epsilon
+
     eps = 0.7
     base = [[0, 1], [0, 1], [0, 1], [2], [0], [1, 2]]
     d1 = TransactionDB.from_lists(base, 3)
@@ -122,15 +125,7 @@ def test_neighbouring_datasets_stay_within_e_to_the_epsilon(name):
         algo = lambda db, noise: diffpart(db, uni, eps, noise=noise, fanout=2, c1=0.5, c2=0.5)  # noqa: E731
     else:
         algo = lambda db, noise: basic(db, uni, eps, noise=noise)  # noqa: E731
-    runs = 3000
-    r1 = _event_rates(d1, runs, 1, algo)
-    r2 = _event_rates(d2, runs, 2, algo)
-    bound = math.exp(eps)
-    for event in r1:
-        p, q = r1[event], r2[event]
-        se = math.sqrt((p * (1 - p) + q * (1 - q)) / runs) + 1e-3
-        assert p <= bound * q + 5 * bound * se, (event, p, q)
-        assert q <= bound * p + 5 * bound * se, (event, p, q)
+    assert_neighbours_within_epsilon(algo, d1, d2, eps, _events, runs=3000)
 
 
 def test_spurious_bound_keeps_the_budget_and_is_recorded():

@@ -174,7 +174,8 @@ def test_non_dp_commands_never_charge(tmp_path, capsys, monkeypatch):
 
 
 def test_reservation_is_committed_before_the_data_is_read(tmp_path, capsys, monkeypatch):
-    import dprelease.commands.common as common
+    import dprelease.data.graphs as graphs_mod
+    import dprelease.data.io as io_mod
     import dprelease.data.table as table_mod
 
     led = _init(tmp_path / "l.db", eps="2", capsys=capsys)
@@ -185,8 +186,8 @@ def test_reservation_is_committed_before_the_data_is_read(tmp_path, capsys, monk
         assert charges and charges[-1].state == "reserved", f"{what} read its data before reserving"
         seen.append((what, charges[-1].command))
 
-    real_read = common.read_transactions
-    monkeypatch.setattr(common, "read_transactions", lambda *a, **k: (check("transactions"), real_read(*a, **k))[1])
+    real_read = io_mod.read_transactions  # looked up at call time by every reader of transactions
+    monkeypatch.setattr(io_mod, "read_transactions", lambda *a, **k: (check("transactions"), real_read(*a, **k))[1])
     real_table = table_mod.read_table
     monkeypatch.setattr(table_mod, "read_table", lambda *a, **k: (check("table"), real_table(*a, **k))[1])
     assert main(_diffpart(tmp_path / "r.dat", "0.5", "--ledger", str(led))) == 0
@@ -194,8 +195,18 @@ def test_reservation_is_committed_before_the_data_is_read(tmp_path, capsys, monk
                  "--ledger", str(led)]) == 0
     assert main(["diffgen", str(TABLE), "--schema", str(SCHEMA), "-e", "0.5", "-H", "2", "-o",
                  str(tmp_path / "g.csv"), "-q", "--seed", "1", "--ledger", str(led)]) == 0
-    assert seen == [("transactions", "diffpart"), ("transactions", "basic"), ("table", "diffgen")]
-    assert [c.state for c in ledger.ledger_status(led).charges] == ["complete"] * 3
+    assert main(["rps", str(TABLE), "--schema", str(SCHEMA), "-e", "0.2", "-H", "3", "-o", str(tmp_path / "s.csv"),
+                 "-q", "--seed", "1", "--ledger", str(led)]) == 0
+    real_graph = graphs_mod.read_edge_list
+    monkeypatch.setattr(graphs_mod, "read_edge_list", lambda *a, **k: (check("graph"), real_graph(*a, **k))[1])
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1\n1 2\n2 0\n2 3\n")
+    assert main(["degrees", str(graph), "-e", "0.2", "--theta", "3", "-o", str(tmp_path / "d.txt"), "-q",
+                 "--seed", "1", "--ledger", str(led)]) == 0
+    assert seen == [("transactions", "diffpart"), ("transactions", "basic"), ("table", "diffgen"), ("table", "rps"),
+                    ("graph", "degrees")]
+    assert [c.state for c in ledger.ledger_status(led).charges] == ["complete"] * 5
+    assert ledger.ledger_status(led).spent == ledger.exact_epsilon("1.9")
 
 
 def test_public_refusals_spend_nothing_and_late_failures_stay_counted(tmp_path, capsys):
@@ -212,6 +223,12 @@ def test_public_refusals_spend_nothing_and_late_failures_stay_counted(tmp_path, 
          str(led)],  # basic's universe limit
         ["diffgen", str(TABLE), "--schema", str(SCHEMA), "-e", "0.5", "-o", str(tmp_path / "o.csv"), "--ledger",
          str(led)],  # --specializations missing
+        ["rps", str(TABLE), "--schema", str(REPO / "examples" / "adult-schema.yaml"), "-e", "0.5", "-H", "40",
+         "-o", str(tmp_path / "o.csv"), "--ledger", str(led)],  # the work bound (2^40 regions)
+        ["degrees", str(tmp_path / "missing.txt"), "-e", "0.5", "--theta", "3", "-o", str(tmp_path / "o.txt"),
+         "--ledger", str(led)],  # no such graph
+        ["degrees", str(TABLE), "-e", "0.5", "--theta", "3", "--method", "hay", "--depth", "2", "-o",
+         str(tmp_path / "o.txt"), "--ledger", str(led)],  # an rps-only option
         _diffpart(tmp_path / "o.dat", "1.5", "--ledger", str(led)),  # more than the total
         _diffpart(tmp_path / "o.dat", "0.5", "--ledger", str(tmp_path / "nope.db")),  # no such ledger
     ]
@@ -220,7 +237,7 @@ def test_public_refusals_spend_nothing_and_late_failures_stay_counted(tmp_path, 
         assert main(argv) == 2, argv
         assert len(capsys.readouterr().err.strip().splitlines()) == 1, argv
         assert _dump(led) == before, argv
-    assert not (tmp_path / "o.dat").exists()
+    assert not (tmp_path / "o.dat").exists() and not (tmp_path / "o.csv").exists()
 
     bad = tmp_path / "bad.dat"
     bad.write_text("1 2 3\n4 5 99\n")  # item 99 is outside the universe: found only by reading the data

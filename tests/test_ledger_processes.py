@@ -252,7 +252,6 @@ def test_sigkill_at_each_step_never_loses_a_charge(tmp_path, step):
     """SIGKILL a charged release at each step: inside the reservation's transaction (no charge: it was never
     committed, and no data read), while reading the data, while writing, after the write and inside the
     completion's transaction (an incomplete charge, still counted). Never a release without its charge."""
-    import dprelease.commands.common as common
     import dprelease.data.io as io_mod
     import dprelease.release as release_mod
     from dprelease.cli import main
@@ -268,7 +267,7 @@ def test_sigkill_at_each_step_never_loses_a_charge(tmp_path, step):
         if step == "reserving":  # under the write lock, after reading the sum, before the INSERT commits
             _block_at(ledger, "_read", sig_w, after=True)
         elif step == "reading":
-            _block_at(common, "read_transactions", sig_w)
+            _block_at(io_mod, "read_transactions", sig_w)
         elif step == "writing":  # the body is staged, the manifest not yet renamed
             _block_at(io_mod.StagedFile, "sha256", sig_w)
         elif step == "written":

@@ -151,19 +151,67 @@ def test_table_report(tmp_path, releases, capsys):
     assert got["kind"] == "table" and m["records"] == 8 and m["records_outside_cells"] == 0
     assert sum(sum(row) for row in m["confusion"]) == 8
     assert 0 <= m["accuracy_release"] <= 1 and 0 <= m["accuracy_majority"] <= 1
-    assert set(m["range_query_relative_error"]) == {"1", "2"}  # table 1 has two attributes
+    ev = _run_json(["evaluate", "ranges", str(TABLE), str(rel), "--schema", str(SCHEMA), "--queries", "300", "--json",
+                    "-q"], capsys)
+    assert m["range_queries"]["mean_relative_error"] == pytest.approx(ev["mean_relative_error"], rel=1e-12)
+    assert [x["mean_relative_error"] for x in m["range_queries"]["subsets"]] == pytest.approx(
+        [x["mean_relative_error"] for x in ev["subsets"]], rel=1e-12)
     page = (tmp_path / "r.html").read_text()
     check_self_contained(page)
     assert "public bounds [18, 65)" in page
     assert_renders(tmp_path / "r.html", tmp_path, 3)
 
 
+def test_synthetic_table_report(tmp_path, capsys):
+    """RPS (and Mondrian, which says it is not DP): a synthetic table's report; ranges as `evaluate ranges`."""
+    rel = tmp_path / "s.csv"
+    assert main(["rps", str(TABLE), "--schema", str(SCHEMA), "-e", "1", "-H", "3", "-o", str(rel), "--seed", "1",
+                 "-q"]) == 0
+    got = _run_json(["report", str(TABLE), str(rel), "-o", str(tmp_path / "r.html"), "--json", "-q",
+                     "--queries", "300"], capsys)
+    ev = _run_json(["evaluate", "ranges", str(TABLE), str(rel), "--schema", str(SCHEMA), "--queries", "300", "--json",
+                    "-q"], capsys)
+    assert got["kind"] == "table"
+    assert got["metrics"]["range_queries"]["mean_relative_error"] == pytest.approx(ev["mean_relative_error"],
+                                                                                rel=1e-12)
+    page = (tmp_path / "r.html").read_text()
+    assert len(check_self_contained(page)) == 3 and "Recursive partitioning" in page
+    assert main(["mondrian", str(TABLE), "--schema", str(SCHEMA), "-k", "2", "-o", str(tmp_path / "m.csv"), "--seed",
+                 "1", "-q"]) == 0
+    assert main(["report", str(TABLE), str(tmp_path / "m.csv"), "-o", str(tmp_path / "m.html"), "-q",
+                 "--queries", "100"]) == 0
+    page = (tmp_path / "m.html").read_text()
+    assert "NOT differentially private" in page and "No epsilon" in page
+
+
+def test_degrees_report(tmp_path, capsys):
+    graph = tmp_path / "g.txt"
+    rng = np.random.default_rng(5)
+    edges = {tuple(sorted(e)) for e in rng.integers(0, 120, (400, 2)).tolist() if e[0] != e[1]}
+    graph.write_text("".join(f"{u} {v}\n" for u, v in sorted(edges)))
+    rel = tmp_path / "d.txt"
+    assert main(["degrees", str(graph), "-e", "1", "--theta", "8", "-o", str(rel), "--graph-out",
+                 str(tmp_path / "e.txt"), "--seed", "3", "-q"]) == 0
+    got = _run_json(["report", str(graph), str(rel), "-o", str(tmp_path / "r.html"), "--json", "-q"], capsys)
+    ev = _run_json(["evaluate", "degrees", str(graph), str(rel), "--json", "-q"], capsys)
+    assert got["kind"] == "degrees"
+    assert {k: got["metrics"][k] for k in ("ks", "l1", "emd")} == pytest.approx(ev, rel=1e-12)
+    assert got["metrics"]["nodes"] == 120 and got["metrics"]["released_max_degree"] <= 8
+    page = (tmp_path / "r.html").read_text()
+    assert len(check_self_contained(page)) == 2 and "θ = 8" in page and "node-DP" in page
+    assert_renders(tmp_path / "r.html", tmp_path, 2)
+    # the regenerated graph is a degrees release too
+    got = _run_json(["report", str(graph), str(tmp_path / "e.txt"), "-o", str(tmp_path / "g.html"), "--json", "-q"],
+                    capsys)
+    assert got["kind"] == "degrees" and "regenerated" in (tmp_path / "g.html").read_text()
+
+
 def test_generalized_table_reads_back_exactly(tmp_path):
     from dprelease.data.table import frame_writer, load_schema, read_table
     from dprelease.privacy import make_noise
     from dprelease.relational.diffgen import diffgen
-    from dprelease.report.table import read_generalized_table, table_section
     from dprelease.report.page import Page
+    from dprelease.report.table import read_generalized_table, table_section
 
     schema = load_schema(SCHEMA)
     table = read_table(TABLE, schema)
@@ -175,15 +223,17 @@ def test_generalized_table_reads_back_exactly(tmp_path):
     assert back.cut == release.cut
     np.testing.assert_array_equal(back.cells, release.cells)
     np.testing.assert_array_equal(back.counts, release.counts)
-    # with exact counts (a table made of the true counts) every error is 0 and CA is the tree's accuracy
+    # with the true counts every cell error and range-query error is 0
     exact = type(release)(schema, release.cut, release.cells, np.zeros_like(release.counts))
-    where = release.generalize(table)
     keys = {tuple(c): i for i, c in enumerate(release.cells.tolist())}
-    for row, y in zip(where.tolist(), table.y.tolist()):
+    for row, y in zip(release.generalize(table).tolist(), table.y.tolist()):
         exact.counts[keys[tuple(row)], y] += 1
-    m = table_section(Page("t"), table, exact, queries=200, seed=0)
+    with open(tmp_path / "x.csv", "wb") as fh:
+        frame_writer(exact.arrow(), tmp_path / "x.csv")(fh)
+    m = table_section(Page("t"), table, tmp_path / "x.csv", "diffgen", queries=200, seed=0)
     assert m["cell_mean_absolute_error"] == 0 and m["released_records"] == 8
-    assert all(e == 0 for _, e, _ in m["range_query_relative_error"].values())
+    # a range that cuts a generalized cell spreads it uniformly, so only whole-cell ranges are exact: the median is 0
+    assert m["range_queries"]["subsets"][0]["median_relative_error"] == 0
 
 
 def test_report_refusals(tmp_path, releases, capsys):

@@ -3,23 +3,53 @@
 Exit codes: 0 success; 2 usage, input or parameter error (one line on stderr);
 130 interrupted. Outputs are written atomically, so a failed or interrupted run
 leaves no half-written file.
+
+Only the module of the command being run is imported (:data:`COMMANDS`), so ``dprelease --help`` and each
+command's ``--help`` cost little more than importing numpy (issue 11; ``benchmarks/bench_memory.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import re
 import sys
-import warnings
 
-from . import __version__, commands
-from .errors import DPReleaseError, PrivacyLeakWarning
-from .limits import limits_set
-from .release import epsilon_notes, run_started
+from . import __version__
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "COMMANDS", "EXTENDERS"]
+
+# Command name -> (module in dprelease.commands that registers it, its one-line help in the command list).
+# Only the module of the command being run is imported (issue 11: `dprelease --help` and each command's
+# `--help` cost little more than importing numpy); tests/test_cli_lazy.py checks this table against the
+# modules, so a new command or a new help line needs an entry here.
+COMMANDS: dict[str, tuple[str, str]] = {  # in the order of the command list (modules in name order)
+    "audit": ("audit", "black-box privacy audit: run an algorithm on built-in neighbouring datasets and bound its "
+                       "epsilon"),
+    "evaluate": ("groups", "measure the utility of a release against the raw data (custodian only)"),
+    "experiment": ("groups", "reproduce a paper's experiments (CSV + PNG)"),
+    "privbasis": ("itemsets", "publish the top-k frequent itemsets with PrivBasis"),
+    "tf": ("itemsets", "publish the top-k itemsets of length <= m with TF (Bhaskar et al.)"),
+    "diffgen": ("relational", "publish a table for classification with DiffGen (epsilon-DP)"),
+    "tds": ("relational", "TDS k-anonymity baseline (NOT differentially private)"),
+    "rps": ("rps", "publish a synthetic table with RPS (epsilon-DP)"),
+    "mondrian": ("rps", "Mondrian k-anonymity baseline (NOT differentially private)"),
+    "degrees": ("rps", "publish a graph's degree sequence under node-DP"),
+    "diffpart": ("setvalued", "publish set-valued data with DiffPart"),
+    "basic": ("setvalued", "the Basic baseline: a noisy count for every possible record"),
+    "stats": ("setvalued", "non-private facts of a transaction file, for the custodian"),
+    "generate": ("setvalued", "generate a kosarak-scale synthetic transaction file"),
+    "stream": ("stream", "IncTDPart: incremental set-valued releases with a state file"),
+    "ledger": ("ledger", "one privacy-budget ledger across all releases of a dataset"),
+    "report": ("report", "an HTML page about a release: manifest in words, utility, plots (custodian only)"),
+}
+# Modules that add to a command defined elsewhere: kinds of `evaluate`/`experiment` (register_evaluate /
+# register_experiment hooks) and options of `stats` (commands.itemsets adds -k).
+EXTENDERS: dict[str, tuple[str, ...]] = {
+    "evaluate": ("itemsets", "rps", "setvalued"),
+    "experiment": ("itemsets", "relational", "rps", "setvalued", "stream"),
+    "stats": ("itemsets",),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,30 +76,65 @@ class _HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default %(default)s)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_modules() -> list[str]:
+    import pkgutil
+
+    from . import commands
+
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__)
+                  if not info.name.startswith("_") and info.name != "common")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. With ``command`` (a name in :data:`COMMANDS`, or "" for none), only the modules that
+    define that command are imported and every other command is a one-line stub; without it, every one is."""
     parser = _Parser(prog="dprelease", description="Publish data under epsilon-differential privacy.",
                      formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"dprelease {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_sub_parser_class(),
                                 title="commands")
     sub.required = True
+    if command is None:
+        names = _command_modules()
+    elif command == "":
+        names = []
+    else:
+        names = sorted({COMMANDS[command][0], *EXTENDERS.get(command, ())})
     registries = []
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "common":
-            continue
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+    for name in names:
+        module = importlib.import_module(f"{__package__}.commands.{name}")
         if hasattr(module, "register"):
             registries.append(module)
     for module in registries:
         module.register(sub)
+    for name, (_, help_text) in COMMANDS.items():
+        if name not in sub.choices:  # not needed for this run: a stub keeps the command list complete
+            sub.add_parser(name, help=help_text, add_help=False)
+    order = {name: i for i, name in enumerate(COMMANDS)}
+    sub._choices_actions.sort(key=lambda action: order.get(action.dest, len(order)))
+    ranked = sorted(sub.choices.items(), key=lambda item: order.get(item[0], len(order)))
+    sub.choices.clear()
+    sub.choices.update(ranked)
     # Sub-kinds of `evaluate` and `experiment` come from any command module that
     # defines register_evaluate(subparsers) / register_experiment(subparsers).
     for hook, dest in (("register_evaluate", "evaluate"), ("register_experiment", "experiment")):
-        group = sub.choices[dest]._group_subparsers  # type: ignore[attr-defined]
+        group = getattr(sub.choices[dest], "_group_subparsers", None)
+        if group is None:  # a stub: that group is not part of this run
+            continue
         for module in registries:
             if hasattr(module, hook):
                 getattr(module, hook)(group)
     return parser
+
+
+def _requested_command(argv: list[str]) -> str | None:
+    """The command named in ``argv`` when it is a known one ('' for none: top-level help or --version)."""
+    for token in argv:
+        if token in ("-h", "--help", "--version"):
+            return ""
+        if not token.startswith("-"):
+            return token if token in COMMANDS else None
+    return ""
 
 
 def _sub_parser_class() -> type[_Parser]:
@@ -82,6 +147,8 @@ def _sub_parser_class() -> type[_Parser]:
 
 
 def _epsilon_warning(args: argparse.Namespace) -> None:
+    from .release import epsilon_notes
+
     values = getattr(args, "epsilon", None)
     values = values if isinstance(values, (list, tuple)) else [values]
     for eps in values:
@@ -109,13 +176,19 @@ def _join_negative_ranges(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = _join_negative_ranges(sys.argv[1:] if argv is None else [str(a) for a in argv])
+    parser = build_parser(_requested_command(argv))
+    if not argv:
+        parser.print_help(sys.stderr)
+        print("dprelease: error: choose a command (dprelease COMMAND --help for its options)", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    import warnings
+
+    from .errors import PrivacyLeakWarning
+    from .limits import limits_set
+    from .release import run_started
+
     with run_started():  # created_utc of every manifest: the command's start, before any data is read
-        parser = build_parser()
-        if not argv:
-            parser.print_help(sys.stderr)
-            print("dprelease: error: choose a command (dprelease COMMAND --help for its options)", file=sys.stderr)
-            return 2
-        args = parser.parse_args(argv)
         warnings.simplefilter("default", PrivacyLeakWarning)
         _epsilon_warning(args)
         with limits_set(getattr(args, "max_output_records", None), getattr(args, "max_memory", None)):
@@ -123,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .errors import DPReleaseError
+
     # the full command in messages: "dprelease experiment diffgen-classification: error: ..."
     name = " ".join(str(x) for x in (args.command, getattr(args, "kind", None), getattr(args, "stream_command", None))
                     if x)

@@ -18,12 +18,19 @@ class DPReleaseError(Exception):
     """
 
 
-class InputError(DPReleaseError):
-    """Malformed or out-of-domain input; the message names the file and line (or row/column)."""
+class InputError(DPReleaseError, ValueError):
+    """Malformed or out-of-domain input; the message names the file and line (or row/column).
+
+    Also a :class:`ValueError`, so callers can catch what they know (a plain ``ValueError`` from inside
+    dprelease that is not one of these means a bug).
+    """
 
 
-class ParameterError(DPReleaseError):
-    """A parameter is out of range (epsilon <= 0, fan-out < 2, ...); the message names it."""
+class ParameterError(DPReleaseError, ValueError):
+    """A parameter is out of range (epsilon <= 0, fan-out < 2, sensitivity <= 0, ...); the message names it.
+
+    Also a :class:`ValueError`.
+    """
 
 
 class BudgetExceededError(DPReleaseError):

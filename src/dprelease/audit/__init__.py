@@ -20,25 +20,31 @@ from .core import (
     register_cases,
     run_audit,
 )
-from .events import itemset_label, manifest_events, ranked_events, set_valued_events, value_events
+from .events import (
+    itemset_label,
+    manifest_events,
+    ranked_events,
+    set_valued_events,
+    value_events,
+)
 
 __all__ = [
-    "AuditCase",
-    "AuditResult",
-    "CaseResult",
-    "register_cases",
-    "algorithms",
-    "cases_for",
-    "audit_case",
-    "run_audit",
     "DEFAULT_ALPHA",
     "DEFAULT_CANDIDATES",
     "DEFAULT_EPSILON",
     "DEFAULT_RUNS",
     "MIN_RUNS",
+    "AuditCase",
+    "AuditResult",
+    "CaseResult",
+    "algorithms",
+    "audit_case",
+    "cases_for",
     "itemset_label",
-    "set_valued_events",
-    "ranked_events",
-    "value_events",
     "manifest_events",
+    "ranked_events",
+    "register_cases",
+    "run_audit",
+    "set_valued_events",
+    "value_events",
 ]

@@ -23,8 +23,9 @@ import pkgutil
 import sys
 import zlib
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,19 @@ from ..privacy.noise import NoiseSource, SecureNoise, SeededNoise
 from .stats import log_ratio_lower_bound, smoothed_log_ratio
 
 __all__ = [
-    "AuditCase", "CaseResult", "AuditResult", "register_cases", "algorithms", "cases_for", "audit_case",
-    "run_audit", "DEFAULT_ALPHA", "DEFAULT_CANDIDATES", "DEFAULT_RUNS", "DEFAULT_EPSILON", "MIN_RUNS",
+    "DEFAULT_ALPHA",
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_EPSILON",
+    "DEFAULT_RUNS",
+    "MIN_RUNS",
+    "AuditCase",
+    "AuditResult",
+    "CaseResult",
+    "algorithms",
+    "audit_case",
+    "cases_for",
+    "register_cases",
+    "run_audit",
 ]
 
 DEFAULT_ALPHA = 0.01  # 99 % confidence for the whole audit (every case, every candidate, both bounds)
@@ -264,7 +276,7 @@ def audit_case(case: AuditCase, *, runs: int, seed: int | None = 0, secure: bool
             out = case.run(data, noise)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except Exception as exc:  # a refusal or a crash is an output too
+        except Exception as exc:  # noqa: BLE001 - a refusal or a crash is an output too
             name = type(exc).__name__
             raised[name] += 1
             if not first_error:

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["itemset_label", "set_valued_events", "written_release_events", "ranked_events", "value_events",
-           "manifest_events", "VOLATILE_MANIFEST_KEYS"]
+__all__ = [
+    "VOLATILE_MANIFEST_KEYS",
+    "itemset_label",
+    "manifest_events",
+    "ranked_events",
+    "set_valued_events",
+    "value_events",
+    "written_release_events",
+]
 
 # Manifest keys that differ from run to run whatever the data (clock, per-run seed, body digest): left out.
 VOLATILE_MANIFEST_KEYS = frozenset({"created_utc", "started_utc", "rng", "release_id", "body_sha256", "sha256",
@@ -42,7 +49,7 @@ def set_valued_events(itemsets: Sequence[Iterable[int]], counts: Sequence[int] |
     """
     labels = [itemset_label(s) for s in itemsets]
     values = [int(c) for c in np.asarray(counts).tolist()]
-    grid = sorted(set(int(g) for g in grid))
+    grid = sorted({int(g) for g in grid})
     total = sum(max(0, c) for c in values)
     out = [prefix + "release " + ";".join(f"{lab}:{c}" for lab, c in zip(labels, values)),
            f"{prefix}distinct={len(labels)}", f"{prefix}total={total}"]
@@ -70,7 +77,7 @@ def written_release_events(text: str, *, grid: Iterable[int] = (), max_order: in
             labels.append(key)
             counts.append(1)
     names = ["{" + ",".join(k) + "}" for k in labels]
-    grid = sorted(set(int(g) for g in grid))
+    grid = sorted({int(g) for g in grid})
     total = sum(counts)
     out = [prefix + "file " + ";".join(f"{n}:{c}" for n, c in zip(names, counts)),
            f"{prefix}distinct={len(names)}", f"{prefix}total={total}"]
@@ -95,7 +102,7 @@ def ranked_events(labels: Sequence[str], *, prefix: str = "", max_order: int = 4
 
 def value_events(name: str, value: float, grid: Iterable[float], *, prefix: str = "") -> list[str]:
     """Events of one released real value: ``name>=g`` for each threshold reached, and its grid cell."""
-    grid = sorted(set(float(g) for g in grid))
+    grid = sorted({float(g) for g in grid})
     v = float(value)
     if math.isnan(v):
         return [f"{prefix}{name} is nan"]

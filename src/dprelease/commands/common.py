@@ -13,13 +13,14 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..data.io import check_output_path, read_transactions
-from ..data.transactions import TransactionDB
-from ..data.universe import Universe, parse_universe_spec
-from ..errors import PrivacyLeakWarning
 from ..limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_OUTPUT_RECORDS, format_size, parse_size
-from ..privacy import NoiseSource, check_epsilon, make_noise
+
+if TYPE_CHECKING:  # the algorithms' modules are imported when a command runs, not to build its parser
+    from ..data.transactions import TransactionDB
+    from ..data.universe import Universe
+    from ..privacy import NoiseSource
 
 __all__ = [
     "add_epsilon", "add_seed", "add_universe", "add_quiet", "add_output", "add_force", "add_limits",
@@ -40,6 +41,8 @@ MAX_SEED = 2**63 - 1  # seeds are stored as SQLite INTEGERs (stream state)
 
 def epsilon_arg(text: str) -> float:
     """argparse type for a privacy budget: a finite number >= MIN_EPSILON."""
+    from ..privacy import check_epsilon
+
     try:
         value = check_epsilon(text)
     except Exception as exc:  # noqa: BLE001 - argparse turns this into a usage error (exit 2)
@@ -230,6 +233,8 @@ def print_json(obj: object) -> None:
 
 
 def noise_from_args(args: argparse.Namespace) -> NoiseSource:
+    from ..privacy import make_noise
+
     return make_noise(getattr(args, "seed", None))
 
 
@@ -238,6 +243,7 @@ def prepare_output(args: argparse.Namespace, output: str | os.PathLike, *, input
                    option: str = "-o") -> Path:
     """Check ``output`` before any work (issue 9, section 1): never an input, an existing file only with
     --force (or when ``may_replace`` says it is this command's own), a writable folder."""
+    from ..data.io import check_output_path
     from ..release import manifest_path
 
     if not str(output).strip():
@@ -264,6 +270,10 @@ def universe_inputs(spec: str | None) -> list[str]:
 def load_transactions(path: str, universe_spec: str | None, args: argparse.Namespace | None = None
                       ) -> tuple[TransactionDB, Universe]:
     """Read a transaction file against a declared universe (or derive it, with the leak warning on stderr)."""
+    from ..data.io import read_transactions
+    from ..data.universe import parse_universe_spec
+    from ..errors import PrivacyLeakWarning
+
     universe = parse_universe_spec(universe_spec) if universe_spec else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
@@ -348,6 +358,8 @@ def release_cost(inputs: Callable[[argparse.Namespace], Iterable[object]], *,
 
                 raise InputError(f"{f}: no such file")
         if getattr(args, "universe", None):
+            from ..data.universe import parse_universe_spec
+
             parse_universe_spec(args.universe)
         if checks is not None:
             checks(args)

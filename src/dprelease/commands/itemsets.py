@@ -8,15 +8,10 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data.universe import Universe
-from ..errors import InputError
-from ..itemsets.exact import itemset_supports, topk_facts, top_k_itemsets
-from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams, privbasis
-from ..itemsets.tf import tf
-from ..release import build_manifest, read_manifest, write_with_manifest
 from . import setvalued
 from .common import (
     add_epsilon, add_ledger, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list, int_list,
@@ -24,6 +19,10 @@ from .common import (
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, seed_arg, timed, universe_inputs,
 )
+
+if TYPE_CHECKING:  # the algorithms are imported inside the functions that use them (a light parser)
+    from ..data.universe import Universe
+    from ..itemsets.privbasis import ItemsetRelease
 
 __all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
            "itemset_metrics"]
@@ -36,6 +35,8 @@ HEADER = ("itemset", "count", "frequency")
 
 def write_itemset_release(release: ItemsetRelease, output: str, manifest: dict[str, object]):
     """CSV with header itemset,count,frequency (items space-separated, universe labels) + the manifest."""
+    from ..release import write_with_manifest
+
     labels = release.universe.labels
 
     def body(handle) -> None:
@@ -52,6 +53,8 @@ def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int,
 
     The file must not be binary; a UTF-8 byte-order mark is dropped. Pair checking against the
     manifest is the caller's (:func:`dprelease.release.read_manifest`)."""
+    from ..errors import InputError
+
     itemsets: list[tuple[int, ...]] = []
     counts: list[float] = []
     freqs: list[float] = []
@@ -94,6 +97,8 @@ def itemset_metrics(raw, published: list[tuple[int, ...]], frequencies: np.ndarr
                     true_top: list[tuple[tuple[int, ...], int]] | None = None) -> dict[str, float]:
     """PrivBasis section 5: FNR = (false negatives)/k against the exact top k (tie rule of
     :func:`top_k_itemsets`), and the median over published itemsets of |nf(X) - f(X)| / f(X)."""
+    from ..itemsets.exact import itemset_supports, top_k_itemsets
+
     true_top = true_top if true_top is not None else top_k_itemsets(raw, k)
     truth = {s for s, _ in true_top}
     pub = set(published)
@@ -112,6 +117,8 @@ def itemset_metrics(raw, published: list[tuple[int, ...]], frequencies: np.ndarr
 
 
 def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease, universe: Universe, noise) -> dict:
+    from ..release import build_manifest
+
     parts = release.manifest
     return build_manifest(
         algorithm, epsilon=args.epsilon, parameters=parts["parameters"], noise=noise,
@@ -123,6 +130,8 @@ def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease,
 
 
 def _run_privbasis(args: argparse.Namespace) -> int:
+    from ..itemsets.privbasis import PrivBasisParams, privbasis
+
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
@@ -139,6 +148,8 @@ def _run_privbasis(args: argparse.Namespace) -> int:
 
 
 def _run_tf(args: argparse.Namespace) -> int:
+    from ..itemsets.tf import tf
+
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
@@ -160,6 +171,9 @@ def _run_tf(args: argparse.Namespace) -> int:
 
 
 def _run_eval_itemsets(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..release import read_manifest
+
     raw, universe = load_transactions(args.raw, args.universe, args)
     algorithm = str(read_manifest(args.published).get("algorithm", ""))  # the CSV and its manifest: one release
     if algorithm.lower() in ("diffpart", "basic", "inctdpart", "diffgen", "tds") or algorithm.startswith("solution"):
@@ -177,6 +191,7 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
+    from ..errors import InputError
     from ..experiments.privbasis import DATASETS, run_experiment
 
     for name in args.only.split(","):  # every input is checked before the first file is written
@@ -201,6 +216,8 @@ def _stats_option(p: argparse.ArgumentParser) -> None:
 
 
 def _stats_facts(db, args: argparse.Namespace) -> dict:
+    from ..itemsets.exact import topk_facts
+
     if getattr(args, "k", None) is None:
         return {}
     return topk_facts(db, args.k)

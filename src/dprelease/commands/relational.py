@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import limits
-from ..errors import ParameterError
-from ..release import build_manifest, write_with_manifest
 from .common import (
     add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
     prepare_output, print_json, release_cost, say, seed_arg, timed,
@@ -41,6 +39,7 @@ def records_path(output: str | Path) -> Path:
 def _write_release(args: argparse.Namespace, release: GeneralizedTable, manifest: dict) -> list[Path]:
     """The contingency table (and, with --records, the record form) and the manifest, as one unit."""
     from ..data.table import frame_writer
+    from ..release import write_with_manifest
 
     output = Path(args.output)
     extra = []
@@ -90,6 +89,8 @@ def _release_facts(release: GeneralizedTable) -> dict[str, object]:
 def _diffgen_checks(args: argparse.Namespace) -> None:
     """The public checks of :func:`_run_diffgen` (method options, schema, work bound), run before a ledger
     reservation."""
+    from ..errors import ParameterError
+
     if args.method in ("diffgen", "diffgen-local") and args.specializations is None:
         raise ParameterError(f"--specializations is required for --method {args.method}")
     limits.check_diffgen(_schema(args), args.specializations or 12)
@@ -97,7 +98,9 @@ def _diffgen_checks(args: argparse.Namespace) -> None:
 
 def _run_diffgen(args: argparse.Namespace) -> int:
     from ..data.table import read_table
+    from ..errors import ParameterError
     from ..relational.diffgen import diffgen
+    from ..release import build_manifest
 
     method = "diffgen-plus" if args.method == "recommended" else args.method  # our best eps-DP method
     if method in ("diffgen", "diffgen-local") and args.specializations is None:
@@ -136,6 +139,7 @@ def _run_diffgen(args: argparse.Namespace) -> int:
 def _run_tds(args: argparse.Namespace) -> int:
     from ..data.table import read_table
     from ..relational.tds import tds
+    from ..release import build_manifest
 
     prepare_output(args, args.output, inputs=_table_inputs(args),
                    companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
@@ -218,6 +222,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _parse_methods(text: str) -> list[str]:
+    from ..errors import ParameterError
+
     names = [m.strip() for m in text.split(",") if m.strip()]
     unknown = [m for m in names if m not in METHODS]
     if not names or unknown:
@@ -265,6 +271,8 @@ _METHODS_FILES = ("methods_runs.csv", "methods_summary.csv", "methods_accuracy.p
 
 def _experiment_schema(args: argparse.Namespace):
     """--schema, or the Adult schema for the Adult folder only (any other table must declare its own)."""
+    from ..errors import ParameterError
+
     data = Path(args.data)
     if args.schema is None:
         if not (data.is_dir() and (data / "adult.data").exists()):
@@ -275,6 +283,8 @@ def _experiment_schema(args: argparse.Namespace):
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
+    from ..errors import ParameterError
+
     schema = _experiment_schema(args)  # before the heavy imports: a missing --schema is refused at once
     from ..data.table import read_table
     from ..experiments import diffgen as exp

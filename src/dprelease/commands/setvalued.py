@@ -5,18 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import limits
-from ..data.universe import Universe, parse_universe_spec
-from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
-from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, MAX_FANOUT
+from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from .common import (
     add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe, at_least_one,
     epsilon_list, release_cost,
     int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, say, seed_arg, timed, universe_inputs,
 )
+
+if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
+    from ..data.universe import Universe
 
 
 def fanout_arg(text: str) -> int:
@@ -31,6 +33,8 @@ def fanout_arg(text: str) -> int:
 
 def _declared_universe(spec: str | None) -> Universe | None:
     """The declared universe (public; parsed before any data is read), or None when it will be derived."""
+    from ..data.universe import parse_universe_spec
+
     return parse_universe_spec(spec) if spec else None
 
 

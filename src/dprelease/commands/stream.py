@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, THETA_RULES
-from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
+from ..setvalued.stream_state import DEFAULT_WAIT
 from .. import limits
 from .common import (
     LEDGER_ENV, LedgerCost, add_epsilon, add_force, add_ledger, add_limits, add_quiet, add_seed, add_universe,
@@ -59,7 +59,7 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
     """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
     a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
     from ..errors import BudgetExceededError, ParameterError
-    from ..setvalued.stream_state import stream_ledger
+    from ..setvalued.stream_state import stream_ledger, stream_status
 
     recorded = stream_ledger(args.state)
     if recorded is None:
@@ -78,6 +78,8 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
 
 
 def _run_init(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import init_state
+
     _init_checks(args)
     reservation = getattr(args, "ledger_charge", None)  # set by the CLI when a ledger reserved the stream's epsilon
     ledger = None
@@ -98,6 +100,8 @@ def _run_init(args: argparse.Namespace) -> int:
 
 
 def _run_append(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import append_batch
+
     with timed(args, "append"):
         info = append_batch(args.state, args.batch, args.output, wait=args.wait, force=args.force)
     for message in info["warnings"]:
@@ -114,6 +118,8 @@ def _run_append(args: argparse.Namespace) -> int:
 
 
 def _run_status(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import stream_status
+
     st = stream_status(args.state)
     if args.json:
         print_json(st.as_json())
@@ -128,6 +134,8 @@ def _run_status(args: argparse.Namespace) -> int:
 
 
 def _run_release(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import reemit
+
     info = reemit(args.state, args.output, force=args.force)
     say(args, f"re-emitted the release after append {info['appends']}; no budget spent")
     print(f"release: {info['release']}")

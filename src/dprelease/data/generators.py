@@ -15,7 +15,8 @@ import numpy as np
 
 from .transactions import TransactionDB
 
-__all__ = ["kosarak_like", "kosarak_like_chunks", "write_kosarak_like", "clustered_baskets"]
+__all__ = ["kosarak_like", "kosarak_like_chunks", "write_kosarak_like", "clustered_baskets", "gaussian_mixture_points",
+           "zipf_points", "integer_table_schema", "points_table"]
 
 
 def kosarak_like(n_records: int = 1_000_000, n_items: int = 41_270, mean_length: float = 8.0,
@@ -95,3 +96,54 @@ def clustered_baskets(n_records: int = 3000, n_items: int = 12, seed: int = 7) -
             basket.add(int(rng.integers(n_items)))
         records.append(sorted(basket))
     return TransactionDB.from_lists(records, n_items)
+
+
+# -- RPS experiment E1 (issue 10): d-dimensional integer data, N = 10^5, d = 2..8 ---------------------------
+# Each generator returns d columns of whole numbers in [0, domain) and a binary label (a class for the table
+# form). The table form (integer_table_schema + points_table) is imported lazily: pandas stays out of the CLI.
+
+
+def gaussian_mixture_points(n: int = 100_000, d: int = 2, domain: int = 1024, components: int = 5,
+                            seed: int = 0) -> tuple[list[np.ndarray], np.ndarray]:
+    """A mixture of ``components`` axis-aligned Gaussians: means uniform in the middle 70% of the domain,
+    standard deviations uniform in [3%, 12%] of it, Dirichlet(1) weights; rounded and clipped to the domain.
+    The label is the component's parity."""
+    rng = np.random.default_rng([seed, d, 1])
+    weights = rng.dirichlet(np.ones(components))
+    means = rng.uniform(0.15 * domain, 0.85 * domain, (components, d))
+    sds = rng.uniform(0.03 * domain, 0.12 * domain, (components, d))
+    comp = rng.choice(components, size=n, p=weights)
+    x = rng.normal(means[comp], sds[comp])
+    cols = [np.clip(np.rint(x[:, j]), 0, domain - 1).astype(np.int64) for j in range(d)]
+    return cols, (comp % 2).astype(np.int64)
+
+
+def zipf_points(n: int = 100_000, d: int = 2, domain: int = 1024, exponent: float = 1.2,
+                seed: int = 0) -> tuple[list[np.ndarray], np.ndarray]:
+    """Zipf-skewed, correlated: a shared latent z and an own term e_j, both with P(k) ~ (k+1)^-s on
+    [0, domain); attribute j = min(domain-1, z + e_j), so the data crowd into one corner of the domain.
+    The label is whether z >= 2."""
+    rng = np.random.default_rng([seed, d, 2])
+    p = np.arange(1, domain + 1, dtype=np.float64) ** -float(exponent)
+    cdf = np.cumsum(p / p.sum())
+    draw = lambda size: np.minimum(np.searchsorted(cdf, rng.random(size), side="right"), domain - 1)  # noqa: E731
+    z = draw(n)
+    cols = [np.minimum(z + draw(n), domain - 1).astype(np.int64) for _ in range(d)]
+    return cols, (z >= 2).astype(np.int64)
+
+
+def integer_table_schema(d: int, domain: int, name: str = "synthetic"):
+    """A table schema for d integer attributes x1..xd with public bounds [0, domain) and a binary class."""
+    from .table import parse_schema
+
+    return parse_schema({"name": name, "class": {"name": "label", "values": ["0", "1"]},
+                         "attributes": [{"name": f"x{j + 1}", "type": "numeric", "bounds": [0, domain],
+                                         "integer": True} for j in range(d)]}, f"generated {name} schema")
+
+
+def points_table(columns: list[np.ndarray], labels: np.ndarray, schema):
+    """The generated columns as an encoded table of ``schema`` (from :func:`integer_table_schema`)."""
+    from .table import EncodedTable
+
+    return EncodedTable(schema, tuple(np.asarray(c, dtype=np.float64) for c in columns),
+                        np.asarray(labels, dtype=np.int64))

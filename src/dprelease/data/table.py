@@ -498,7 +498,7 @@ def read_table(path: str | os.PathLike, schema: TableSchema) -> EncodedTable:
         if (path / "adult.data").exists():
             return read_adult(path, schema)
         raise InputError(f"{path}: a directory is read only when it holds adult.data (+ adult.test)")
-    if schema.columns is None and path.suffix.lower() not in (".parquet", ".pq"):
+    if path.suffix.lower() not in (".parquet", ".pq"):
         fast = _read_csv_arrow(path, schema)
         if fast is not None:
             return fast
@@ -511,62 +511,85 @@ def read_table(path: str | os.PathLike, schema: TableSchema) -> EncodedTable:
 
 
 def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
-    """Fast path for a CSV with a header: pyarrow parses, categorical columns are encoded through their
-    (small) dictionaries. Returns None to fall back to the pandas path (which words every error)."""
+    """Fast path for a CSV, with a header row or headerless (the schema's ``columns``): pyarrow parses each
+    column straight to its type (numbers as float64, categorical and class values dictionary-encoded, dropped
+    columns skipped), and values are mapped to codes once per distinct label through the dictionary, never per
+    row. Returns None to fall back to the pandas path (which words every error, and handles comment lines)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    cat_names = [a.name for a in schema.attributes if a.kind == "categorical"] + [schema.class_attribute.name]
+    klass = schema.class_attribute
+    cat_names = [a.name for a in schema.attributes if a.kind == "categorical"] + [klass.name]
+    wanted = [a.name for a in schema.attributes] + [klass.name]
+    types = {c: pa.dictionary(pa.int32(), pa.string()) for c in cat_names}
+    types.update({a.name: pa.float64() for a in schema.attributes if a.kind == "numeric"})
+    if schema.columns is None:
+        read = pacsv.ReadOptions()
+    else:
+        read = pacsv.ReadOptions(column_names=list(schema.columns))
     try:
-        tbl = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=schema.delimiter),
-                             convert_options=pacsv.ConvertOptions(
-            column_types={c: pa.dictionary(pa.int32(), pa.string()) for c in cat_names}, strings_can_be_null=False))
-    except (pa.ArrowInvalid, OSError, KeyError, EOFError, zlib.error):
+        parse = pacsv.ParseOptions(delimiter=schema.delimiter)
+        if schema.columns is None:  # the header must name exactly the schema's columns (+ dropped ones)
+            with pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=1 << 16), parse_options=parse) as head:
+                names = set(head.schema.names)
+            if not set(wanted) <= names or (names - set(wanted) - set(schema.drop)):
+                return None
+        tbl = pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=pacsv.ConvertOptions(
+            column_types=types, include_columns=wanted, strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, OSError, KeyError, ValueError, EOFError, zlib.error):
         return None
-    names = set(tbl.column_names)
-    wanted = {a.name for a in schema.attributes} | {schema.class_attribute.name}
-    if not wanted <= names or (names - wanted - set(schema.drop)) or tbl.num_rows == 0:
+    if tbl.num_rows == 0:
         return None
     missing = np.zeros(tbl.num_rows, dtype=bool)
     encoded: dict[str, np.ndarray] = {}
-    for a in list(schema.attributes) + [schema.class_attribute]:
+    for a in list(schema.attributes) + [klass]:
         col = tbl[a.name]
+        tbl = tbl.drop_columns([a.name])  # free each parsed column as soon as it is encoded
         if getattr(a, "kind", "class") == "numeric":
-            if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) or col.null_count:
+            if col.null_count:
                 return None
-            encoded[a.name] = col.to_numpy().astype(np.float64)
+            encoded[a.name] = col.to_numpy()
+            del col
+            pa.default_memory_pool().release_unused()
             continue
         col = col.unify_dictionaries() if col.num_chunks > 1 else col
         if col.num_chunks == 0:
             return None
         labels = [str(x).strip() for x in col.chunk(0).dictionary.to_pylist()]
-        idx = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in col.chunks]).astype(np.int64)
-        if schema.missing:
-            missing |= np.isin(labels, schema.missing)[idx] if labels else False
         if getattr(a, "kind", "class") == "categorical":
             lut = pd.Index(list(a.taxonomy.leaf_labels)).get_indexer(labels)
         else:
-            klass = schema.class_attribute
             lut = pd.Index(list(klass.values)).get_indexer([klass.aliases.get(x, x) for x in labels])
-        encoded[a.name] = np.asarray(lut, dtype=np.int64)[idx] if len(labels) else np.zeros(0, dtype=np.int64)
-    if (np.concatenate([encoded[n] for n in cat_names]) < 0).any() or any(
-            not np.isfinite(encoded[a.name]).all() for a in schema.attributes if a.kind == "numeric"):
-        if not schema.missing:
-            return None  # the pandas path names the offending row and column
+        lut = np.asarray(lut, dtype=np.int64)
+        if schema.missing and labels:
+            lut[np.isin(labels, schema.missing)] = -2  # a missing token: the row is dropped
+        codes = np.empty(tbl.num_rows, dtype=np.int64)
+        at = 0
+        for chunk in col.chunks:
+            n = len(chunk)
+            codes[at : at + n] = lut[chunk.indices.to_numpy(zero_copy_only=False)] if labels else -1
+            at += n
+        del col
+        pa.default_memory_pool().release_unused()  # give the dropped column back, not only to arrow's pool
+        missing |= codes == -2
+        encoded[a.name] = codes
+    if not missing.all() and any((encoded[n][~missing] == -1).any() for n in cat_names):
+        return None  # a value outside the schema: the pandas path names its row and column
     keep = ~missing
     if not keep.all():
-        encoded = {k: v[keep] for k, v in encoded.items()}
+        for name in list(encoded):  # one column at a time, so at most one extra column exists at once
+            encoded[name] = encoded[name][keep]
     cols = []
     for a in schema.attributes:
-        v = encoded[a.name]
+        v = encoded.pop(a.name)
         if a.kind == "numeric":
-            bad = (v < a.lo) | (v >= a.hi) | (a.integer & (v != np.floor(v)))
+            bad = ~np.isfinite(v) | (v < a.lo) | (v >= a.hi) | (a.integer & (v != np.floor(v)))
         else:
             bad = v < 0
         if bad.any():
             return None
         cols.append(v)
-    y = encoded[schema.class_attribute.name]
+    y = encoded.pop(klass.name)
     if (y < 0).any() or y.size == 0:
         return None
     return EncodedTable(schema, tuple(cols), y)

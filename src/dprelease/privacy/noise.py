@@ -16,10 +16,14 @@ import math
 import os
 from abc import ABC, abstractmethod
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ParameterError
+
+if TYPE_CHECKING:
+    from opendp.mod import Measurement
 
 __all__ = ["NoiseSource", "SecureNoise", "SeededNoise", "make_noise", "geometric_from_discrete_laplace",
            "sequential_gumbel_rounds"]
@@ -66,11 +70,13 @@ class NoiseSource(ABC):
         would undo that (issue 8, defect 3). The seeded source adds numpy draws (not hardened).
         """
         values = np.asarray(values, dtype=np.float64)
-        return values + self.laplace(scale, values.size).reshape(values.shape)
+        out: np.ndarray = values + self.laplace(scale, values.size).reshape(values.shape)
+        return out
 
     def gumbel(self, size: int) -> np.ndarray:
         """Standard Gumbel draws, -log(-log U): the noise of the Gumbel-max exponential mechanism."""
-        return -np.log(-np.log(self.uniform(size)))
+        out: np.ndarray = -np.log(-np.log(self.uniform(size)))
+        return out
 
     def gumbel_argmax(self, scores: np.ndarray, scale: float, log_base_measure: np.ndarray | None = None) -> int:
         """An index i drawn with probability proportional to mu_i * exp(scores_i / scale) (exponential mechanism).
@@ -114,7 +120,7 @@ def geometric_from_discrete_laplace(y: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def _opendp_laplace(scale: float, atom: str):
+def _opendp_laplace(scale: float, atom: str) -> Measurement:
     """OpenDP's Laplace measurement on vectors: exact discrete Laplace for i64, float-safe for f64.
 
     Imports the core modules only (``opendp.prelude`` also pulls in scikit-learn).
@@ -130,7 +136,7 @@ def _opendp_laplace(scale: float, atom: str):
 
 
 @lru_cache(maxsize=256)
-def _opendp_gumbel_max(scale: float):
+def _opendp_gumbel_max(scale: float) -> Measurement:
     """OpenDP's report-noisy-max with *Gumbel* noise of the given scale (an exact sampler).
 
     In opendp 0.16 the Gumbel variant of ``make_noisy_max`` is the one built for
@@ -340,5 +346,11 @@ class SeededNoise(NoiseSource):
 
 
 def make_noise(seed: int | None = None) -> NoiseSource:
-    """Secure noise unless a seed is given (experiment mode)."""
+    """Secure noise unless a seed is given (experiment mode).
+
+    >>> make_noise().mode, make_noise(7).mode
+    ('secure', 'seeded')
+    >>> int(SecureNoise().binomial(2**40, 1.0))
+    1099511627776
+    """
     return SecureNoise() if seed is None else SeededNoise(seed)

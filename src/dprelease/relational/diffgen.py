@@ -227,7 +227,8 @@ def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise:
             if recycle:
                 unused += eps_p
             else:
-                scope.spend(eps_p, f"line 4: reserved, unused ({schema.attributes[j].name} cannot be split)")
+                scope.spend(eps_p, f"line 4: reserved, unused ({schema.attributes[j].name} cannot be split)",
+                            mechanism="reserved")
             continue
         (cand[v],) = _choose_splits(tree, [v], [all_records], eps_p, score, du, scope, noise,
                                     f"line 4: split value of {schema.attributes[j].name}", disjoint=False)
@@ -246,7 +247,8 @@ def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise:
             if recycle:
                 unused += rest
             else:
-                scope.spend(rest, f"lines 7+9: reserved, unused (rounds {i}..{h}: nothing left to specialize)")
+                scope.spend(rest, f"lines 7+9: reserved, unused (rounds {i}..{h}: nothing left to specialize)",
+                            mechanism="reserved")
             break
         # Line 7 (eq. 5).
         if local:
@@ -273,7 +275,8 @@ def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise:
         elif recycle:
             unused += eps_p
         else:
-            scope.spend(eps_p, f"line 9: reserved, unused (round {i} made no new numeric value)")
+            scope.spend(eps_p, f"line 9: reserved, unused (round {i} made no new numeric value)",
+                        mechanism="reserved")
         for c, r in zip(kids, kid_records):
             if schema.attributes[tree.values[c].attr].kind == "categorical" and _splittable(tree, c):
                 t = _category_table(tree, c, r)

@@ -5,13 +5,16 @@ product cut (every combination of cut values, empty ones included) with noisy co
 per leaf partition x class. What changes is how the cut is chosen and how the counts
 are post-processed; every change is switchable and measured in docs/diffgen.md.
 
-Budget split (all on the one record set D; ``eps_sel = (1 - count_share) * eps``)::
+Budget split (all on the one record set D; defaults count_share = 0.3, R and score "auto")::
 
+    size             one noisy count of D (discrete Laplace)        0.01 eps   (only when R or the score is auto)
     round i = 1..R   one exponential mechanism over {stop} u {categorical candidates}
-                     u {(numeric candidate, grid split point)}        eps_sel / R each (sequential)
-    counts           every leaf partition x class, discrete Laplace  count_share * eps
+                     u {(numeric candidate, grid split point)}        (1 - count_share)(eps - size) / R each
+    counts           every leaf partition x class, discrete Laplace  count_share (eps - size)
                      + the shares of the rounds not played (after "stop")
-    total            = eps
+    total            = size + R x round + counts = eps (sequential; every spend is on all of D)
+
+R = auto_rounds(eps * N~) and the score (TV below eps * N~ = 10,000, Gini above) come from the noisy size N~.
 
 Compared with Algorithm 1 (eps' = eps / (2(|A_n| + 2h)), line 3):
 
@@ -21,13 +24,13 @@ Compared with Algorithm 1 (eps' = eps / (2(|A_n| + 2h)), line 3):
   schema's bounds only), each candidate carrying total base measure 1 (eq. 6's
   measure weighting, normalised per candidate so that wide intervals do not win by
   their length);
-* the score is the partition-local Gini gain (sum over the leaf partitions of Link_v of
-  the unnormalised Gini impurity drop), sensitivity 2 (see :func:`gini_sensitivity`)
-  instead of eq. 4's Max over D_v (a split that keeps every child's majority scores
-  like a useless one under Max);
+* the score is a partition-local gain (sum over the leaf partitions of Link_v of the drop
+  of the unnormalised Gini impurity, or of the TV deviation from the parent's class mix),
+  sensitivity 2 (:func:`gini_gain`, :func:`tv_gain`) instead of eq. 4's Max over D_v (a
+  split that keeps every child's majority scores like a useless one under Max);
 * h is chosen by the data through the paid-for mechanism: "stop" is a candidate whose
-  score is 0, every other candidate's score is its Gini gain minus a public price per
-  new leaf partition (``penalty / eps_count``); after "stop" the rounds' shares go to
+  score is 0, every other candidate's score is its gain minus a public price per
+  new leaf partition (``penalty x |classes| / eps_count``); after "stop" the rounds' shares go to
   the counts (adaptive sequential composition: the decision is a mechanism output);
 * counts are post-processed (never re-read from the data): per class, the noisy cells
   are shifted down by one common amount and clipped at 0 so that they keep the noisy

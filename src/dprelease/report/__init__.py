@@ -3,7 +3,7 @@
 It reads the RAW data, so it is for the custodian only, and says so at the top: its numbers are exact
 statistics of the raw data, not differentially private. The page holds the manifest in words
 (:mod:`.words`), the utility metrics of the release's kind with plots (:mod:`.setvalued`, :mod:`.itemsets`,
-:mod:`.table`), and nothing external (:mod:`.page`): it opens offline in any browser.
+:mod:`.table`, :mod:`.degrees`), and nothing external (:mod:`.page`): it opens offline in any browser.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from .page import Page
 __all__ = ["KINDS", "DEFAULT_QUERIES", "Report", "build_report", "infer_kind"]
 
 KINDS = ("setvalued", "itemsets", "table", "degrees")
-# random queries per kind: DiffPart's 50,000 itemset counts; 5,000 range counts over a table's cells
-DEFAULT_QUERIES = {"setvalued": 50_000, "itemsets": 0, "table": 5_000, "degrees": 0}
+# random queries per kind: DiffPart's 50,000 itemset counts; 10,000 range counts over a table's domain (as
+# `evaluate ranges`)
+DEFAULT_QUERIES = {"setvalued": 50_000, "itemsets": 0, "table": 10_000, "degrees": 0}
 
 _KIND_OF = {"diffpart": "setvalued", "basic": "setvalued", "inctdpart": "setvalued", "privbasis": "itemsets",
-            "tf": "itemsets", "diffgen": "table", "tds": "table"}
+            "tf": "itemsets", "diffgen": "table", "tds": "table", "rps": "table", "mondrian": "table"}
 
 
 @dataclass
@@ -39,6 +40,8 @@ def infer_kind(manifest: dict[str, object]) -> str | None:
     algorithm = str(manifest.get("algorithm", "")).lower()
     if algorithm.startswith("solution"):  # IncTDPart's baselines
         return "setvalued"
+    if algorithm.startswith("degrees-"):  # a degree sequence, or a graph regenerated from one
+        return "degrees"
     return _KIND_OF.get(algorithm)
 
 
@@ -80,7 +83,7 @@ def build_report(raw: str | os.PathLike, release: str | os.PathLike, *, kind: st
     elif kind == "table":
         metrics = _table(page, raw, release, manifest, schema, queries, seed)
     else:
-        metrics = _degrees(page, raw, release, manifest, queries, seed)
+        metrics = _degrees(page, raw, release, manifest)
     from .. import __version__
 
     glance = Page("")
@@ -121,6 +124,9 @@ def _glance(kind: str, manifest: dict[str, object], m: dict[str, object]) -> lis
     elif kind == "itemsets":
         cards += [(f"false negative rate (k = {m['k']})", _num(m["fnr"])),
                   ("median relative error of frequencies", _num(m["median_relative_error"]))]
+    elif kind == "degrees":
+        cards += [("KS distance of the degree distribution", _num(m["ks"])),
+                  ("Earth Mover's distance (degrees)", _num(m["emd"]))]
     elif kind == "table":
         cards += [("accuracy: release-trained tree / raw-trained tree",
                    f"{_pct(m['accuracy_release'])} / {_pct(m['accuracy_raw_baseline'])}"),
@@ -194,13 +200,22 @@ def _schema(spec: str | None, manifest: dict[str, object]):
 
 def _table(page: Page, raw, release: Path, manifest, schema_spec, queries: int, seed: int) -> dict:
     from ..data.table import read_table
-    from .table import read_generalized_table, table_section
+    from .table import table_section
 
     schema = _schema(schema_spec, manifest)
-    generalized = read_generalized_table(release, schema)
     table = read_table(raw, schema)
-    return table_section(page, table, generalized, queries=queries, seed=seed)
+    return table_section(page, table, release, str(manifest.get("algorithm", "")).lower(), queries=queries,
+                         seed=seed)
 
 
-def _degrees(page: Page, raw, release: Path, manifest, queries: int, seed: int) -> dict:
-    raise ParameterError("--kind degrees: this version of dprelease has no degree-sequence releases yet")
+def _degrees(page: Page, raw, release: Path, manifest) -> dict:
+    from ..data.graphs import read_degree_file, read_edge_list
+    from .degrees import degrees_section
+
+    true = read_edge_list(raw).degrees()
+    algorithm = str(manifest.get("algorithm", ""))
+    graph = algorithm.endswith("-graph")
+    released = read_edge_list(release).degrees() if graph else read_degree_file(release)
+    params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
+    theta = params.get("theta")
+    return degrees_section(page, true, released, theta=None if theta is None else int(theta), graph=graph)

@@ -29,7 +29,22 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
                 "(DiffGen)"),
     "tds": ("a k-anonymous generalized table with EXACT counts (top-down specialization): NOT differentially "
             "private", "Fung, Wang and Yu, TKDE 2007"),
+    "rps": ("a synthetic table: the domain is split recursively at private medians, every final region gets a "
+            "noisy count, and that many records are drawn uniformly inside it",
+            "Qardaji and Li, Recursive partitioning and summarization, ASIACCS 2012 (RPS)"),
+    "mondrian": ("a k-anonymous synthetic table built from EXACT data (Mondrian groups, values drawn in each "
+                 "group's box): NOT differentially private", "LeFevre, DeWitt and Ramakrishnan, ICDE 2006"),
+    "degrees-rps": ("a graph's degree sequence under node-DP (the graph projected onto maximum degree theta; RPS "
+                    "on the degree domain)", "Qardaji and Li, ASIACCS 2012; projection of Day, Li and Lyu, SIGMOD 2016"),
+    "degrees-hay": ("a graph's degree sequence under node-DP (sorted sequence with noise and isotonic regression, "
+                    "on the graph projected onto maximum degree theta)",
+                    "Hay, Li, Miklau and Jensen, ICDM 2009, at node-DP sensitivity"),
+    "degrees-cumulative": ("a graph's degree sequence under node-DP (theta-cumulative histogram of the graph "
+                           "projected onto maximum degree theta)", "Day, Li and Lyu, SIGMOD 2016"),
 }
+for _method in ("rps", "hay", "cumulative"):  # a graph regenerated from the released sequence (post-processing)
+    _what, _paper = ALGORITHMS[f"degrees-{_method}"]
+    ALGORITHMS[f"degrees-{_method}-graph"] = (f"a graph regenerated from {_what}", _paper)
 
 _DOMAIN_SOURCES = {
     "declared-range": "declared by the custodian as an integer range",
@@ -144,6 +159,14 @@ def _domain(page: Page, domain: dict[str, object]) -> None:
         page.table(("attribute", "type", "public domain"), rows)
         if domain.get("drop"):
             page.paragraph(f"Dropped columns: {', '.join(map(str, domain['drop']))}.", "note")  # type: ignore[arg-type]
+        return
+    if "theta" in domain:  # a degree sequence (node-DP)
+        page.paragraph(f"Degrees 0 .. θ = {domain['theta']}: the public degree bound, {domain.get('source', '?')} by "
+                       f"the custodian; the graph is projected onto it before anything is released. Neighbouring "
+                       f"graphs: {domain.get('neighbours', '?')}.")
+        return
+    if "size" not in domain:  # a domain this version does not know: its facts as recorded
+        page.facts([(str(k), _value(v)) for k, v in domain.items()])
         return
     source = str(domain.get("source", "?"))
     words = _DOMAIN_SOURCES.get(source, source)

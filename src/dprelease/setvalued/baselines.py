@@ -39,7 +39,7 @@ def solution1(batches: list[TransactionDB], universe: Universe, epsilon: float, 
     accountant = BudgetAccountant(eps)
     root = accountant.root()
     for i in range(len(batches)):  # disjoint record sets: one branch each, eps on every branch
-        root.branch().spend(eps, f"diffpart batch {i}")
+        root.branch().spend(eps, f"diffpart batch {i}", mechanism="composite")
     merged = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
     manifest = build_manifest(
         "solution1-diffpart-per-batch", epsilon=eps,

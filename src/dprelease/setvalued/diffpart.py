@@ -226,7 +226,8 @@ def diffpart(
     # An empty record holds no item of any cut, so it belongs to no partition (issue 8, defect 10: it used to
     # become a real cell of mask 0 and be released as an empty itemset). It is still a record: it is simply
     # in no cell, as under Basic.
-    all_rows = np.flatnonzero(db.lengths > 0).astype(np.int64)
+    # Row ids as int32 when they fit: every partition's row array (and its reordered copy) is half the size.
+    all_rows = np.flatnonzero(db.lengths > 0).astype(np.int32 if db.n_records < 2**31 else np.int64)
 
     if tax.is_leaf(tax.root):
         # One-item universe: the only partition is already a leaf; all of B goes to its count.

@@ -220,7 +220,7 @@ class TBPTree:
         acc = BudgetAccountant(self.epsilon)
         scope = acc.root()
         for i, eps in enumerate(self.ledger):
-            scope.spend(eps, f"append {i}")
+            scope.spend(eps, f"append {i}", mechanism="composite")
         return acc, scope
 
     # -- node classes (Definition 7, eq. 5) ---------------------------------------------
@@ -250,7 +250,7 @@ class TBPTree:
                 f"and all {n} have been made: append refused, nothing changed")
         eps_p = self.epsilon_prime
         _, stream_scope = self._replay()
-        stream_scope.spend(eps_p, f"append {n}")  # raises BudgetExceededError before any noise
+        stream_scope.spend(eps_p, f"append {n}", mechanism="composite")  # BudgetExceededError before any noise
         inner = BudgetAccountant(eps_p, keep_ledger=False)
         delta = AppendDelta(n, eps_p, seed)
         tax = self.taxonomy

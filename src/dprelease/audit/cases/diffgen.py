@@ -62,9 +62,9 @@ def _diffgen_cases(epsilon: float) -> list[AuditCase]:
     d = _table(_ROWS, schema)
     cases: list[AuditCase] = []
     variants = [
-        ("max", dict(score="max"), (0, 1, 1)),
-        ("infogain", dict(score="infogain"), (7, 0, 0)),
-        ("local-recycle", dict(score="max", local=True, recycle=True), (3, 2, 0)),
+        ("max", {"score": "max"}, (0, 1, 1)),
+        ("infogain", {"score": "infogain"}, (7, 0, 0)),
+        ("local-recycle", {"score": "max", "local": True, "recycle": True}, (3, 2, 0)),
     ]
     for tag, params, extra in variants:
         def run(table, noise, params=params):

@@ -66,7 +66,7 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     full = [[0, 1, 2, 3]] * 50
     cases.append(AuditCase(
         "diffpart/issue-1-release-order", TransactionDB.from_lists(full + [[0]], 4), TransactionDB.from_lists(full, 4),
-        epsilon, _diffpart_run(u4, epsilon, fanout=4), _events(range(0, 4)),
+        epsilon, _diffpart_run(u4, epsilon, fanout=4), _events(range(4)),
         description="issue 8 defect 1: universe 1..4, fan-out 4, D = 50 x {1,2,3,4} + {1}, D' = 50 x {1,2,3,4}"))
 
     # Defect 9: C1 puts the leaf threshold at the smallest float above 2; a generated empty cell must
@@ -91,14 +91,14 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     except DPReleaseError as exc:
         skip = f"DiffPart rejects an empty record as invalid input ({type(exc).__name__}: {exc})"
     cases.append(AuditCase(
-        "diffpart/issue-10-empty-record", d10, d10p, epsilon, run10, _events(range(0, 8)), skip=skip,
+        "diffpart/issue-10-empty-record", d10, d10p, epsilon, run10, _events(range(8)), skip=skip,
         description="issue 8 defect 10: universe 1..4, fan-out 4, D = 5 x {1,2} + {3}, D' = D + {} (API)"))
 
     # A record touching every item, added where the root's sub-partition count sits at its threshold.
     u8 = Universe.from_range(1, 8)
     probe = TransactionDB.from_lists([[0]], 8)
     thr = _first_threshold(probe, u8, epsilon, fanout=4)
-    n_wide = max(1, int(math.floor(thr)))
+    n_wide = max(1, math.floor(thr))
     wide = [list(range(8))] * n_wide + [[0, 1]] * 3 + [[5]] * 2
     cases.append(AuditCase(
         "diffpart/wide-record-at-split-threshold", TransactionDB.from_lists(wide, 8),
@@ -109,7 +109,7 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
 
     # A leaf count at the leaf threshold.
     leaf_thr = _first_threshold(TransactionDB.from_lists([[0]], 4), u4, epsilon, fanout=4)
-    n_leaf = max(1, int(math.floor(leaf_thr)))
+    n_leaf = max(1, math.floor(leaf_thr))
     base = [[0, 1]] * n_leaf + [[2]] * 3
     cases.append(AuditCase(
         "diffpart/leaf-count-at-threshold", TransactionDB.from_lists(base, 4),
@@ -123,7 +123,7 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     deep = [[0]] * 30 + [[2]] * 30
     cases.append(AuditCase(
         "diffpart/new-cell-two-levels", TransactionDB.from_lists(deep, 4), TransactionDB.from_lists(deep + [[3]], 4),
-        epsilon, _diffpart_run(u4, epsilon, fanout=2), _events(range(0, 4)),
+        epsilon, _diffpart_run(u4, epsilon, fanout=2), _events(range(4)),
         description="universe 1..4, fan-out 2; D = 30 x {1} + 30 x {3}; D' adds {4}, a cell D leaves empty"))
     return cases
 
@@ -142,9 +142,9 @@ def _basic_cases(epsilon: float) -> list[AuditCase]:
     base = [[0]] * 2 + [[0, 1]] * 3 + [[2, 3, 4]]
     return [
         AuditCase("basic/wide-record", TransactionDB.from_lists(base, 5),
-                  TransactionDB.from_lists(base + [[0, 1, 2, 3, 4]], 5), epsilon, run, _events(range(0, 5)),
+                  TransactionDB.from_lists(base + [[0, 1, 2, 3, 4]], 5), epsilon, run, _events(range(5)),
                   description="universe 1..5; D = 2 x {1} + 3 x {1,2} + {3,4,5}; D' adds {1,2,3,4,5}"),
         AuditCase("basic/existing-cell", TransactionDB.from_lists(base, 5),
-                  TransactionDB.from_lists(base + [[0, 1]], 5), epsilon, run, _events(range(0, 6)),
+                  TransactionDB.from_lists(base + [[0, 1]], 5), epsilon, run, _events(range(6)),
                   description="universe 1..5; the same D; D' adds {1,2} (its count 3 -> 4)"),
     ]

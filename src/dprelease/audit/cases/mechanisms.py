@@ -14,7 +14,7 @@ get_lambda.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -329,7 +329,7 @@ def get_lambda_cases(epsilon: float, fn: Callable | None = None) -> list[AuditCa
     cache: dict[int, tuple[np.ndarray, int, int]] = {}
 
     def make_run(k: int):
-        k1 = int(math.ceil(k * 1.2 - 1e-9))
+        k1 = math.ceil(k * 1.2 - 1e-9)
 
         def run(db, noise):
             key = id(db)

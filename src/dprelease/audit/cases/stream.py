@@ -101,12 +101,12 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     b2 = [[2]] * 5 + [[0, 1]]
     d_batches = [b0, b1 + [[0]], b2]  # D has {1} in batch 1; D' does not
     dp_batches = [b0, b1, b2]
-    params = dict(fanout=4, c1=0.5, c2=0.5, new_cells="every-visit")
+    params = {"fanout": 4, "c1": 0.5, "c2": 0.5, "new_cells": "every-visit"}
     name = "stream/sqlite-record-in-batch-1"
     d_paths = _write_batches(name + "-D", d_batches)
     dp_paths = _write_batches(name + "-Dprime", dp_batches)
 
-    def run_sqlite(paths: list[str], noise) -> list[tuple[str, str, list[tuple], list[tuple]]]:
+    def run_sqlite(paths: list[str], noise) -> list[tuple]:
         # The state file's seeded mode draws each append's noise from a per-append seed; the seed comes
         # from the run's noise source, so runs stay independent.
         seed = int(noise.integers(2**62, 1)[0])
@@ -116,18 +116,20 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
             out = []
             for j, batch in enumerate(paths):
                 rel = Path(tmp) / f"release{j}.dat"
-                append_batch(state, batch, rel)
+                info = append_batch(state, batch, rel)  # what the CLI prints comes from this
+                info = {k: v for k, v in info.items() if k not in ("release", "manifest")}  # paths: per run
                 nodes, counts = _state_rows(state)
-                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts))
+                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts, info))
             return out
 
     def sqlite_events(out) -> list[str]:
         import json
 
         evs: list[str] = []
-        for j, (body, manifest, nodes, counts) in enumerate(out):
+        for j, (body, manifest, nodes, counts, info) in enumerate(out):
             p = f"a{j}: "
-            evs += written_release_events(body, grid=range(0, 4), prefix=p)
+            evs.append(p + "append_batch returned " + json.dumps(info, sort_keys=True))
+            evs += written_release_events(body, grid=range(4), prefix=p)
             evs += manifest_events(json.loads(manifest), prefix=p)
             evs += _state_events(nodes, counts, p)
         return evs
@@ -137,6 +139,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     cases.append(AuditCase(
         name, d_paths, dp_paths, epsilon, run_sqlite, sqlite_events,
         description=f"SQLite state (init_state/append_batch), {where}; events after every append: file, manifest, "
+                    "what append_batch returns (the CLI prints it), "
                     "node and count tables"))
 
     # --- the same pair in memory (fast: the power check of the state's node order uses it) -------------
@@ -167,7 +170,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     cases.append(AuditCase(
         "stream/tree-record-in-batch-1", [TransactionDB.from_lists(b, 4) for b in d_batches],
         [TransactionDB.from_lists(b, 4) for b in dp_batches], epsilon,
-        lambda batches, noise: run_tree_with(batches, noise, **params), tree_events(range(0, 4)),
+        lambda batches, noise: run_tree_with(batches, noise, **params), tree_events(range(4)),
         description=f"TBPTree in memory, {where}; events: release and node list after every append"))
 
     # --- in memory (TBPTree), two levels (fan-out 2), a wide record in the initial dataset ----------------
@@ -178,7 +181,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     dmp = [TransactionDB.from_lists(b, 4) for b in (m0, m1, m2)]
     cases.append(AuditCase(
         "stream/tree-wide-record-in-initial-batch", dm, dmp, epsilon,
-        lambda batches, noise: run_tree_with(batches, noise, fanout=2, c1=1.5, c2=1.5), tree_events(range(0, 14)),
+        lambda batches, noise: run_tree_with(batches, noise, fanout=2, c1=1.5, c2=1.5), tree_events(range(14)),
         description=f"TBPTree in memory, universe 1..4, fan-out 2, C1 = C2 = 1.5, U = {_UPDATES}, total {total:g}; "
                     "D has {1,2,3,4} in the initial dataset; events: release and node list after every append"))
     return cases

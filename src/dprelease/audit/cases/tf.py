@@ -49,9 +49,9 @@ def _tf_cases(epsilon: float) -> list[AuditCase]:
 
     n_cand = candidate_space_size(_ITEMS, _M)
     gamma = tf_gamma_count(_K, epsilon, n_cand)
-    c_top = int(math.ceil(gamma)) + 10  # c_k = c_top > gamma*N: the truncation is active
+    c_top = math.ceil(gamma) + 10  # c_k = c_top > gamma*N: the truncation is active
     floor = c_top - gamma
-    min_count = int(math.floor(floor)) + 1  # enumerated iff count >= min_count
+    min_count = math.floor(floor) + 1  # enumerated iff count >= min_count
     below = max(1, min_count - 1)
     base = [[0, 1]] * c_top + [[2]] * below + [[3, 4]] * 3 + [[5]]
     u = Universe.from_range(1, _ITEMS)

@@ -1,0 +1,519 @@
+"""``dprelease rps``, ``mondrian``, ``degrees``, ``evaluate ranges|degrees``, ``experiment rps|rps-classification``.
+
+pandas, pyarrow, scipy and networkx are imported inside the handlers, so that ``dprelease --help`` and the
+set-valued commands start without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import ParameterError
+from .common import (
+    add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    prepare_output, print_json, release_cost, say, seed_arg, timed,
+)
+
+__all__ = ["register", "register_evaluate", "register_experiment"]
+
+# == dprelease.relational.rps / dprelease.graphs constants (checked in tests/test_rps_cli.py)
+DEFAULT_DEPTH = 10
+DEFAULT_SPLIT_SHARE = 0.3
+PARTITIONINGS = ("balanced", "fixed")
+CLASS_SPLITS = ("first", "last")
+DEFAULT_CLASS_SPLIT = "last"
+DEGREE_METHODS = ("rps", "hay", "cumulative")
+DEGREE_SUMMARIES = ("counts", "cumulative")
+GRAPH_MODELS = ("configuration", "havel-hakimi")
+ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not (0.0 <= value < 1.0):
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def table_writer(table, output: str | Path):
+    """A body writer for write_with_manifest: the pyarrow table as CSV, or Parquet for .parquet/.pq."""
+
+    def write(fh) -> None:
+        import pyarrow as pa
+
+        if Path(output).suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, fh)
+        else:
+            import pyarrow.csv as pacsv
+
+            plain = pa.table({n: (c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c)
+                              for n, c in zip(table.column_names, table.columns)})
+            pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
+
+    return write
+
+
+def _table_inputs(args: argparse.Namespace) -> list[str]:
+    table = Path(args.table)
+    inputs = [str(table), args.schema]
+    if table.is_dir():
+        inputs += [str(table / n) for n in ("adult.data", "adult.test")]
+    return inputs
+
+
+def _verified(path: str) -> dict:
+    """The manifest of a release read for evaluation: the pair must match (``release.read_manifest``).
+
+    A file another release lists under ``other_files`` (DiffGen's ``--records`` form) is checked through that
+    release's manifest."""
+    from ..errors import InputError
+    from ..release import manifest_path, read_manifest
+
+    p = Path(path)
+    if manifest_path(p).exists():
+        return read_manifest(p)
+    for mp in sorted(p.parent.glob("*.manifest.json")):
+        try:
+            m = json.loads(mp.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(m, dict) and p.name in dict(m.get("other_files") or {}):
+            return read_manifest(mp.with_name(mp.name[: -len(".manifest.json")]))
+    raise InputError(f"{p}: no manifest beside it (nor one listing it); a release is read together with the "
+                     f"manifest dprelease wrote for it")
+
+
+def _report(paths) -> None:
+    print(f"release: {paths[0]}")
+    print(f"manifest: {paths[1]}")
+
+
+# -- rps ------------------------------------------------------------------------------------------------
+def _rps_checks(args: argparse.Namespace):
+    """The public checks of ``rps`` (parameters, output, work bound), also run before a ledger reservation;
+    returns the schema."""
+    from .. import limits
+    from ..data.table import load_schema
+    from ..relational.rps import table_domain, validate_parameters, work_estimate
+
+    validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
+    prepare_output(args, args.output, inputs=_table_inputs(args))
+    schema = load_schema(args.schema)
+    domain = table_domain(schema)
+    records, memory = work_estimate(domain.n_dims, domain.cells(), args.epsilon, args.depth, args.split_share,
+                                    args.partitioning, args.stop_threshold)
+    limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
+                 why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
+    return schema
+
+
+def _run_rps(args: argparse.Namespace) -> int:
+    from ..data.table import read_table
+    from ..relational.rps import rps
+    from ..release import build_manifest, write_with_manifest
+
+    schema = _rps_checks(args)
+    with timed(args, "read"):
+        table = read_table(args.table, schema)
+    noise = noise_from_args(args)
+    with timed(args, "rps"):
+        release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
+                      partitioning=args.partitioning, stop_threshold=args.stop_threshold,
+                      consistency=args.consistency, class_split=args.class_split)
+    facts = release.facts()
+    manifest = build_manifest(
+        "rps", epsilon=args.epsilon, parameters=release.manifest["parameters"], noise=noise,
+        accountant=release.accountant, domain=schema.describe(), release=facts,
+        budget_split=release.manifest["budget_split"],
+        notes=["Qardaji and Li, Recursive partitioning and summarization, ASIACCS 2012 (readings: docs/rps.md)",
+               "leaf counts: discrete Laplace; max(0, count) records per leaf, each value uniform in the leaf "
+               "(post-processing)"])
+    with timed(args, "write"):
+        paths = write_with_manifest(args.output, table_writer(release.arrow(), args.output), manifest, mode="wb")
+    _report(paths)
+    return 0
+
+
+def _run_mondrian(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..data.table import load_schema, read_table
+    from ..relational.mondrian import expand, mondrian
+    from ..release import build_manifest, write_with_manifest
+
+    prepare_output(args, args.output, inputs=_table_inputs(args))
+    schema = load_schema(args.schema)
+    table = read_table(args.table, schema)
+    print("warning: Mondrian publishes a k-anonymous table built from EXACT data: it is NOT differentially private",
+          file=sys.stderr)
+    noise = noise_from_args(args)
+    with timed(args, "mondrian"):
+        groups = mondrian(table, args.k)
+        seed = noise.integers(2**62, 2)
+        synth = expand(groups, np.random.Generator(np.random.PCG64([int(s) for s in seed])))
+    manifest = build_manifest(
+        "mondrian", epsilon=None, parameters=groups.manifest["parameters"], noise=noise, accountant=None,
+        domain=schema.describe(), release={"records": synth.n_records, "groups": groups.n_groups,
+                                           "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name]},
+        notes=["LeFevre, DeWitt and Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
+               "records keep their class; predictors drawn uniformly in their group's bounding box"],
+        privacy={"model": f"{args.k}-anonymity", "differentially_private": False,
+                 "warning": "exact group sizes and data-dependent cuts: NOT differential privacy"})
+    paths = write_with_manifest(args.output, table_writer(_arrow(schema, synth), args.output), manifest, mode="wb")
+    _report(paths)
+    return 0
+
+
+def _arrow(schema, table):
+    import numpy as np
+    import pyarrow as pa
+
+    cols: dict[str, object] = {}
+    for a, col in zip(schema.attributes, table.columns):
+        if a.kind == "categorical":
+            cols[a.name] = pa.DictionaryArray.from_arrays(col.astype(np.int32),
+                                                          pa.array(list(a.taxonomy.leaf_labels), pa.string()))
+        else:
+            cols[a.name] = pa.array(col.astype(np.int64), pa.int64()) if a.integer else pa.array(col, pa.float64())
+    cols[schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
+        table.y.astype(np.int32), pa.array(list(schema.class_attribute.values), pa.string()))
+    return pa.table(cols)
+
+
+# -- degrees --------------------------------------------------------------------------------------------
+def _degrees_checks(args: argparse.Namespace) -> None:
+    """The public checks of ``degrees`` (options, outputs, work bound), also run before a ledger reservation."""
+    from .. import limits
+    from ..graphs.degrees import check_theta, default_degree_depth
+    from ..relational.rps import work_estimate
+
+    theta = check_theta(args.theta)
+    if args.method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
+                                 or args.summarize):
+        raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to --method rps only")
+    prepare_output(args, args.output, inputs=[args.graph])
+    if args.graph_out:
+        prepare_output(args, args.graph_out, inputs=[args.graph, args.output], option="--graph-out")
+        if Path(args.graph_out).resolve() == Path(args.output).resolve():
+            raise ParameterError("--graph-out must differ from -o")
+    if args.method == "rps":
+        depth = default_degree_depth(theta) if args.depth is None else args.depth
+        records, memory = work_estimate(1, theta + 1, args.epsilon, depth, args.split_share,
+                                        args.partitioning or "balanced")
+        # empty degree ranges release noise at sensitivity 2 theta + 1: scale the per-leaf mean accordingly
+        limits.check(f"degrees --theta {theta}", records=records * (2 * theta + 1), memory=memory * (2 * theta + 1))
+
+
+def _run_degrees(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..data.graphs import read_edge_list
+    from ..graphs.degrees import release_degrees
+    from ..graphs.regenerate import regenerate_graph
+    from ..release import build_manifest, write_with_manifest
+
+    _degrees_checks(args)
+    with timed(args, "read"):
+        graph = read_edge_list(args.graph)
+    noise = noise_from_args(args)
+    with timed(args, f"degrees ({args.method})"):
+        rel = release_degrees(graph, args.theta, args.epsilon, method=args.method, noise=noise, depth=args.depth,
+                              split_share=args.split_share, partitioning=args.partitioning or "balanced",
+                              summarize=args.summarize or "counts")
+    params = {"theta": rel.theta, "method": rel.method, **rel.manifest.get("parameters", {}),
+              "projection": rel.manifest["projection"]}
+    facts = {"nodes": rel.n_nodes, "max_degree": int(rel.degrees.max(initial=0)),
+             "format": "one degree per line, sorted ascending",
+             **({"leaves": rel.manifest["leaves"]} if "leaves" in rel.manifest else {})}
+    budget = {**rel.manifest.get("budget_split", {}), "sensitivity": rel.manifest.get("sensitivity", {})}
+    notes = {"rps": "Qardaji and Li, ASIACCS 2012, on the degree domain [0, theta] (docs/rps.md)",
+             "hay": "Hay, Li, Miklau and Jensen, Accurate estimation of the degree distribution of private networks, "
+                    "ICDM 2009, at node-DP sensitivity",
+             "cumulative": "Day, Li and Lyu, Publishing graph degree distribution with node differential privacy, "
+                           "SIGMOD 2016 (theta-cumulative histogram)"}
+    manifest = build_manifest(f"degrees-{rel.method}", epsilon=args.epsilon, parameters=params, noise=noise,
+                              accountant=rel.accountant, domain={"source": "declared", "theta": rel.theta,
+                                                                 "neighbours": "node-DP: one node and all its edges"},
+                              release=facts, budget_split=budget, notes=[notes[rel.method]])
+    body = "".join(f"{int(d)}\n" for d in rel.degrees.tolist())
+    paths = write_with_manifest(args.output, lambda fh: fh.write(body), manifest)
+    _report(paths)
+    if args.graph_out:
+        seed = noise.integers(2**62, 2)
+        edges = regenerate_graph(rel.degrees, np.random.Generator(np.random.PCG64([int(s) for s in seed])),
+                                 args.graph_model)
+        gm = build_manifest(f"degrees-{rel.method}-graph", epsilon=args.epsilon,
+                            parameters={**params, "graph_model": args.graph_model}, noise=noise,
+                            accountant=rel.accountant, domain=manifest["domain"],
+                            release={"nodes": rel.n_nodes, "edges": int(edges.shape[0]),
+                                     "derived_from": Path(args.output).name,
+                                     "format": "one edge 'u v' per line, nodes 0..n-1 in the sorted degree order"},
+                            budget_split=budget, notes=[notes[rel.method], "graph regenerated from the released "
+                                                        "sequence (post-processing)"])
+        text = "".join(f"{u} {v}\n" for u, v in edges.tolist())
+        gpaths = write_with_manifest(args.graph_out, lambda fh: fh.write(text), gm)
+        print(f"graph: {gpaths[0]}")
+        print(f"graph manifest: {gpaths[1]}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rps", help="publish a synthetic table with RPS (epsilon-DP)",
+                       description="Recursive partitioning and summarization (Qardaji & Li, ASIACCS 2012): split the "
+                                   "domain at private medians (or midpoints), count every final region with noise, "
+                                   "and draw a synthetic table uniformly inside the regions.")
+    p.add_argument("table", metavar="TABLE", help="CSV (header row unless the schema lists 'columns') or Parquet; "
+                                                   "a directory holding adult.data/adult.test reads Adult")
+    p.add_argument("--schema", required=True, metavar="SCHEMA",
+                   help="YAML/JSON schema: attributes, taxonomies, public bounds, class (as for diffgen; required)")
+    add_epsilon(p)
+    add_output(p)
+    p.add_argument("--depth", "-H", type=_nonneg_int, default=DEFAULT_DEPTH, metavar="H",
+                   help=f"maximum depth h of the partition tree (default {DEFAULT_DEPTH}; at most 2^h regions)")
+    p.add_argument("--split-share", type=_share, default=None, metavar="A",
+                   help=f"share alpha of epsilon for partitioning, split evenly over the h levels (default "
+                        f"{DEFAULT_SPLIT_SHARE} for balanced, 0 for fixed); the rest goes to the leaf counts")
+    p.add_argument("--partitioning", choices=PARTITIONINGS, default="balanced",
+                   help="balanced: private medians by the exponential mechanism (default); fixed: midpoints, "
+                        "no budget")
+    p.add_argument("--stop-threshold", type=_finite, default=None, metavar="C",
+                   help="optional noisy-count stop: a region whose noisy size (paid from its level's budget) is "
+                        "below C becomes a leaf (default: off, stop at depth h or at a single cell)")
+    p.add_argument("--class-split", choices=CLASS_SPLITS, default=DEFAULT_CLASS_SPLIT,
+                   help="where the class is split: at the last level of every region, so each final box keeps "
+                        "its per-class counts (default, last), or at the root (first)")
+    p.add_argument("--consistency", action="store_true",
+                   help="also count every level and make the leaf counts consistent with them (constrained "
+                        "inference, Hay et al. VLDB 2010) before synthesizing (default: off)")
+    add_seed(p)
+    add_limits(p)
+    add_quiet(p)
+    add_ledger(p, release_cost(_table_inputs, checks=_rps_checks))
+    p.set_defaults(handler=_run_rps)
+
+    p = sub.add_parser("mondrian", help="Mondrian k-anonymity baseline (NOT differentially private)",
+                       description="Mondrian multidimensional k-anonymity (LeFevre et al., ICDE 2006), published as "
+                                   "a synthetic table: each record keeps its class and draws its predictors uniformly "
+                                   "in its group's bounding box. NOT differentially private.")
+    p.add_argument("table", metavar="TABLE", help="CSV or Parquet table, or the Adult directory")
+    p.add_argument("--schema", required=True, metavar="SCHEMA", help="YAML/JSON schema (as for diffgen; required)")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K",
+                   help="anonymity threshold k: every group holds at least k records (required)")
+    add_output(p)
+    p.add_argument("--seed", type=seed_arg, default=None, metavar="S",
+                   help="seed of the uniform expansion (default: random); recorded in the manifest")
+    add_quiet(p)
+    p.set_defaults(handler=_run_mondrian)
+
+    p = sub.add_parser("degrees", help="publish a graph's degree sequence under node-DP",
+                       description="Project the graph onto maximum degree theta (edge addition, Day et al. 2016), "
+                                   "then release its degree sequence under node differential privacy with RPS, "
+                                   "Hay et al.'s sorted sequence, or Day et al.'s theta-cumulative histogram.")
+    p.add_argument("graph", metavar="GRAPH", help="edge list: two integer node ids per line (SNAP format)")
+    add_epsilon(p)
+    p.add_argument("--theta", type=positive_int, required=True, metavar="T",
+                   help="public degree bound theta: the graph is projected onto max degree theta (higher degrees "
+                        "are cut, never refused; required)")
+    add_output(p)
+    p.add_argument("--method", choices=DEGREE_METHODS, default="rps",
+                   help="rps (default), hay (sorted sequence + isotonic regression) or cumulative (theta-cumulative "
+                        "histogram)")
+    p.add_argument("--depth", "-H", type=_nonneg_int, default=None, metavar="H",
+                   help="rps only: depth of the tree over [0, theta] (default ceil(log2(theta + 1)))")
+    p.add_argument("--split-share", type=_share, default=None, metavar="A",
+                   help=f"rps only: share of epsilon for the medians (default {DEFAULT_SPLIT_SHARE}, balanced)")
+    p.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
+                   help="rps only: balanced (default) or fixed")
+    p.add_argument("--summarize", choices=DEGREE_SUMMARIES, default=None,
+                   help="rps only: how the final degree ranges are counted: counts (default; a noisy count per "
+                        "range, sensitivity 2 theta + 1) or cumulative (improvement: noisy cumulative counts at the "
+                        "range ends, sensitivity theta + 1, made monotone)")
+    p.add_argument("--graph-out", metavar="EDGES", default=None,
+                   help="also write a graph regenerated from the released sequence (one edge per line) and its "
+                        "manifest (default: no graph)")
+    p.add_argument("--graph-model", choices=GRAPH_MODELS, default="configuration",
+                   help="model for --graph-out: configuration (default) or havel-hakimi")
+    add_seed(p)
+    add_limits(p)
+    add_quiet(p)
+    add_ledger(p, release_cost(lambda a: [a.graph], checks=_degrees_checks),
+               help_text="the graph's privacy-budget ledger (made by `dprelease ledger init`): this release's "
+                         "epsilon is reserved there before the graph is read, and refused when too little remains. "
+                         "Default: $DPRELEASE_LEDGER when set, else no ledger")
+    p.set_defaults(handler=_run_degrees)
+
+
+# -- evaluate -----------------------------------------------------------------------------------------------
+def _run_eval_ranges(args: argparse.Namespace) -> int:
+    from ..data.table import load_schema, read_table
+    from ..evaluation.ranges import evaluate_ranges, make_range_workload, read_released, table_data
+    from ..relational.rps import table_domain
+
+    _verified(args.released)
+    schema = load_schema(args.schema)
+    raw = table_data(read_table(args.raw, schema))
+    released = read_released(args.released, schema)
+    workload = make_range_workload(table_domain(schema), args.queries, seed=args.seed)
+    result = evaluate_ranges(raw, released, workload)
+    print_json(result) if args.json else print(json.dumps(result, indent=2))
+    return 0
+
+
+def _run_eval_degrees(args: argparse.Namespace) -> int:
+    from ..data.graphs import read_degree_file, read_edge_list
+    from ..evaluation.degrees import degree_metrics
+
+    _verified(args.released)
+    true = read_edge_list(args.graph).degrees()
+    released = read_degree_file(args.released)
+    result = degree_metrics(true, released)
+    print_json(result) if args.json else print(json.dumps(result, indent=2))
+    return 0
+
+
+def register_evaluate(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser("ranges", help="relative error of random range-count queries on a released table",
+                         description="Random range-count queries over the schema's public domain (1..min(D, 8) "
+                                     "constrained attributes); relative error with the sanity bound 0.1% of |RAW|. "
+                                     "RELEASED may hold generalized values (taxonomy nodes, [lo-hi) intervals) and a "
+                                     "count column (spread uniformly).")
+    p.add_argument("raw", metavar="RAW", help="the raw table (CSV/Parquet, or the Adult directory)")
+    p.add_argument("released", metavar="RELEASED", help="the released table (CSV or Parquet)")
+    p.add_argument("--schema", required=True, metavar="SCHEMA", help="the schema both tables follow (required)")
+    p.add_argument("--queries", type=positive_int, default=10_000, metavar="N",
+                   help="number of queries (default 10000), split evenly by number of constrained attributes")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the random workload (default 0)")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    add_quiet(p)
+    p.set_defaults(handler=_run_eval_ranges)
+
+    p = kinds.add_parser("degrees", help="KS, L1 and EMD of a released degree sequence against the graph",
+                         description="Compare a released degree sequence (one degree per line) with the true degrees "
+                                     "of GRAPH: Kolmogorov-Smirnov and L1 distances of the normalised histograms, and "
+                                     "the Earth Mover's distance of the sequences.")
+    p.add_argument("graph", metavar="GRAPH", help="the raw edge list")
+    p.add_argument("released", metavar="RELEASED", help="released degree sequence, one degree per line")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    add_quiet(p)
+    p.set_defaults(handler=_run_eval_degrees)
+
+
+# -- experiments ----------------------------------------------------------------------------------------------
+def _run_rps_classification(args: argparse.Namespace) -> int:
+    from ..data.table import load_schema, read_table
+    from ..experiments import rps as exp
+
+    schema = load_schema(args.schema)
+    table = read_table(args.data, schema)
+    with timed(args, "experiment"):
+        rows = exp.classification_runs(table, epsilons=args.epsilon, depths=args.depth, runs=args.runs,
+                                       seed=args.seed, partitionings=[args.partitioning],
+                                       split_share=args.split_share, mondrian_ks=args.mondrian or [], jobs=args.jobs)
+    summary = exp.summarize_classification(rows)
+    main = [s for s in summary if str(s["method"]).startswith("rps")]
+    if args.json and len(main) == 1:
+        s = main[0]
+        print_json({"baseline_accuracy": s["baseline_accuracy"], "accuracy": s["accuracy"],
+                    "lower_bound_accuracy": s["lower_bound_accuracy"], "runs": s["runs"], "stdev": s["stdev"],
+                    **({"others": [o for o in summary if o is not s]} if len(summary) > 1 else {})})
+    elif args.json:
+        print_json(summary)
+    else:
+        for s in summary:
+            print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()}))
+    return 0
+
+
+def _run_rps_experiments(args: argparse.Namespace) -> int:
+    from ..experiments import rps as exp
+
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    bad = [p for p in parts if p not in ("e1", "e2", "e3")]
+    if bad:
+        raise ParameterError(f"--parts: unknown part(s) {bad} (choose from e1, e2, e3)")
+    out = Path(args.out)
+    names = {"e1": ["e1_range_counts.csv", "e1_range_counts.png"],
+             "e2": ["e2_classification_runs.csv", "e2_classification_summary.csv", "e2_classification.png",
+                    "e2_range_counts.csv"],
+             "e3": ["e3_degrees.csv", "e3_degrees.png"]}
+    for part in parts:  # experiments replace their own files in --out, never an input
+        for name in names[part]:
+            prepare_output(args, out / name, inputs=[args.adult, args.graphs], option="--out",
+                           may_replace=lambda _p: True)
+    cfg = exp.ExperimentConfig(out=out, adult=Path(args.adult), graphs=Path(args.graphs), runs=args.runs,
+                               seed=args.seed, quick=args.quick, jobs=args.jobs)
+    for part in parts:
+        with timed(args, part):
+            written = {"e1": exp.run_e1, "e2": exp.run_e2, "e3": exp.run_e3}[part](cfg, log=lambda m: say(args, m))
+        for path in written:
+            print(path)
+    return 0
+
+
+def register_experiment(kinds: argparse._SubParsersAction) -> None:
+    p = kinds.add_parser("rps-classification", help="RPS on Adult: BA/CA/LA as DiffGen's section 5 protocol",
+                         description="Random 2/3-1/3 splits; RPS on the train split; the DiffGen classifier trained on "
+                                     "the synthetic table and scored on the raw test split; BA and LA as for diffgen.")
+    p.add_argument("--data", required=True, metavar="DIR", help="the Adult directory (adult.data + adult.test) or a table (required)")
+    p.add_argument("--schema", default=str(ADULT_SCHEMA), help="table schema (default: examples/adult-schema.yaml)")
+    p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E",
+                   help="privacy budget(s) epsilon (required)")
+    p.add_argument("--depth", "-H", type=_nonneg_int, nargs="+", required=True, metavar="H", help="tree depth(s) h (required)")
+    p.add_argument("--runs", type=positive_int, default=10, help="number of random splits (default 10)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the splits and the seeded noise (default 0)")
+    p.add_argument("--partitioning", choices=PARTITIONINGS, default="balanced", help="balanced (default) or fixed")
+    p.add_argument("--split-share", type=_share, default=None, metavar="A",
+                   help=f"partitioning share alpha (default {DEFAULT_SPLIT_SHARE} balanced, 0 fixed)")
+    p.add_argument("--mondrian", type=positive_int, nargs="*", default=None, metavar="K",
+                   help="also run Mondrian (NOT DP) with these k on the same splits (default: none)")
+    p.add_argument("--jobs", type=positive_int, default=1, help="worker processes over runs (default 1)")
+    p.add_argument("--json", action="store_true",
+                   help="print {baseline_accuracy, accuracy, lower_bound_accuracy, runs, stdev} (one setting)")
+    add_quiet(p)
+    p.set_defaults(handler=_run_rps_classification)
+
+    p = kinds.add_parser("rps", help="RPS experiments E1-E3 (synthetic, Adult, degrees): CSV + PNG",
+                         description="E1: range-count error on synthetic d-dimensional data (balanced vs fixed vs a "
+                                     "flat histogram); E2: Adult classification and range counts against Mondrian and "
+                                     "DiffGen; E3: degree sequences of three graphs against Hay and theta-cumulative.")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder for the CSV and PNG files (required)")
+    p.add_argument("--parts", default="e1,e2,e3", help="comma-separated parts to run (default e1,e2,e3)")
+    p.add_argument("--adult", default="../shared/datasets/adult", help="Adult directory (default ../shared/datasets/adult)")
+    p.add_argument("--graphs", default="../shared/datasets/graphs",
+                   help="folder with ca-grqc.txt, ca-hepth.txt, facebook.txt (default ../shared/datasets/graphs)")
+    p.add_argument("--runs", type=positive_int, default=None,
+                   help="runs per setting (default: 2 for E1, 5 for E2, 20 for E3)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="base seed (experiment mode; default 0)")
+    p.add_argument("--quick", action="store_true", help="a small grid (smoke test), not the full reproduction")
+    p.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
+    add_quiet(p)
+    p.set_defaults(handler=_run_rps_experiments)
+

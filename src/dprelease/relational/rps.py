@@ -1,0 +1,725 @@
+"""RPS: Recursive Partitioning and Summarization (Qardaji & Li, ASIACCS 2012, section 3).
+
+Tuples are points of a multi-dimensional public domain. RPS recursively splits the region holding the data in
+two (section 3.1: partition), stops (stop) and summarizes every final region by a noisy count (summarize); the
+synthetic dataset draws ``max(0, count)`` points uniformly inside each final region. The text stops at its
+Algorithm 1; the readings of issue 10 fill it in (docs/rps.md, "Readings"):
+
+* **Regions and splits.** A region is a box: per dimension a range ``[lo, hi)`` of an integer lattice
+  (categorical leaf codes in the taxonomy's depth-first order, integer attributes, class codes) or of the reals.
+  The split dimension is chosen without the data: round-robin by depth (depth l starts at dimension
+  ``l mod D``) over the dimensions whose range still holds more than one value. Binary split at a pivot x:
+  ``t.A < x`` left, ``t.A >= x`` right. A table's class is split at the last level (so each final
+  predictor box carries per-class counts), or first (``class_split``).
+* **Balanced partitioning** picks x with the exponential-mechanism median of :mod:`dprelease.privacy.median`;
+  **fixed partitioning** takes the midpoint and spends nothing (alpha = 0).
+* **Budget** (per record, i.e. per root-to-leaf chain)::
+
+      eps_level = alpha * eps / h                 every level's pivots (regions of a level are disjoint: parallel)
+      leaf count = (1 - alpha) * eps + eps_level * (levels the region did not use)     discrete Laplace, Delta = 1
+
+  so every chain sums to exactly eps (the accountant checks each spend; ``remaining_budget`` rounds the last
+  share down so the float sum never passes eps). With the optional noisy-count stop, a region spends half of
+  its level's budget (all of it under fixed partitioning) on a noisy size first, and stops when it is below
+  the threshold; what it did not use goes to its leaf count.
+* **Stop**: depth h, a region that is a single cell, or (optionally) the noisy-count stop.
+
+Composition ``"records"`` (a table; neighbours differ in one record) charges per level on disjoint regions and
+lets a region that stopped early keep its unused level budget. Composition ``"nodes"`` (a degree sequence under
+node-DP, :mod:`dprelease.graphs.degrees`) cannot use parallel composition across regions, since one node moves
+several regions; there every level is one charge over all regions with the caller's joint sensitivity and every
+leaf gets the same budget.
+
+The per-level data work is :class:`NumpyEngine` (one grouped count per level and one routing pass): a later
+Spark engine implements the same :class:`RecordEngine` protocol.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..data.table import EncodedTable, TableSchema
+from ..errors import ParameterError
+from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
+from ..privacy.accountant import BudgetScope
+from ..privacy.median import check_sensitivity, median_intervals, private_medians
+from ..release import records_run_start
+
+__all__ = ["PointDomain", "GroupCounts", "RecordEngine", "NumpyEngine", "Partition", "RPSRelease",
+           "remaining_budget", "choose_dimensions", "rps_partition", "rps", "table_domain", "table_points",
+           "synthesize", "validate_parameters", "work_estimate", "check_release_size", "consistent_leaf_counts", "flat_histogram", "DEFAULT_DEPTH", "DEFAULT_SPLIT_SHARE", "PARTITIONINGS"]
+
+DEFAULT_DEPTH = 10
+DEFAULT_SPLIT_SHARE = 0.3
+CLASS_SPLITS = ("first", "last")
+DEFAULT_CLASS_SPLIT = "last"
+PARTITIONINGS = ("balanced", "fixed")
+COMPOSITIONS = ("records", "nodes")
+
+
+@dataclass(frozen=True, eq=False)
+class PointDomain:
+    """The public domain: dimension names and per dimension ``[lo, hi)`` and whether it is an integer lattice."""
+
+    names: tuple[str, ...]
+    lo: np.ndarray
+    hi: np.ndarray
+    integer: np.ndarray
+
+    @property
+    def n_dims(self) -> int:
+        return len(self.names)
+
+    def cells(self) -> float:
+        """Number of lattice cells (inf when a dimension is real)."""
+        if not self.integer.all():
+            return math.inf
+        return float(np.prod(self.hi - self.lo, dtype=np.float64))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupCounts:
+    """``count[i]`` records of region ``region[i]`` hold ``value[i]`` on that region's split dimension.
+
+    Sorted by (region, value): SELECT region, value, COUNT(*) ... GROUP BY region, value ORDER BY region, value.
+    """
+
+    region: np.ndarray
+    value: np.ndarray
+    count: np.ndarray
+
+
+class RecordEngine(Protocol):
+    """The record-level work of one RPS run (a NumPy implementation here; a Spark one can follow)."""
+
+    def sizes(self, n_regions: int) -> np.ndarray:
+        """Records per region of the current level (exact; only ever passed to a mechanism)."""
+        ...
+
+    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
+        """The level's one grouped count: per region r, the distinct values of dimension ``region_dim[r]``
+        among its records with their counts (regions with ``region_dim < 0`` are skipped)."""
+        ...
+
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        """Move every record to its child region: ``child_base[r] + (value >= pivots[r])``; records of regions
+        with ``child_base < 0`` (leaves) leave the engine."""
+        ...
+
+
+class NumpyEngine:
+    """:class:`RecordEngine` over in-memory columns: per level, one gather of the split values, one grouped
+    count (a bincount when the keys are dense, else one sort of int64 keys) and one routing pass.
+
+    Lattice dimensions are held as int32 offsets from the domain's lower end (one conversion at the start)."""
+
+    def __init__(self, columns: Sequence[np.ndarray], domain: PointDomain):
+        self.domain = domain
+        self.columns: list[np.ndarray] = []
+        for j, c in enumerate(columns):
+            c = np.asarray(c)
+            if domain.integer[j] and domain.hi[j] - domain.lo[j] < 2**31:
+                self.columns.append((c - domain.lo[j]).astype(np.int32))
+            else:
+                self.columns.append(c.astype(np.float64, copy=False) - (domain.lo[j] if domain.integer[j] else 0.0))
+        n = int(self.columns[0].size) if self.columns else 0
+        self.rec = np.arange(n, dtype=np.int64)
+        self.reg = np.zeros(n, dtype=np.int32)
+        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (region_dim, record dims, values)
+
+    def sizes(self, n_regions: int) -> np.ndarray:
+        return np.bincount(self.reg, minlength=n_regions).astype(np.int64)
+
+    def _offset(self, j: int) -> float:
+        return float(self.domain.lo[j]) if self.domain.integer[j] else 0.0
+
+    def _level(self, region_dim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per active record: the dimension its region splits (-1: none) and its value there (offset for lattices)."""
+        if self._cache is not None and self._cache[0] is region_dim:
+            return self._cache[1], self._cache[2]
+        dims = region_dim[self.reg]
+        present = np.unique(region_dim[region_dim >= 0]).tolist()
+        if len(present) == 1 and bool((dims == present[0]).all()):
+            col = self.columns[present[0]]
+            values = col if self.rec.size == col.size else col[self.rec]
+        else:
+            wide = any(self.columns[j].dtype != np.int32 for j in present)
+            values = np.zeros(self.rec.size, dtype=np.float64 if wide else np.int32)
+            for j in present:
+                m = dims == j
+                values[m] = self.columns[j][self.rec[m]]
+        self._cache = (region_dim, dims, values)
+        return dims, values
+
+    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
+        dims, values = self._level(region_dim)
+        present = np.unique(region_dim[region_dim >= 0]).tolist()
+        parts = []
+        for j in present:
+            m = dims == j
+            everyone = bool(m.all())
+            reg = self.reg if everyone else self.reg[m]
+            v = values if everyone else values[m]
+            lattice = self.columns[j].dtype == np.int32
+            span = float(self.domain.hi[j] - self.domain.lo[j]) if self.domain.integer[j] else 0.0
+            r, val, cnt = _group(reg, v, span, lattice, region_dim.size)
+            parts.append((r, val + self._offset(j), cnt))
+        if not parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return GroupCounts(empty, np.zeros(0), empty)
+        region = np.concatenate([p[0] for p in parts])
+        value = np.concatenate([p[1] for p in parts])
+        count = np.concatenate([p[2] for p in parts])
+        if len(parts) > 1:
+            order = np.lexsort((value, region))
+            region, value, count = region[order], value[order], count[order]
+        return GroupCounts(region, value, count)
+
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        dims, values = self._level(region_dim)
+        # pivots in the engine's units: lattice values are offsets from the domain's lower end
+        d = np.maximum(region_dim, 0)
+        local = pivots - np.where(region_dim >= 0, self.domain.lo[d] * self.domain.integer[d], 0.0)
+        local = local.astype(np.int32) if values.dtype == np.int32 else local
+        base = child_base.astype(np.int32)[self.reg]
+        keep = None if (child_base >= 0).all() else base >= 0
+        new_reg = base + (values >= local[self.reg])
+        if keep is None:
+            self.reg = new_reg.astype(np.int32, copy=False)
+        else:
+            self.rec, self.reg = self.rec[keep], new_reg[keep].astype(np.int32, copy=False)
+        self._cache = None
+
+
+def _group(reg: np.ndarray, v: np.ndarray, span: float, lattice: bool, n_regions: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (region, value) pairs with counts, sorted; lattice keys by bincount or one int64 sort.
+
+    ``v`` holds lattice offsets in [0, span) (int32) or real values."""
+    if reg.size == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, np.zeros(0), e
+    if lattice:
+        width = int(span)
+        key = reg.astype(np.int64) * width + v.astype(np.int64, copy=False)
+        n_keys = n_regions * width
+        if n_keys <= max(4 * reg.size, 1 << 20):
+            counts = np.bincount(key, minlength=n_keys)
+            uniq = np.flatnonzero(counts)
+            cnt = counts[uniq]
+        else:
+            key = np.sort(key)
+            first = np.ones(key.size, dtype=bool)
+            first[1:] = key[1:] != key[:-1]
+            starts = np.flatnonzero(first)
+            uniq = key[starts]
+            cnt = np.diff(np.append(starts, key.size))
+        return uniq // width, (uniq % width).astype(np.float64), cnt.astype(np.int64)
+    order = np.lexsort((v, reg))
+    r, vv = reg[order], v[order]
+    first = np.ones(r.size, dtype=bool)
+    first[1:] = (r[1:] != r[:-1]) | (vv[1:] != vv[:-1])
+    starts = np.flatnonzero(first)
+    return r[starts].astype(np.int64), vv[starts].astype(np.float64), np.diff(np.append(starts, r.size)).astype(np.int64)
+
+
+def remaining_budget(total: float, scope: BudgetScope) -> float:
+    """The largest float e with (what the chain spent) + e <= total, exactly (so a last share never overshoots)."""
+    rest = Fraction(total) - Fraction(scope.chain_spent)
+    value = float(rest)
+    if Fraction(value) > rest:
+        value = math.nextafter(value, 0.0)
+    return value
+
+
+def choose_dimensions(depth: int, lo: np.ndarray, hi: np.ndarray, integer: np.ndarray,
+                      last_dim: int | None = None, max_depth: int | None = None) -> np.ndarray:
+    """Round-robin by depth over the dimensions that can still be split (data-independent); -1 = single cell.
+
+    With ``last_dim``, that dimension is split only at depth ``max_depth - 1`` (where it goes first) and the
+    round-robin runs over the others; a region where it cannot be split falls back to the round-robin.
+    """
+    n_dims = lo.shape[1]
+    splittable = np.where(integer[None, :], (hi - lo) >= 2, hi > lo)
+    pool = np.arange(n_dims)
+    if last_dim is not None:
+        pool = pool[pool != last_dim]
+    dims = np.full(lo.shape[0], -1, dtype=np.int64)
+    if pool.size:
+        start = depth % pool.size
+        order = np.roll(pool, -start)
+        ok = splittable[:, order]
+        first = np.argmax(ok, axis=1)
+        dims = np.where(ok.any(axis=1), order[first], -1)
+    if last_dim is not None:
+        at_last = max_depth is not None and depth == max_depth - 1
+        can = splittable[:, last_dim]
+        dims = np.where(can & (at_last | (dims < 0)), last_dim, dims)
+    return dims.astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """The leaves of one RPS run: boxes ``lo[i], hi[i]`` (canonical order: by lower corner), their noisy
+    counts (int64, may be negative), depth, the epsilon of their count and their index among the regions of
+    their depth; the accountant, a level trace and (``keep_inner``) every level's noisy sizes and splits."""
+
+    domain: PointDomain
+    lo: np.ndarray
+    hi: np.ndarray
+    counts: np.ndarray
+    depth: np.ndarray
+    count_epsilon: np.ndarray
+    region_index: np.ndarray
+    accountant: BudgetAccountant
+    trace: list = field(default_factory=list, repr=False)
+    inner: list = field(default_factory=list, repr=False)  # per level: {"noisy", "epsilon", "split"}
+    scope: BudgetScope | None = field(default=None, repr=False)  # count_leaves=False: where the summary is charged
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.counts.size)
+
+
+def validate_parameters(epsilon: float, depth: int, split_share: float | None, partitioning: str,
+              stop_threshold: float | None) -> tuple[float, int, float]:
+    """Check RPS's options (before any data is read); returns (epsilon, depth, split share alpha)."""
+    eps = check_epsilon(epsilon)
+    if isinstance(depth, bool) or int(depth) != depth or int(depth) < 0:
+        raise ParameterError(f"--depth must be a whole number >= 0, got {depth!r}")
+    if partitioning not in PARTITIONINGS:
+        raise ParameterError(f"--partitioning must be one of {PARTITIONINGS}, got {partitioning!r}")
+    needs_budget = (partitioning == "balanced" or stop_threshold is not None) and int(depth) > 0
+    alpha = (DEFAULT_SPLIT_SHARE if needs_budget else 0.0) if split_share is None else float(split_share)
+    if not math.isfinite(alpha) or not (0.0 <= alpha < 1.0):
+        raise ParameterError(f"--split-share must be a number in [0, 1), got {split_share!r}")
+    if needs_budget and alpha == 0.0:
+        raise ParameterError("--split-share must be > 0 for balanced partitioning or a noisy-count stop "
+                             "(the medians and stop counts are paid from it)")
+    if not needs_budget and alpha != 0.0:
+        raise ParameterError("--split-share has no use with --partitioning fixed (midpoints cost no budget) "
+                             "unless a noisy-count stop is asked for")
+    if stop_threshold is not None and not math.isfinite(float(stop_threshold)):
+        raise ParameterError(f"--stop-threshold must be a finite number, got {stop_threshold!r}")
+    return eps, int(depth), alpha
+
+
+def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: float, *, noise: NoiseSource,
+                  depth: int = DEFAULT_DEPTH, split_share: float | None = None, partitioning: str = "balanced",
+                  stop_threshold: float | None = None, composition: str = "records", sensitivity: float = 1.0,
+                  keep_inner: bool = False, engine: RecordEngine | None = None,
+                  last_dim: int | None = None, count_leaves: bool = True) -> Partition:
+    """Partition (balanced: EM medians; fixed: midpoints), stop, and summarize every leaf with a noisy count.
+
+    ``columns[j]`` holds every record's value in dimension j (inside ``domain``). ``sensitivity`` is the L1
+    sensitivity of a level's sizes/counts and of a level's summed median qualities under the neighbouring
+    relation: 1 for records (``composition="records"``), the caller's bound for ``"nodes"``.
+    ``keep_inner`` also releases every inner level's region sizes (for constrained inference), each level with
+    (1 - alpha) eps / (h + 1) of the count share. ``last_dim`` is split at the last level only
+    (:func:`choose_dimensions`). ``count_leaves=False`` (``"nodes"`` only) leaves the leaf budget unspent and
+    returns exact leaf sizes as ``counts`` for the caller's own summary (which must spend the rest of the scope:
+    ``Partition.scope``).
+    """
+    eps, h, alpha = validate_parameters(epsilon, depth, split_share, partitioning, stop_threshold)
+    if composition not in COMPOSITIONS:
+        raise ValueError(f"composition must be one of {COMPOSITIONS}")
+    delta = check_sensitivity(sensitivity)
+    if keep_inner and composition != "records":
+        raise ParameterError("consistency (kept inner counts) is implemented for tables only")
+    if not count_leaves and composition != "nodes":
+        raise ValueError("count_leaves=False is for composition='nodes' (one summary charge over all leaves)")
+    accountant = BudgetAccountant(eps)
+    scope = accountant.root()
+    n_dims = domain.n_dims
+    engine = engine if engine is not None else NumpyEngine(columns, domain)
+    eps_level = alpha * eps / h if h else 0.0
+    stop_on = stop_threshold is not None
+    # The stop test takes half of a level's budget under balanced partitioning (the median the other half),
+    # all of it under fixed partitioning (midpoints are free).
+    eps_stop = (eps_level / 2.0 if partitioning == "balanced" else eps_level) if stop_on else 0.0
+    eps_median = eps_level - eps_stop if partitioning == "balanced" else 0.0
+    eps_inner = (1.0 - alpha) * eps / (h + 1) if keep_inner else 0.0
+
+    lo = domain.lo[None, :].astype(np.float64).copy()
+    hi = domain.hi[None, :].astype(np.float64).copy()
+    leaves: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float, np.ndarray]] = []
+    inner: list[dict[str, object]] = []
+    trace: list[dict[str, object]] = []
+
+    def emit(mask: np.ndarray, sizes: np.ndarray, leaf_scope: BudgetScope, level: int, why: str) -> None:
+        idx = np.flatnonzero(mask)
+        if composition == "nodes":  # counted jointly at the end
+            leaves.append((lo[idx], hi[idx], sizes[idx], level, math.nan, idx))
+            return
+        e = remaining_budget(eps, leaf_scope)
+        noisy = noisy_counts(sizes[idx], e, scope=leaf_scope, noise=noise, sensitivity=1,
+                             label=f"leaf counts: regions stopped at depth {level} ({why})")
+        leaves.append((lo[idx], hi[idx], noisy, level, e, idx))
+
+    for level in range(h + 1):
+        n_regions = lo.shape[0]
+        dims = (choose_dimensions(level, lo, hi, domain.integer, last_dim, h) if level < h
+                else np.full(n_regions, -1))
+        single = dims < 0
+        # region sizes are read only where a mechanism needs them (leaves, stop tests, inner counts)
+        sizes = engine.sizes(n_regions) if (single.any() or stop_on or keep_inner) else None
+        if keep_inner and level < h:
+            inner_noisy = noisy_counts(sizes, eps_inner, scope=scope, noise=noise, sensitivity=1,
+                                       label=f"inner counts, depth {level} (consistency)")
+            inner.append({"noisy": inner_noisy, "epsilon": eps_inner, "split": np.zeros(0, dtype=np.int64)})
+        if single.all():
+            emit(single, sizes, scope, level, "depth h" if level == h else "single cells")
+            trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
+            break
+        if single.any():
+            if composition == "records":
+                leaf_scope, scope = scope.branch(), scope.branch()
+            else:
+                leaf_scope = scope
+            emit(single, sizes, leaf_scope, level, "single cells")
+        go = ~single
+        if stop_on:
+            work = np.flatnonzero(go)
+            noisy = noisy_counts(sizes[work], eps_stop, scope=scope, noise=noise, sensitivity=delta,
+                                 label=f"stop test: noisy sizes, depth {level}")
+            stopped = np.zeros(n_regions, dtype=bool)
+            stopped[work[noisy < float(stop_threshold)]] = True
+            go &= ~stopped
+            if stopped.any():
+                if composition == "records" and go.any():
+                    stop_scope, scope = scope.branch(), scope.branch()
+                else:
+                    stop_scope = scope
+                emit(stopped, sizes, stop_scope, level, "noisy count below the threshold")
+            if not go.any():
+                trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
+                break
+        go_idx = np.flatnonzero(go)
+        dims_go = np.where(go, dims, -1)
+        d = dims[go_idx]
+        a, b = lo[go_idx, d], hi[go_idx, d]
+        lattice = domain.integer[d]
+        if partitioning == "balanced":
+            # A region whose range has one split point (a lattice range of width 2, e.g. a binary class) has
+            # one pivot: public, no mechanism. A level made only of such regions spends nothing.
+            piv = np.where(lattice, a + 1.0, 0.0)
+            multi = ~(lattice & (b - a == 2))
+            if multi.any():
+                groups = engine.value_counts(dims_go)
+                local = np.full(n_regions, -1, dtype=np.int64)
+                local[go_idx[multi]] = np.arange(int(multi.sum()))
+                g_local = local[groups.region]
+                keep = g_local >= 0
+                iv = median_intervals(int(multi.sum()), g_local[keep], groups.value[keep], groups.count[keep],
+                                      a[multi], b[multi], lattice[multi])
+                piv[multi] = private_medians(iv, eps_median, sensitivity=delta, scope=scope, noise=noise,
+                                             label=f"median pivots, depth {level}")
+        else:
+            piv = np.where(lattice, a + np.floor((b - a) / 2.0), (a + b) / 2.0)
+        pivots = np.zeros(n_regions, dtype=np.float64)
+        pivots[go_idx] = piv
+        child_base = np.full(n_regions, -1, dtype=np.int64)
+        child_base[go_idx] = 2 * np.arange(go_idx.size, dtype=np.int64)
+        engine.route(dims_go, pivots, child_base)
+        if keep_inner:
+            inner[-1]["split"] = go_idx
+        new_lo = np.repeat(lo[go_idx], 2, axis=0)
+        new_hi = np.repeat(hi[go_idx], 2, axis=0)
+        rows = np.arange(go_idx.size)
+        new_hi[2 * rows, d] = piv
+        new_lo[2 * rows + 1, d] = piv
+        lo, hi = new_lo, new_hi
+        trace.append({"depth": level, "regions": int(n_regions), "split": int(go_idx.size),
+                      "stopped": int(n_regions - go_idx.size)})
+
+    if composition == "nodes" and not count_leaves:
+        leaves = [(x[0], x[1], x[2], x[3], math.nan, x[5]) for x in leaves]
+    elif composition == "nodes":
+        # Every level was one charge over all regions; one more charge covers every leaf (equal budgets).
+        e = remaining_budget(eps, scope)
+        sizes_all = np.concatenate([x[2] for x in leaves])
+        noisy_all = noisy_counts(sizes_all, e, scope=scope, noise=noise, sensitivity=delta,
+                                 label="leaf counts (all leaves, joint sensitivity)")
+        bounds = np.cumsum([0] + [x[2].size for x in leaves])
+        leaves = [(x[0], x[1], noisy_all[bounds[i]:bounds[i + 1]], x[3], e, x[5]) for i, x in enumerate(leaves)]
+    all_lo = np.concatenate([x[0] for x in leaves])
+    all_hi = np.concatenate([x[1] for x in leaves])
+    counts = np.concatenate([x[2] for x in leaves]).astype(np.int64)
+    depth_of = np.concatenate([np.full(x[2].size, x[3], dtype=np.int64) for x in leaves])
+    eps_of = np.concatenate([np.full(x[2].size, x[4]) for x in leaves])
+    index_of = np.concatenate([x[5] for x in leaves]).astype(np.int64)
+    order = np.lexsort(all_lo.T[::-1]) if n_dims else np.arange(counts.size)
+    return Partition(domain, all_lo[order], all_hi[order], counts[order], depth_of[order], eps_of[order],
+                     index_of[order], accountant, trace, inner, scope if not count_leaves else None)
+
+
+def _dlap_variance(epsilon: np.ndarray) -> np.ndarray:
+    """Variance of discrete Laplace noise of scale 1/epsilon: 2t/(1-t)^2 with t = exp(-epsilon)."""
+    t = np.exp(-np.asarray(epsilon, dtype=np.float64))
+    return 2.0 * t / (1.0 - t) ** 2
+
+
+def consistent_leaf_counts(part: Partition) -> np.ndarray:
+    """Leaf counts made consistent with every level's noisy sizes (constrained inference on the partition tree).
+
+    Least squares with each measurement weighted by its inverse variance, in two passes as in Hay et al.,
+    VLDB 2010 (section 4), generalised to a binary tree of uneven depth and per-node variances: bottom-up,
+    ``z_v`` combines v's own measurements with the sum of its children's ``z``; top-down, each child receives
+    a share of its parent's residual proportional to its variance. Post-processing only. Returns floats.
+    """
+    levels = part.inner
+    leaf_meas: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for lev in np.unique(part.depth).tolist():
+        m = part.depth == lev
+        leaf_meas[lev] = (part.region_index[m], part.counts[m].astype(np.float64),
+                          _dlap_variance(part.count_epsilon[m]))
+    n_at = [1]  # regions per level: children 2k, 2k+1 belong to the k-th region that split
+    for lv in levels:
+        if not lv["split"].size:
+            break
+        n_at.append(2 * int(lv["split"].size))
+    n_levels = len(n_at)
+    split_of = [levels[i]["split"] if i < len(levels) else np.zeros(0, dtype=np.int64) for i in range(n_levels)]
+    z: list[np.ndarray] = [np.zeros(0)] * n_levels
+    var: list[np.ndarray] = [np.zeros(0)] * n_levels
+    for lev in range(n_levels - 1, -1, -1):  # bottom-up
+        info = np.zeros(n_at[lev])
+        prec = np.zeros(n_at[lev])
+        if lev < len(levels):
+            v_in = float(_dlap_variance(np.asarray(levels[lev]["epsilon"])))
+            info += np.asarray(levels[lev]["noisy"], dtype=np.float64) / v_in
+            prec += 1.0 / v_in
+        sp = split_of[lev]
+        if sp.size:
+            s_kids = z[lev + 1][0::2] + z[lev + 1][1::2]
+            v_kids = var[lev + 1][0::2] + var[lev + 1][1::2]
+            info[sp] += s_kids / v_kids
+            prec[sp] += 1.0 / v_kids
+        if lev in leaf_meas:
+            idx, val, v_leaf = leaf_meas[lev]
+            info[idx] += val / v_leaf
+            prec[idx] += 1.0 / v_leaf
+        z[lev] = info / prec
+        var[lev] = 1.0 / prec
+    final = [x.copy() for x in z]
+    for lev in range(n_levels - 1):  # top-down: split each parent's residual in proportion to the variances
+        sp = split_of[lev]
+        if not sp.size:
+            continue
+        zl, zr = z[lev + 1][0::2], z[lev + 1][1::2]
+        vl, vr = var[lev + 1][0::2], var[lev + 1][1::2]
+        resid = final[lev][sp] - (zl + zr)
+        final[lev + 1][0::2] = zl + resid * vl / (vl + vr)
+        final[lev + 1][1::2] = zr + resid * vr / (vl + vr)
+    result = np.empty(part.counts.size)
+    for lev, (idx, _, _) in leaf_meas.items():
+        result[part.depth == lev] = final[lev][idx]
+    return result
+
+
+# -- tables -----------------------------------------------------------------------------------------------
+def table_domain(schema: TableSchema) -> PointDomain:
+    """RPS dimensions of a table: the class (dimension 0), then the predictors in schema order.
+    Categorical: leaf codes; numeric: the declared bounds. Where the class is split is :func:`rps`'s
+    ``class_split``: at the last level (default) or first."""
+    names = [schema.class_attribute.name] + [a.name for a in schema.attributes]
+    lo = [0.0] + [0.0 if a.kind == "categorical" else float(a.lo) for a in schema.attributes]
+    hi = [float(schema.n_classes)] + [float(a.taxonomy.n_leaves) if a.kind == "categorical" else float(a.hi)
+                                      for a in schema.attributes]
+    integer = [True] + [a.kind == "categorical" or bool(a.integer) for a in schema.attributes]
+    return PointDomain(tuple(names), np.asarray(lo), np.asarray(hi), np.asarray(integer, dtype=bool))
+
+
+def table_points(table: EncodedTable) -> list[np.ndarray]:
+    """The table's records as RPS dimensions (class, then predictors)."""
+    return [table.y] + list(table.columns)
+
+
+def synthesize(lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, integer: np.ndarray,
+               rng: np.random.Generator, order_dim: int = 0) -> list[np.ndarray]:
+    """``max(0, count)`` points per box, each dimension uniform in the box (post-processing).
+
+    Lattice dimensions come out as int64, real ones as float64. Rows are grouped by box in the given
+    (canonical) order and, inside a box, sorted by their value in dimension ``order_dim``. Only that column
+    is sorted: the other columns of a box are i.i.d. draws independent of it, so leaving them in draw order
+    has the same distribution as carrying them along with the sort.
+    """
+    reps = np.maximum(np.asarray(counts, dtype=np.int64), 0)
+    total = int(reps.sum())
+    cols = []
+    for j in range(lo.shape[1]):
+        a = np.repeat(lo[:, j], reps)
+        b = np.repeat(hi[:, j], reps)
+        if integer[j]:
+            cols.append(rng.integers(a.astype(np.int64), b.astype(np.int64)) if total else np.zeros(0, np.int64))
+        else:
+            cols.append(a + rng.random(total) * (b - a))
+    if total and lo.shape[1]:
+        owner = np.repeat(np.arange(reps.size, dtype=np.int64), reps)
+        c = cols[order_dim]
+        cols[order_dim] = c[np.lexsort((c, owner))]
+    return cols
+
+
+@dataclass(frozen=True, eq=False)
+class RPSRelease:
+    """A synthetic table made by RPS, its partition (leaves and noisy counts) and manifest parts."""
+
+    schema: TableSchema
+    table: EncodedTable
+    partition: Partition
+    manifest: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def accountant(self) -> BudgetAccountant:
+        return self.partition.accountant
+
+    @property
+    def n_records(self) -> int:
+        return self.table.n_records
+
+    def facts(self) -> dict[str, object]:
+        """The manifest's release facts: functions of the release only."""
+        schema = self.schema
+        return {
+            "records": self.n_records,  # sum of max(0, noisy leaf count): post-processing
+            "leaves": self.partition.n_leaves,
+            "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name],
+            "order": "by leaf (sorted by its lower corner: class, then the predictors in schema order), then by the "
+                     "first predictor's generated value (ties in draw order)",
+        }
+
+    def arrow(self):
+        """The synthetic table as a pyarrow table of the schema's columns (labels for categorical values)."""
+        import pyarrow as pa
+
+        schema = self.schema
+        cols: dict[str, object] = {}
+        for a, col in zip(schema.attributes, self.table.columns):
+            if a.kind == "categorical":
+                cols[a.name] = pa.DictionaryArray.from_arrays(col.astype(np.int32),
+                                                              pa.array(list(a.taxonomy.leaf_labels), pa.string()))
+            elif a.integer:
+                cols[a.name] = pa.array(col.astype(np.int64), pa.int64())
+            else:
+                cols[a.name] = pa.array(col, pa.float64())
+        cols[schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
+            self.table.y.astype(np.int32), pa.array(list(schema.class_attribute.values), pa.string()))
+        return pa.table(cols)
+
+
+def _dlap_positive_mean(epsilon: float) -> float:
+    """E[max(0, X)] for X ~ DLap(1/epsilon): t/(1-t)^2 * (1-t)/(1+t) = t/((1-t)(1+t)), t = exp(-epsilon)."""
+    t = math.exp(-epsilon)
+    return t / ((1.0 - t) * (1.0 + t))
+
+
+def work_estimate(n_dims: int, cells: float, epsilon: float, depth: int, split_share: float | None,
+                  partitioning: str, stop_threshold: float | None = None) -> tuple[float, float]:
+    """Public estimate, before the data is read: (records the empty leaves alone release on average, memory bytes).
+
+    At most min(2^h, cells) leaves; an empty leaf releases E[max(0, DLap(1/eps_leaf))] records, eps_leaf >=
+    (1 - alpha) eps (its smallest value). Memory: the leaf boxes and those records, 8 bytes per value, x4.
+    """
+    _, h, alpha = validate_parameters(epsilon, depth, split_share, partitioning, stop_threshold)
+    leaves = min(2.0 ** h, cells)
+    records = leaves * _dlap_positive_mean((1.0 - alpha) * float(epsilon))
+    memory = 4.0 * 8.0 * n_dims * (2.0 * leaves + records)
+    return records, memory
+
+
+def check_release_size(what: str, records: int, n_dims: int) -> None:
+    """Stop before synthesizing past the work limits; ``records`` is a sum of noisy counts (post-processing)."""
+    from .. import limits
+
+    limits.check(what, records=float(records), memory=4.0 * 8.0 * n_dims * float(records),
+                 why="the sum of the noisy leaf counts")
+
+
+@records_run_start
+def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int = DEFAULT_DEPTH,
+        split_share: float | None = None, partitioning: str = "balanced", stop_threshold: float | None = None,
+        consistency: bool = False, class_split: str = DEFAULT_CLASS_SPLIT) -> RPSRelease:
+    """RPS on a relational table: partition, summarize, synthesize (section 3; readings in docs/rps.md).
+
+    ``class_split="last"`` (default) splits the class at depth h - 1 of every region and runs the round-robin
+    over the predictors, so the two halves of a final predictor box hold its per-class counts (as DiffGen's
+    leaf x class counts); ``"first"`` splits the class at the root, so each class gets its own boxes
+    (measured worse for classification: docs/rps.md).
+
+    ``consistency=True`` (an option, measured in docs/rps.md): every level's region sizes are released too,
+    each level with an equal share (1 - alpha) eps / (h + 1) of the count budget, and the leaf counts are made
+    consistent with them (constrained inference over the partition tree, Hay et al., VLDB 2010) before
+    synthesizing.
+    """
+    if class_split not in CLASS_SPLITS:
+        raise ParameterError(f"--class-split must be one of {CLASS_SPLITS}, got {class_split!r}")
+    schema = table.schema
+    domain = table_domain(schema)
+    part = rps_partition(table_points(table), domain, epsilon, noise=noise, depth=depth, split_share=split_share,
+                         partitioning=partitioning, stop_threshold=stop_threshold, keep_inner=consistency,
+                         last_dim=0 if class_split == "last" else None)
+    counts = part.counts
+    if consistency:
+        counts = np.rint(consistent_leaf_counts(part)).astype(np.int64)
+    check_release_size("rps", int(np.maximum(counts, 0).sum()), domain.n_dims)
+    seed = noise.integers(2**62, 2)
+    rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
+    cols = synthesize(part.lo, part.hi, counts, domain.integer, rng, order_dim=1 if domain.n_dims > 1 else 0)
+    y = cols[0]
+    predictors = tuple(c if a.kind == "categorical" else c.astype(np.float64)
+                       for a, c in zip(schema.attributes, cols[1:]))
+    synthetic = EncodedTable(schema, predictors, y)
+    eps = part.accountant.total
+    h = int(depth)
+    alpha = float(split_share) if split_share is not None else (
+        DEFAULT_SPLIT_SHARE if (partitioning == "balanced" or stop_threshold is not None) else 0.0)
+    budget = {
+        "formula": "eps_level = alpha eps / h per level (disjoint regions: parallel); leaf count = (1 - alpha) eps "
+                   "+ the level budget a region did not use; every root-to-leaf chain sums to eps",
+        "split_share_alpha": alpha,
+        "per_level": alpha * eps / h if h else 0.0,
+        "median_per_level": (alpha * eps / h) * (0.5 if stop_threshold is not None else 1.0)
+        if partitioning == "balanced" and h else 0.0,
+        "stop_test_per_level": ((alpha * eps / h) * (0.5 if partitioning == "balanced" else 1.0))
+        if stop_threshold is not None and h else 0.0,
+        "leaf_counts_at_depth_h": (1.0 - alpha) * eps,
+        "inner_counts_per_level": (1.0 - alpha) * eps / (h + 1) if consistency else 0.0,
+    }
+    manifest = {
+        "parameters": {"depth": h, "split_share": alpha, "partitioning": partitioning,
+                       "stop_threshold": stop_threshold, "consistency": consistency, "class_split": class_split,
+                       "dimension_order": (list(domain.names[1:]) + [domain.names[0]] if class_split == "last"
+                                           else list(domain.names)),
+                       "split_rule": "round-robin by depth" + (" over the predictors; the class at depth h - 1"
+                                                               if class_split == "last" else "")},
+        "budget_split": budget,
+    }
+    return RPSRelease(schema, synthetic, part, manifest)
+
+
+# -- the flat noisy histogram baseline (experiment E1, "where it fits") ------------------------------------
+FLAT_MAX_CELLS = 1 << 22
+
+
+def flat_histogram(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: float, *,
+                   noise: NoiseSource) -> tuple[np.ndarray, BudgetAccountant]:
+    """A noisy count of every lattice cell of the domain (disjoint cells: sensitivity 1, one charge of eps).
+
+    Refuses domains of more than ``FLAT_MAX_CELLS`` cells or with a real dimension.
+    """
+    eps = check_epsilon(epsilon)
+    cells = domain.cells()
+    if not math.isfinite(cells) or cells > FLAT_MAX_CELLS:
+        raise ParameterError(f"a flat histogram of {cells:.3g} cells does not fit (limit {FLAT_MAX_CELLS})")
+    shape = tuple(int(x) for x in (domain.hi - domain.lo))
+    idx = np.ravel_multi_index(tuple((np.asarray(c) - lo).astype(np.int64) for c, lo in zip(columns, domain.lo)), shape)
+    counts = np.bincount(idx, minlength=int(cells)).reshape(shape)
+    acc = BudgetAccountant(eps)
+    noisy = noisy_counts(counts, eps, scope=acc.root(), noise=noise, sensitivity=1, label="flat histogram cells")
+    return noisy, acc
