@@ -165,9 +165,14 @@ def test_non_dp_commands_never_charge(tmp_path, capsys, monkeypatch):
                  "--queries", "200", "-q"]) == 0
     assert main(["tds", str(TABLE), "--schema", str(SCHEMA), "-k", "2", "-o", str(tmp_path / "tds.csv"), "-q"]) == 0
     assert main(["generate", str(tmp_path / "g.dat"), "--records", "50", "--items", "10", "-q"]) == 0
+    assert main(["mondrian", str(TABLE), "--schema", str(SCHEMA), "-k", "2", "-o", str(tmp_path / "m.csv"), "-q"]) == 0
+    assert main(["report", str(BASKETS), str(tmp_path / "r.dat"), "-o", str(tmp_path / "r.html"), "--queries", "100",
+                 "-q"]) == 0
     assert _dump(led) == before
     for argv in (["stats", str(BASKETS), "--ledger", str(led)],
-                 ["tds", str(TABLE), "--schema", str(SCHEMA), "-o", str(tmp_path / "x.csv"), "--ledger", str(led)]):
+                 ["tds", str(TABLE), "--schema", str(SCHEMA), "-o", str(tmp_path / "x.csv"), "--ledger", str(led)],
+                 ["mondrian", str(TABLE), "--schema", str(SCHEMA), "-k", "2", "-o", str(tmp_path / "y.csv"), "--ledger",
+                  str(led)]):
         with pytest.raises(SystemExit) as exc:  # they have no --ledger option at all
             main(argv)
         assert exc.value.code == 2

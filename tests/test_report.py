@@ -182,6 +182,16 @@ def test_synthetic_table_report(tmp_path, capsys):
                  "--queries", "100"]) == 0
     page = (tmp_path / "m.html").read_text()
     assert "NOT differentially private" in page and "No epsilon" in page
+    # a headerless raw table (the schema lists 'columns', as Adult's): the release has a header all the same
+    schema = tmp_path / "cols.yaml"
+    schema.write_text(SCHEMA.read_text() + "columns: [Job, Age, Class]\n")
+    raw = tmp_path / "raw.csv"
+    raw.write_text("".join(TABLE.read_text().splitlines(keepends=True)[1:]))
+    assert main(["rps", str(raw), "--schema", str(schema), "-e", "1", "-H", "3", "-o", str(tmp_path / "h.csv"),
+                 "--seed", "1", "-q"]) == 0
+    got = _run_json(["report", str(raw), str(tmp_path / "h.csv"), "-o", str(tmp_path / "h.html"), "--json", "-q",
+                     "--queries", "100"], capsys)
+    assert got["metrics"]["records"] == 8
 
 
 def test_degrees_report(tmp_path, capsys):

@@ -138,7 +138,11 @@ def table_section(page: Page, raw: EncodedTable, release_path: Path, algorithm: 
         x_raw = cut_features(schema, sizes, np.where(raw_cells >= 0, raw_cells, 0))
         out["released_records"] = int(np.maximum(release.counts, 0).sum())
     else:
-        synth = read_table(release_path, schema)
+        from dataclasses import replace
+
+        # written by dprelease: a header row of the schema's attributes and class, comma-separated
+        synth = read_table(release_path, replace(schema, columns=None, drop=(), missing=(), delimiter=","))
+        synth = EncodedTable(schema, synth.columns, synth.y)
         x, y, w = raw_features(synth), synth.y, None
         x_raw = raw_features(raw)
         out["released_records"] = synth.n_records
