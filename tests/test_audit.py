@@ -30,10 +30,7 @@ from dprelease.privacy.noise import geometric_from_discrete_laplace
 
 # Cases that flag a defect whose fix is still on another branch (issue 8); listed so the default run stays
 # green until the fix is merged. Each must be removed when its fix lands (the audit then must pass it).
-PENDING = {
-    "get_lambda/universal-items": "exact top-k mining misses itemsets of universal items (audit-findings.md); "
-                                  "fixed on the privacy branch (da95d2f), not yet merged",
-}
+PENDING: dict[str, str] = {}
 
 # runs per algorithm in the default run (a few thousand where a run is cheap)
 DEFAULT_RUNS = {

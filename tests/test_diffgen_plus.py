@@ -176,7 +176,7 @@ def test_diffp_c45_small_data_is_one_leaf_and_validates_depth():
 def test_audit_finds_no_violation(algorithm, only):
     from dprelease.audit import run_audit
 
-    res = run_audit(algorithm, epsilon=1.0, runs=1000, seed=3, only=only)
+    res = run_audit(algorithm, epsilon=1.0, runs=600, seed=3, only=only)
     assert not res.violation, res.as_json()
 
 
@@ -251,6 +251,7 @@ def test_cli_diffgen_method_recommended(tmp_path):
     assert not (tmp_path / "x.csv").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("methods", ["recommended,diffp-c45,aim",
                                      pytest.param("diffgen,diffgen-local,diffgen-plus,recommended,tds,diffp-c45,mst,aim",
                                                   marks=pytest.mark.slow)])

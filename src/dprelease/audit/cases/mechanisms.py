@@ -282,8 +282,11 @@ def _implicit_cases(name: str, epsilon: float, fn: Callable, sensitivity: float)
         return chosen
 
     def events(chosen) -> list[str]:
-        return ([f"chosen {sorted(chosen)}", f"explicit-first {chosen[0] if chosen else None}"]
-                + [f"has {c}" for c in chosen] + [f"has a cell >= 4: {any(c >= 4 for c in chosen)}"])
+        # The set is what the caller may publish (TF re-sorts it by noisy count): the split into explicit
+        # picks (in rank order) and a number of implicit ones is the mechanism's interface, not a release,
+        # so no event looks at the order of `chosen`.
+        return ([f"chosen {sorted(chosen)}"] + [f"has {c}" for c in chosen]
+                + [f"has a cell >= 4: {any(c >= 4 for c in chosen)}"])
 
     return [AuditCase(f"{name}/top2-of-50" + ("-secure" if secure else ""), d, d + [2], epsilon, run, events,
                       secure=secure,
