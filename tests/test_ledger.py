@@ -236,6 +236,7 @@ def test_public_refusals_spend_nothing_and_late_failures_stay_counted(tmp_path, 
          str(tmp_path / "o.txt"), "--ledger", str(led)],  # an rps-only option
         _diffpart(tmp_path / "o.dat", "1.5", "--ledger", str(led)),  # more than the total
         _diffpart(tmp_path / "o.dat", "0.5", "--ledger", str(tmp_path / "nope.db")),  # no such ledger
+        _diffpart(led, "0.5", "--ledger", str(led), "--force"),  # the ledger itself, even with --force
     ]
     for argv in refused:
         capsys.readouterr()

@@ -398,8 +398,13 @@ def run_charged(args: argparse.Namespace) -> int:
         return int(args.handler(args) or 0)
     path = configured or cost.ledger
     assert path is not None
+    out = Path(cost.output).resolve()
+    if out in {Path(f"{path}{suffix}").resolve() for suffix in ("", "-wal", "-shm", "-journal")}:
+        from ..errors import ParameterError
+
+        raise ParameterError(f"-o {cost.output} is the ledger {path}: a release never replaces its ledger")
     name = command_name(args)
-    charge = ledger_mod.reserve(path, name, cost.epsilon, output=str(Path(cost.output).resolve()),
+    charge = ledger_mod.reserve(path, name, cost.epsilon, output=str(out),
                                 created=run_start().isoformat(), covered_by=cost.covered_by, ledger_id=cost.ledger_id)
     args.ledger_charge = (path, charge)
     what = (f"covered by charge #{cost.covered_by}" if cost.covered_by is not None

@@ -1,8 +1,8 @@
 """The report of a top-k itemset release (PrivBasis, TF): PrivBasis section 5's utility.
 
-* FNR = missed true top-k itemsets / k and the median relative error of the published frequencies
-  (:func:`dprelease.commands.itemsets.itemset_metrics`); the tie-aware recall where this version has
-  ``dprelease.evaluation.itemsets`` (issue 12);
+* FNR = missed true top-k itemsets / k and the median relative error of the published frequencies, the
+  numbers of ``evaluate itemsets`` (and the tie-aware recall where this version has ``dprelease.evaluation.itemsets``,
+  issue 12);
 * plots: the published itemsets' noisy counts against their true supports; the true top-k in rank order,
   published or missed.
 """
@@ -26,13 +26,14 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 def itemsets_section(page: Page, raw: TransactionDB, universe: Universe, published: list[tuple[int, ...]],
                      counts: np.ndarray, frequencies: np.ndarray, k: int) -> dict[str, object]:
     """Append the utility section; returns the numbers."""
-    from ..commands.itemsets import itemset_metrics
+    try:  # issue 12 (itemsets work): FNR, tie-aware recall, median relative error
+        from ..evaluation.itemsets import itemset_metrics
+    except ImportError:  # older versions: FNR and median relative error
+        from ..commands.itemsets import itemset_metrics
 
     true_top = top_k_itemsets(raw, k)
-    metrics = dict(itemset_metrics(raw, published, frequencies, k, true_top))
-    recall = _tie_aware(raw, published, frequencies, k, true_top)
-    if recall is not None:
-        metrics["tie_aware_recall"] = recall
+    metrics = {key: float(v) for key, v in itemset_metrics(raw, published, frequencies, k, true_top).items()}
+    recall = metrics.get("tie_aware_recall")
     truth = {s for s, _ in true_top}
     hits = len(truth & set(published))
     metrics["precision"] = hits / len(published) if published else float("nan")
@@ -99,12 +100,5 @@ def itemsets_section(page: Page, raw: TransactionDB, universe: Universe, publish
     page.table(("published itemset", "noisy count", "true support", "in true top-k"), rows,
                numeric=(False, True, True, False),
                caption="Published itemsets by true support" + (" (first 200)" if len(published) > 200 else ""))
-    return {"k": k, **{key: float(v) for key, v in metrics.items()}}
+    return {"k": k, **metrics}
 
-
-def _tie_aware(raw: TransactionDB, published, frequencies, k: int, true_top) -> float | None:
-    try:
-        from ..evaluation.itemsets import itemset_metrics as full  # issue 12 (itemsets work); absent in older versions
-    except ImportError:
-        return None
-    return float(full(raw, published, frequencies, k, true_top)["tie_aware_recall"])
