@@ -69,7 +69,7 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
                              f"{ledger}; open the stream against it (`dprelease stream init STATE --ledger {ledger} "
                              f"...`), or drop --ledger / ${LEDGER_ENV} for this stream")
     st = stream_status(args.state)
-    if st.appends >= st.updates + 1:
+    if st.updates is not None and st.appends >= st.updates + 1:  # (a stream may have no bound on its updates)
         raise BudgetExceededError(f"{args.state}: all {st.appends} appends (initial dataset + U = {st.updates} "
                                   f"updates) are made and epsilon = {st.epsilon:g} is spent; append refused, "
                                   f"state unchanged")
