@@ -65,3 +65,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_ledger(monkeypatch) -> None:
+    """A DPRELEASE_LEDGER set in the caller's shell must not make every test charge it (issue 14)."""
+    monkeypatch.delenv("DPRELEASE_LEDGER", raising=False)

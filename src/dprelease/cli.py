@@ -40,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {  # in the order of the command list (mo
     "stats": ("setvalued", "non-private facts of a transaction file, for the custodian"),
     "generate": ("setvalued", "generate a kosarak-scale synthetic transaction file"),
     "stream": ("stream", "IncTDPart: incremental set-valued releases with a state file"),
+    "ledger": ("ledger", "one privacy-budget ledger across all releases of a dataset"),
+    "report": ("report", "an HTML page about a release: manifest in words, utility, plots (custodian only)"),
 }
 # Modules that add to a command defined elsewhere: kinds of `evaluate`/`experiment` (register_evaluate /
 # register_experiment hooks) and options of `stats` (commands.itemsets adds -k).
@@ -199,8 +201,10 @@ def _run(args: argparse.Namespace) -> int:
     # the full command in messages: "dprelease experiment diffgen-classification: error: ..."
     name = " ".join(str(x) for x in (args.command, getattr(args, "kind", None), getattr(args, "stream_command", None))
                     if x)
+    from .commands.common import run_charged  # a releasing command with a ledger reserves its epsilon first
+
     try:
-        return int(args.handler(args) or 0)
+        return run_charged(args)
     except DPReleaseError as exc:
         print(f"dprelease {name}: error: {exc}", file=sys.stderr)
         return 2

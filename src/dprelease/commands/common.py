@@ -11,6 +11,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,8 @@ __all__ = [
     "add_epsilon", "add_seed", "add_universe", "add_quiet", "add_output", "add_force", "add_limits",
     "epsilon_arg", "positive_int", "nonneg_int", "positive_float", "seed_arg", "float_list", "int_list",
     "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed",
-    "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED",
+    "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED", "LEDGER_ENV", "LedgerCost", "add_ledger",
+    "release_cost", "run_charged", "command_name",
 ]
 
 # Below this budget the noise scales (sensitivity / epsilon, and DiffPart's alpha = epsilon / 2 / |internal
@@ -303,3 +305,118 @@ def report_release_size(args: argparse.Namespace, what: str, size: int, unit: st
     if note:
         warn(note)
     return note
+
+
+# --- the budget ledger (issue 14; dprelease.ledger) -------------------------------------------------------
+
+LEDGER_ENV = "DPRELEASE_LEDGER"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerCost:
+    """What a releasing command will charge, declared from its parsed arguments (public inputs only)."""
+
+    epsilon: float  # 0 for a release another charge already paid for (``covered_by``)
+    output: str  # recorded in the ledger with the charge
+    covered_by: int | None = None
+    ledger: str | None = None  # the ledger an input names (a stream state), used when none is configured
+    ledger_id: str | None = None  # the ledger must be this one
+
+
+# cost(args, ledger) -> LedgerCost, or None when nothing is charged (no ledger configured). It runs before the
+# reservation and may refuse (ParameterError/InputError) on public grounds: a refusal there spends nothing.
+CostFunction = Callable[[argparse.Namespace, "str | None"], "LedgerCost | None"]
+
+
+def add_ledger(p: argparse.ArgumentParser, cost: CostFunction, help_text: str | None = None) -> None:
+    """``--ledger LEDGER`` for a command that releases under DP; ``cost`` declares its charge. The CLI
+    (:func:`run_charged`) reserves it before the handler runs and marks it complete when the handler returns 0."""
+    p.add_argument("--ledger", metavar="LEDGER", default=None,
+                   help=help_text or "the dataset's privacy-budget ledger (made by `dprelease ledger init`): this "
+                                     "release's epsilon is reserved there before the data is read, and refused "
+                                     f"when too little remains. Default: ${LEDGER_ENV} when set, else no ledger")
+    p.set_defaults(ledger_cost=cost)
+
+
+def release_cost(inputs: Callable[[argparse.Namespace], Iterable[object]], *,
+                 companions: Callable[[argparse.Namespace], Iterable[str | os.PathLike]] | None = None,
+                 checks: Callable[[argparse.Namespace], None] | None = None, output: str = "output") -> CostFunction:
+    """The cost of an ordinary release: ``args.epsilon`` to ``args.OUTPUT``. Before anything is reserved it runs
+    the command's public checks, so that a refusal for a bad output, a missing input or a bound on the work
+    does not leave a charge behind: the output check (:func:`prepare_output`), that every input exists, the
+    declared universe, and ``checks(args)`` (e.g. the command's work bounds). The handler repeats them."""
+
+    def cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
+        if ledger is None:
+            return None
+        files = [str(f) for f in inputs(args) if f]
+        out = getattr(args, output)
+        prepare_output(args, out, inputs=files, companions=list(companions(args)) if companions else [])
+        for f in files:
+            if not Path(f).exists():
+                from ..errors import InputError
+
+                raise InputError(f"{f}: no such file")
+        if getattr(args, "universe", None):
+            from ..data.universe import parse_universe_spec
+
+            parse_universe_spec(args.universe)
+        if checks is not None:
+            checks(args)
+        return LedgerCost(epsilon=float(args.epsilon), output=str(out))
+
+    return cost
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The full command: ``diffpart``, ``stream init``, ``experiment diffgen-classification``."""
+    return " ".join(str(x) for x in (args.command, getattr(args, "kind", None), getattr(args, "stream_command", None))
+                    if x)
+
+
+def configured_ledger(args: argparse.Namespace) -> str | None:
+    """``--ledger``, else ``$DPRELEASE_LEDGER`` (an empty value is unset), else None."""
+    return getattr(args, "ledger", None) or os.environ.get(LEDGER_ENV) or None
+
+
+def run_charged(args: argparse.Namespace) -> int:
+    """Run the command's handler; a releasing command (``ledger_cost``) with a ledger reserves its epsilon first.
+
+    Order: public checks (the cost function) -> reservation, committed (refused: exit 2, nothing read or
+    written) -> the handler reads the data and writes the release -> on exit code 0 the charge is marked
+    complete with its output. If the handler fails or the process dies in between, the reservation stays:
+    counted, and shown as incomplete by ``dprelease ledger status`` (the data may have been read)."""
+    from .. import ledger as ledger_mod
+    from ..release import run_start
+
+    cost_fn = getattr(args, "ledger_cost", None)
+    if cost_fn is None:
+        return int(args.handler(args) or 0)
+    configured = configured_ledger(args)
+    cost = cost_fn(args, configured)
+    if cost is None:
+        return int(args.handler(args) or 0)
+    path = configured or cost.ledger
+    assert path is not None
+    out = Path(cost.output).resolve()
+    if out in {Path(f"{path}{suffix}").resolve() for suffix in ("", "-wal", "-shm", "-journal")}:
+        from ..errors import ParameterError
+
+        raise ParameterError(f"-o {cost.output} is the ledger {path}: a release never replaces its ledger")
+    name = command_name(args)
+    charge = ledger_mod.reserve(path, name, cost.epsilon, output=str(out),
+                                created=run_start().isoformat(), covered_by=cost.covered_by, ledger_id=cost.ledger_id)
+    args.ledger_charge = (path, charge)
+    what = (f"covered by charge #{cost.covered_by}" if cost.covered_by is not None
+            else f"epsilon {ledger_mod.decimal_text(charge.epsilon)} reserved")
+    say(args, f"ledger {path}: {what} (charge #{charge.id})")
+    code = int(args.handler(args) or 0)
+    if code == 0:
+        try:
+            ledger_mod.complete(path, charge.id)
+        except Exception as exc:  # noqa: BLE001 - the release is written; say why the ledger could not be updated
+            from ..errors import InputError
+
+            raise InputError(f"the release is written, but ledger {path} could not mark charge #{charge.id} complete "
+                             f"({exc}); it stays counted and is shown as incomplete") from None
+    return code

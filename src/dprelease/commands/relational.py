@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from .. import limits
 from .common import (
-    add_epsilon, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
-    prepare_output, print_json, say, seed_arg, timed,
+    add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    prepare_output, print_json, release_cost, say, seed_arg, timed,
 )
 
 if TYPE_CHECKING:
@@ -84,6 +84,16 @@ def _release_facts(release: GeneralizedTable) -> dict[str, object]:
         "released_records": release.n_records,  # sum of the noisy counts (post-processing)
         "columns": [a.name for a in release.schema.attributes] + [release.schema.class_attribute.name, "count"],
     }
+
+
+def _diffgen_checks(args: argparse.Namespace) -> None:
+    """The public checks of :func:`_run_diffgen` (method options, schema, work bound), run before a ledger
+    reservation."""
+    from ..errors import ParameterError
+
+    if args.method in ("diffgen", "diffgen-local") and args.specializations is None:
+        raise ParameterError(f"--specializations is required for --method {args.method}")
+    limits.check_diffgen(_schema(args), args.specializations or 12)
 
 
 def _run_diffgen(args: argparse.Namespace) -> int:
@@ -199,6 +209,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
+    add_ledger(p, release_cost(_table_inputs, checks=_diffgen_checks,
+                               companions=lambda a: [records_path(a.output)] if a.records and Path(a.output).name else []))
     p.set_defaults(handler=_run_diffgen)
 
     p = sub.add_parser("tds", help="TDS k-anonymity baseline (NOT differentially private)",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from .common import (
-    add_epsilon, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
-    prepare_output, print_json, say, seed_arg, timed,
+    add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    prepare_output, print_json, release_cost, say, seed_arg, timed,
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment"]
@@ -117,13 +117,12 @@ def _report(paths) -> None:
 
 
 # -- rps ------------------------------------------------------------------------------------------------
-def _run_rps(args: argparse.Namespace) -> int:
-    from ..data.table import load_schema, read_table
-    from ..relational.rps import rps, validate_parameters
-    from ..release import build_manifest, write_with_manifest
-
+def _rps_checks(args: argparse.Namespace):
+    """The public checks of ``rps`` (parameters, output, work bound), also run before a ledger reservation;
+    returns the schema."""
     from .. import limits
-    from ..relational.rps import table_domain, work_estimate
+    from ..data.table import load_schema
+    from ..relational.rps import table_domain, validate_parameters, work_estimate
 
     validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
     prepare_output(args, args.output, inputs=_table_inputs(args))
@@ -133,6 +132,15 @@ def _run_rps(args: argparse.Namespace) -> int:
                                     args.partitioning, args.stop_threshold)
     limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
                  why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
+    return schema
+
+
+def _run_rps(args: argparse.Namespace) -> int:
+    from ..data.table import read_table
+    from ..relational.rps import rps
+    from ..release import build_manifest, write_with_manifest
+
+    schema = _rps_checks(args)
     with timed(args, "read"):
         table = read_table(args.table, schema)
     noise = noise_from_args(args)
@@ -201,16 +209,10 @@ def _arrow(schema, table):
 
 
 # -- degrees --------------------------------------------------------------------------------------------
-def _run_degrees(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from ..data.graphs import read_edge_list
-    from ..graphs.degrees import check_theta, release_degrees
-    from ..graphs.regenerate import regenerate_graph
-    from ..release import build_manifest, write_with_manifest
-
+def _degrees_checks(args: argparse.Namespace) -> None:
+    """The public checks of ``degrees`` (options, outputs, work bound), also run before a ledger reservation."""
     from .. import limits
-    from ..graphs.degrees import default_degree_depth
+    from ..graphs.degrees import check_theta, default_degree_depth
     from ..relational.rps import work_estimate
 
     theta = check_theta(args.theta)
@@ -228,6 +230,17 @@ def _run_degrees(args: argparse.Namespace) -> int:
                                         args.partitioning or "balanced")
         # empty degree ranges release noise at sensitivity 2 theta + 1: scale the per-leaf mean accordingly
         limits.check(f"degrees --theta {theta}", records=records * (2 * theta + 1), memory=memory * (2 * theta + 1))
+
+
+def _run_degrees(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..data.graphs import read_edge_list
+    from ..graphs.degrees import release_degrees
+    from ..graphs.regenerate import regenerate_graph
+    from ..release import build_manifest, write_with_manifest
+
+    _degrees_checks(args)
     with timed(args, "read"):
         graph = read_edge_list(args.graph)
     noise = noise_from_args(args)
@@ -303,6 +316,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
+    add_ledger(p, release_cost(_table_inputs, checks=_rps_checks))
     p.set_defaults(handler=_run_rps)
 
     p = sub.add_parser("mondrian", help="Mondrian k-anonymity baseline (NOT differentially private)",
@@ -350,6 +364,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
+    add_ledger(p, release_cost(lambda a: [a.graph], checks=_degrees_checks),
+               help_text="the graph's privacy-budget ledger (made by `dprelease ledger init`): this release's "
+                         "epsilon is reserved there before the graph is read, and refused when too little remains. "
+                         "Default: $DPRELEASE_LEDGER when set, else no ledger")
     p.set_defaults(handler=_run_degrees)
 
 

@@ -11,7 +11,8 @@ from .. import limits
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from .common import (
-    add_epsilon, add_force, add_limits, add_output, add_quiet, add_seed, add_universe, at_least_one, epsilon_list,
+    add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe, at_least_one,
+    epsilon_list, release_cost,
     int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, say, seed_arg, timed, universe_inputs,
 )
@@ -35,6 +36,30 @@ def _declared_universe(spec: str | None) -> Universe | None:
     from ..data.universe import parse_universe_spec
 
     return parse_universe_spec(spec) if spec else None
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    return [args.input, *universe_inputs(args.universe)]
+
+
+def _diffpart_checks(args: argparse.Namespace) -> None:
+    """The public work bound of :func:`_run_diffpart`, run before a ledger reservation."""
+    declared = _declared_universe(args.universe)
+    if declared is not None:
+        limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+
+
+def _basic_checks(args: argparse.Namespace) -> None:
+    """The public checks of :func:`_run_basic`, run before a ledger reservation."""
+    from ..errors import ParameterError
+
+    declared = _declared_universe(args.universe)
+    if declared is None:
+        return
+    if declared.size > args.max_items:
+        raise ParameterError(f"basic needs 2^|I| - 1 noisy counts; the universe has {declared.size} items, over the "
+                             f"limit of {args.max_items} (--max-items). Use diffpart for large universes.")
+    limits.check_basic(declared.size, args.epsilon)
 
 
 def _note_release_size(args: argparse.Namespace, release, what: str) -> None:
@@ -220,6 +245,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
+    add_ledger(p, release_cost(_inputs, checks=_diffpart_checks))
     p.set_defaults(handler=_run_diffpart)
 
     p = sub.add_parser("basic", help="the Basic baseline: a noisy count for every possible record",
@@ -234,6 +260,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
+    add_ledger(p, release_cost(_inputs, checks=_basic_checks))
     p.set_defaults(handler=_run_basic)
 
     p = sub.add_parser("stats", help="non-private facts of a transaction file, for the custodian",

@@ -9,8 +9,8 @@ from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CE
 from ..setvalued.stream_state import DEFAULT_WAIT
 from .. import limits
 from .common import (
-    add_epsilon, add_force, add_limits, add_quiet, add_seed, add_universe, int_list, positive_float,
-    positive_int, print_json, say, seed_arg, timed, universe_inputs, warn,
+    LEDGER_ENV, LedgerCost, add_epsilon, add_force, add_ledger, add_limits, add_quiet, add_seed, add_universe,
+    int_list, positive_float, positive_int, print_json, say, seed_arg, timed, universe_inputs, warn,
 )
 
 __all__ = ["register", "register_experiment"]
@@ -22,10 +22,10 @@ def nonneg_int_arg(text: str) -> int:
     return nonneg_int(text)
 
 
-def _run_init(args: argparse.Namespace) -> int:
+def _init_checks(args: argparse.Namespace) -> None:
+    """The public checks of ``stream init`` (also run before a ledger reservation)."""
     from ..data.io import check_output_path
     from ..data.universe import parse_universe_spec
-    from ..setvalued.stream_state import init_state
 
     if universe_inputs(args.universe):
         check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
@@ -39,9 +39,58 @@ def _run_init(args: argparse.Namespace) -> int:
         u = parse_universe_spec(args.universe)
         limits.check_diffpart(u.size, args.fanout, args.epsilon / (args.updates + 1), args.c2, None,
                               what="stream init")
+
+
+def _init_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
+    """``stream init --ledger``: the stream's whole epsilon is reserved at init (issue 14)."""
+    if ledger is None:
+        return None
+    from pathlib import Path
+
+    from ..errors import InputError
+
+    if Path(args.state).exists():
+        raise InputError(f"{args.state}: already exists; a stream state is created once (remove it to start over)")
+    _init_checks(args)
+    return LedgerCost(epsilon=float(args.epsilon), output=str(args.state))
+
+
+def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
+    """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
+    a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
+    from ..errors import BudgetExceededError, ParameterError
+    from ..setvalued.stream_state import stream_ledger, stream_status
+
+    recorded = stream_ledger(args.state)
+    if recorded is None:
+        if ledger is None:
+            return None
+        raise ParameterError(f"{args.state} was created without a ledger, so its epsilon is not reserved in ledger "
+                             f"{ledger}; open the stream against it (`dprelease stream init STATE --ledger {ledger} "
+                             f"...`), or drop --ledger / ${LEDGER_ENV} for this stream")
+    st = stream_status(args.state)
+    if st.updates is not None and st.appends >= st.updates + 1:  # (a stream may have no bound on its updates)
+        raise BudgetExceededError(f"{args.state}: all {st.appends} appends (initial dataset + U = {st.updates} "
+                                  f"updates) are made and epsilon = {st.epsilon:g} is spent; append refused, "
+                                  f"state unchanged")
+    return LedgerCost(epsilon=0.0, output=str(args.output), covered_by=int(recorded["charge"]),
+                      ledger=str(recorded["path"]), ledger_id=str(recorded["ledger_id"]))
+
+
+def _run_init(args: argparse.Namespace) -> int:
+    from ..setvalued.stream_state import init_state
+
+    _init_checks(args)
+    reservation = getattr(args, "ledger_charge", None)  # set by the CLI when a ledger reserved the stream's epsilon
+    ledger = None
+    if reservation is not None:
+        from ..ledger import ledger_identity
+
+        path, charge = reservation
+        ledger = {**ledger_identity(path), "charge": charge.id}
     st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
                     c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
-                    new_cells=args.new_cells)
+                    new_cells=args.new_cells, ledger=ledger)
     say(args, f"stream state {args.state}: epsilon {st.epsilon:g} over the initial dataset + {st.updates} updates "
               f"(epsilon' = {st.epsilon / (st.updates + 1):.6g} per append)")
     if args.universe is None:
@@ -133,6 +182,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(q)
     add_limits(q)
     add_quiet(q)
+    add_ledger(q, _init_cost, help_text="the dataset's privacy-budget ledger (made by `dprelease ledger init`): the "
+                                        "stream's WHOLE epsilon is reserved there now, and the state remembers the "
+                                        f"ledger so that every append is recorded in it. Default: ${LEDGER_ENV} when "
+                                        "set, else no ledger")
     q.set_defaults(handler=_run_init)
 
     q = ss.add_parser("append", help="append a batch (the first is the initial dataset) and write the release",
@@ -147,6 +200,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    metavar="SECONDS", help=f"wait this long for another append to finish (default {DEFAULT_WAIT:g})")
     add_force(q)
     add_quiet(q)
+    add_ledger(q, _append_cost, help_text="the ledger the stream was opened against (default: the one its state "
+                                          f"remembers); a stream made without a ledger refuses one (and ${LEDGER_ENV})")
     q.set_defaults(handler=_run_append)
 
     q = ss.add_parser("status", help="budget and appends of a stream state",

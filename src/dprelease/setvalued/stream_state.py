@@ -6,7 +6,9 @@ Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
   theta_rule, new_cells, n_items, universe (labels, source, spec; or null until the
   first append derives it), rng (mode and, in experiment mode, the init seed), stream_id
   (random; ``seeded-SEED`` in experiment mode): the stream's name in its releases' manifests,
-  so that ``append``/``release`` may replace the stream's own previous release without --force.
+  so that ``append``/``release`` may replace the stream's own previous release without --force;
+  ledger (only for ``stream init --ledger``: the budget ledger's path and id and the charge that reserved the
+  stream's whole epsilon; every append is recorded there, :mod:`dprelease.ledger`).
 * ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
   random source used (seeded streams: the per-append seed derived from the init seed).
 * ``nodes(id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha, class)`` --
@@ -39,14 +41,14 @@ import json
 import math
 import os
 import sqlite3
-import tempfile
 import uuid
 import warnings
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data.io import read_transactions, remove_stale_temps
+from .. import sqlite_state
+from ..data.io import read_transactions
 from ..data.universe import Universe, parse_universe_spec
 from ..errors import BudgetExceededError, DPReleaseError, InputError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
@@ -54,7 +56,7 @@ from ..release import records_run_start, release_size_note, write_set_valued_rel
 from .inctdpart import TBPNode, TBPTree, append_seed
 
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
-           "stream_status", "stream_identity", "owns_release", "DEFAULT_WAIT"]
+           "stream_status", "stream_identity", "stream_ledger", "owns_release", "DEFAULT_WAIT"]
 
 FORMAT = "dprelease-inctdpart-state/2"
 _USER_VERSION = 2
@@ -90,9 +92,7 @@ class StreamStatus:
 
 
 def _connect(path: Path, wait: float = DEFAULT_WAIT) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=max(0.0, float(wait)), isolation_level=None)
-    conn.execute("PRAGMA synchronous=FULL")
-    return conn
+    return sqlite_state.connect(path, wait)
 
 
 def _open(path: str | os.PathLike, wait: float = DEFAULT_WAIT) -> sqlite3.Connection:
@@ -135,8 +135,11 @@ def _universe_json(universe: Universe) -> dict[str, object]:
 
 def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout: int, c1: float, c2: float,
                universe_spec: str | None = None, seed: int | None = None, theta_rule: str = "example3",
-               new_cells: str = "first-visit") -> StreamStatus:
-    """Create a new state file (refuses to overwrite); built beside it and renamed into place."""
+               new_cells: str = "first-visit", ledger: dict[str, object] | None = None) -> StreamStatus:
+    """Create a new state file (refuses to overwrite); built beside it and renamed into place.
+
+    ``ledger``: the budget ledger that reserved the stream's whole epsilon (:mod:`dprelease.ledger`),
+    remembered in ``meta`` so that every append is recorded there."""
     path = Path(path)
     if path.exists():
         raise InputError(f"{path}: already exists; a stream state is created once (remove it to start over)")
@@ -147,36 +150,26 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
         path.parent.mkdir(parents=True, exist_ok=True)  # like every other output
     except OSError as exc:
         raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror or exc})") from None
-    remove_stale_temps(path)  # left by a killed init (the pid in the name tells a live writer's from a dead one's)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    os.unlink(tmp)
-    tmp_path = Path(tmp)
-    try:
-        with closing(_connect(tmp_path)) as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-            conn.execute("BEGIN")
-            for stmt in _SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            meta = {
-                "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates, "fanout": probe.fanout,
-                "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
-                "n_items": universe.size if universe else None,
-                "universe": _universe_json(universe) if universe else None,
-                "rng": {"mode": "secure", "seed": None} if seed is None else {"mode": "seeded", "seed": int(seed)},
-                # names the stream in its releases' manifests (random and public; in seeded experiment mode
-                # derived from the seed, so that a seeded state is reproducible byte for byte)
-                "stream_id": uuid.uuid4().hex if seed is None else f"seeded-{int(seed)}",
-            }
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
-            conn.execute("COMMIT")
-        os.replace(tmp_path, path)
-    finally:
-        for extra in (tmp_path, Path(str(tmp_path) + "-wal"), Path(str(tmp_path) + "-shm")):
-            if extra.exists():
-                extra.unlink()
+    meta = {
+        "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates, "fanout": probe.fanout,
+        "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
+        "n_items": universe.size if universe else None,
+        "universe": _universe_json(universe) if universe else None,
+        "rng": {"mode": "secure", "seed": None} if seed is None else {"mode": "seeded", "seed": int(seed)},
+        # names the stream in its releases' manifests (random and public; in seeded experiment mode
+        # derived from the seed, so that a seeded state is reproducible byte for byte)
+        "stream_id": uuid.uuid4().hex if seed is None else f"seeded-{int(seed)}",
+    }
+    if ledger is not None:
+        meta["ledger"] = dict(ledger)
+
+    def build(conn: sqlite3.Connection) -> None:
+        for stmt in _SCHEMA.strip().split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+
+    sqlite_state.create_by_rename(path, build, user_version=_USER_VERSION)
     return StreamStatus(probe.epsilon, 0.0, probe.updates, 0)
 
 
@@ -236,6 +229,13 @@ def _size_note(release) -> None:
     note = release_size_note("inctdpart", release.n_records, "records")
     if note:
         release.manifest.setdefault("notes", []).append(note)
+
+
+def stream_ledger(path: str | os.PathLike) -> dict[str, object] | None:
+    """The budget ledger the stream was opened against (``stream init --ledger``), or None."""
+    with closing(_open(path)) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'ledger'").fetchone()
+    return json.loads(row[0]) if row else None
 
 
 def stream_identity(path: str | os.PathLike) -> dict[str, object]:
