@@ -10,9 +10,15 @@ from ..data.generators import kosarak_like
 from ..data.io import atomic_output, write_transactions
 from ..data.universe import Universe
 from ..evaluation import evaluate_counting, topk_utility
+from ..evaluation.occurrence import occurrence_share
 from ..release import write_set_valued_release
 from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, basic, diffpart
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND
+from ..setvalued.prefixpart import (
+    DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, prefix_diffpart,
+)
+from ..setvalued.prefixpart import DEFAULT_MAX_ITEMS as DEFAULT_PREFIX_ITEMS
+from ..errors import ParameterError
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from .common import (
     add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args,
@@ -20,15 +26,41 @@ from .common import (
 )
 
 
+# options that configure only the faithful algorithm (default None: "not given")
+_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
+_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
+
+
+def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n) not in (None, False)]
+
+
+METHODS = ("prefix", "faithful")
+DEFAULT_METHOD = "prefix"
+
+
 def _run_diffpart(args: argparse.Namespace) -> int:
+    other = _given(args, _FAITHFUL_ONLY if args.method == "prefix" else _PREFIX_ONLY)
+    if other:
+        wanted = "faithful" if args.method == "prefix" else "prefix"
+        raise ParameterError(f"{', '.join(other)} only appl{'ies' if len(other) == 1 else 'y'} to --method {wanted}; "
+                             f"add --method {wanted} (this run uses --method {args.method})")
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
-    with timed(args, "diffpart"):
-        release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
-                           spurious_bound=args.spurious_bound,
-                           branching_bound=None if args.no_branching_guard else args.branching_bound,
-                           progress=not args.quiet)
+    with timed(args, f"diffpart ({args.method})"):
+        if args.method == "prefix":
+            kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
+            release = prefix_diffpart(db, universe, args.epsilon, noise=noise, **kw)
+        else:
+            release = diffpart(db, universe, args.epsilon, noise=noise,
+                               fanout=DEFAULT_FANOUT if args.fanout is None else args.fanout,
+                               c1=DEFAULT_C1 if args.c1 is None else args.c1,
+                               c2=DEFAULT_C2 if args.c2 is None else args.c2,
+                               spurious_bound=args.spurious_bound,
+                               branching_bound=None if args.no_branching_guard else
+                               (DEFAULT_BRANCHING_BOUND if args.branching_bound is None else args.branching_bound),
+                               progress=not args.quiet)
     with timed(args, "write"):
         paths = write_set_valued_release(release, args.output)
     report_written(args, *paths)
@@ -84,6 +116,7 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = _released(args, universe)
     result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
+    result["occurrence"] = occurrence_share(raw, released)
     _emit(args, result)
     return 0
 
@@ -97,7 +130,8 @@ def _released(args: argparse.Namespace, universe: Universe):
 def _run_eval_topk(args: argparse.Namespace) -> int:
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = _released(args, universe)
-    _emit(args, {"k": args.k, "utility": topk_utility(raw, released, args.k)})
+    _emit(args, {"k": args.k, "utility": topk_utility(raw, released, args.k),
+                 "occurrence": occurrence_share(raw, released)})
     return 0
 
 
@@ -110,25 +144,49 @@ def _emit(args: argparse.Namespace, result: dict) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("diffpart", help="publish set-valued data with DiffPart",
-                       description="Publish a transaction file under epsilon-DP with DiffPart (Chen et al., PVLDB 2011).")
+                       description="Publish a transaction file under epsilon-DP with DiffPart (Chen et al., PVLDB 2011): "
+                                   "by default its prefix variant, which also works on basket data whose records "
+                                   "are rarely repeated (docs/diffpart.md); --method faithful runs the paper's "
+                                   "algorithm.")
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
     add_output(p)
     add_epsilon(p)
-    p.add_argument("--fanout", type=int, default=DEFAULT_FANOUT, metavar="F",
+    p.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                   help=f"prefix: partition over a private frequency-ordered item prefix hierarchy and release "
+                        f"generalized records (default {DEFAULT_METHOD}); faithful: the paper's Algorithm 1 "
+                        "(releases nothing on universes of thousands of items)")
+    g = p.add_argument_group("--method prefix")
+    g.add_argument("--selection-share", type=float, default=None, metavar="X",
+                   help=f"share of epsilon for the noisy item supports that order the items and select the frequent "
+                        f"ones (default {DEFAULT_SELECTION_SHARE})")
+    g.add_argument("--structure-share", type=float, default=None, metavar="X",
+                   help=f"share of epsilon for the PrivTree decisions that build the prefix hierarchy "
+                        f"(default {DEFAULT_STRUCTURE_SHARE}); the rest goes to the released counts")
+    g.add_argument("--record-bound", type=positive_int, default=None, metavar="L",
+                   help=f"a record adds min(1, L/|t|) to each of its items' supports, so L bounds its influence "
+                        f"(default {DEFAULT_RECORD_BOUND})")
+    g.add_argument("--max-items", type=positive_int, default=None, metavar="M",
+                   help=f"at most M items (the most frequent, by noisy support) form the hierarchy; records keep "
+                        f"only these (default and maximum {DEFAULT_PREFIX_ITEMS})")
+    g.add_argument("--beta", type=float, default=None, metavar="X",
+                   help=f"PrivTree's beta (> 1): an empty cell is kept with probability <= 1/(2X); larger X needs "
+                        f"more records per level (default {DEFAULT_BETA:g})")
+    g = p.add_argument_group("--method faithful")
+    g.add_argument("--fanout", type=int, default=None, metavar="F",
                    help=f"fan-out of the context-free taxonomy (default {DEFAULT_FANOUT}, as in the paper's experiments)")
-    p.add_argument("--c1", type=float, default=DEFAULT_C1, metavar="X",
+    g.add_argument("--c1", type=float, default=None, metavar="X",
                    help=f"leaf threshold constant: keep a leaf if its noisy count >= sqrt(2)*C1/budget (default {DEFAULT_C1})")
-    p.add_argument("--c2", type=float, default=DEFAULT_C2, metavar="Y",
+    g.add_argument("--c2", type=float, default=None, metavar="Y",
                    help=f"partition threshold constant: expand if noisy size >= sqrt(2)*C2*height/alpha (default {DEFAULT_C2})")
-    p.add_argument("--spurious-bound", type=float, default=None, metavar="X",
+    g.add_argument("--spurious-bound", type=float, default=None, metavar="X",
                    help="improvement, off by default (faithful): raise every threshold so that at most X empty "
                         "combinations are expected to pass per partition operation (10 is a good value; "
                         "see docs/diffpart.md)")
-    p.add_argument("--branching-bound", type=float, default=DEFAULT_BRANCHING_BOUND, metavar="X",
+    g.add_argument("--branching-bound", type=float, default=None, metavar="X",
                    help="termination guard: where sub-partitions partition again, at most X empty ones are "
                         f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
                         "the number of empty partitions explode, e.g. on mushroom)")
-    p.add_argument("--no-branching-guard", action="store_true",
+    g.add_argument("--no-branching-guard", action="store_true",
                    help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes)")
     add_universe(p)
     add_seed(p)
@@ -216,7 +274,7 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
         dataset=Path(args.dataset), universe=parse_universe_spec(args.universe) if args.universe else None,
         out_dir=Path(args.out), budgets=args.budgets, ks=args.ks, runs=args.runs, fanout=args.fanout,
         c1=args.c1, c2=args.c2, queries=args.queries, seed=args.seed, with_basic=not args.no_basic,
-        spurious_bound=args.spurious_bound,
+        spurious_bound=args.spurious_bound, with_prefix=not args.no_prefix, with_faithful=not args.no_faithful,
     )
     summary = run_diffpart_experiment(cfg, log=lambda m: say(args, m))
     if args.json:
@@ -228,7 +286,9 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
 
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("diffpart", help="DiffPart Figures 3 and 8: relative error and top-K utility vs B",
-                         description="Reproduce DiffPart's Figure 3 (vs Basic) and Figure 8; writes CSV + PNG.")
+                         description="Reproduce DiffPart's Figure 3 (vs Basic) and Figure 8 for the faithful algorithm "
+                                     "and DiffPart-Prefix; writes CSV + PNG and methods_summary.csv (error, top-K "
+                                     "utility and the share of released records that occur in the data).")
     p.add_argument("--dataset", required=True, help="transaction file (e.g. ../shared/datasets/msnbc/msnbc.dat)")
     add_universe(p)
     p.add_argument("--out", default="results/diffpart", help="output folder (default results/diffpart)")
@@ -241,6 +301,9 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--queries", type=positive_int, default=50_000)
     p.add_argument("--seed", type=int, default=0, help="base seed (experiment mode)")
     p.add_argument("--no-basic", action="store_true", help="skip the Basic baseline")
+    p.add_argument("--no-prefix", action="store_true",
+                   help="skip DiffPart-Prefix (the default method of `dprelease diffpart`; run by default)")
+    p.add_argument("--no-faithful", action="store_true", help="skip the faithful DiffPart (run by default)")
     p.add_argument("--spurious-bound", type=float, default=None,
                    help="also run DiffPart with this spurious-combination bound (the improvement) beside the faithful one")
     p.add_argument("--json", action="store_true")
