@@ -22,7 +22,12 @@ from .data.universe import Universe
 from .privacy.accountant import BudgetAccountant
 from .privacy.noise import NoiseSource
 
-__all__ = ["SetValuedRelease", "build_manifest", "manifest_path", "write_set_valued_release", "write_with_manifest"]
+__all__ = ["SetValuedRelease", "canonical_itemset_order", "build_manifest", "manifest_path", "write_set_valued_release", "write_with_manifest"]
+
+# Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
+# SetValuedRelease canonically (see SetValuedRelease); False restores the order the algorithm produced, which leaks
+# which cells were real and which test-and-generated (issue 8, defect 1). IncTDPart's node ids follow it too.
+_CANONICAL_ORDER = True
 
 SEEDED_WARNING = "seeded experiment mode: reproducible, NOT for publication (noise is not hardened against floating-point attacks)"
 
@@ -75,9 +80,24 @@ def write_with_manifest(output: str | os.PathLike, write_body, manifest: dict[st
     return output, mpath
 
 
+def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
+    """The canonical order of (itemset, count) pairs: by the sorted item-id tuple, then by count.
+
+    A function of the released values only, so the order of a release reveals nothing the values do not
+    (in particular not which cells were real and which were test-and-generated, DiffPart Procedure 1).
+    """
+    keys = [tuple(np.asarray(s, dtype=np.int64).tolist()) for s in itemsets]
+    c = np.asarray(counts, dtype=np.int64).tolist()
+    return np.asarray(sorted(range(len(keys)), key=lambda j: (keys[j], c[j])), dtype=np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class SetValuedRelease:
-    """A sanitized set-valued dataset: ``counts[j]`` copies of ``itemsets[j]`` (item ids)."""
+    """A sanitized set-valued dataset: ``counts[j]`` copies of ``itemsets[j]`` (item ids).
+
+    The pairs are held in the canonical order of :func:`canonical_itemset_order` (each itemset's
+    items ascending), so the writer and :meth:`to_db` never reveal the order an algorithm produced them in.
+    """
 
     itemsets: list[np.ndarray]
     counts: np.ndarray
@@ -85,6 +105,17 @@ class SetValuedRelease:
     manifest: dict[str, object] = field(default_factory=dict)
     trace: list = field(default_factory=list, repr=False)  # algorithm trace (tests); never written
     accountant: BudgetAccountant | None = field(default=None, repr=False)  # its ledger, for tests
+
+    def __post_init__(self) -> None:
+        counts = np.asarray(self.counts, dtype=np.int64)
+        if len(self.itemsets) != counts.size:
+            raise ValueError("one count per itemset")
+        if not _CANONICAL_ORDER:
+            return
+        sets = [np.sort(np.asarray(s, dtype=np.int64)) for s in self.itemsets]
+        order = canonical_itemset_order(sets, counts)
+        object.__setattr__(self, "itemsets", [sets[j] for j in order.tolist()])
+        object.__setattr__(self, "counts", counts[order])
 
     @property
     def n_records(self) -> int:

@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..errors import ParameterError
+
 __all__ = ["NoiseSource", "SecureNoise", "SeededNoise", "make_noise", "geometric_from_discrete_laplace"]
 
 _TWO_53 = float(2**53)
@@ -129,24 +131,48 @@ class SecureNoise(NoiseSource):
         return out
 
     def binomial(self, n: int, p: float) -> int:
-        # Inverse CDF at one secure uniform. n and p are public given the caller's
-        # inputs; only the integer result is released.
-        if n <= 0 or p <= 0.0:
-            return 0
-        if p >= 1.0:
-            return int(n)
-        from scipy.special import bdtr  # Binomial CDF; imported lazily (scipy.stats is slow to import)
+        """Binomial(n, p) for any 0 <= n < 2^63, exact up to the float scale of its geometric gaps.
 
-        u = float(self.uniform(1)[0])
-        # smallest j with CDF(j) >= u, by bisection over [0, n]
-        lo, hi = 0, int(n)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if bdtr(mid, n, p) >= u:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        Geometric skips: the gaps between successes of n Bernoulli(p) trials are i.i.d. Geometric(p)
+        (failures before a success); the draw is the number of successes whose position is <= n. Each gap
+        is OpenDP's exact discrete Laplace of scale s = -1/log1p(-p), folded onto {0, 1, ...}
+        (:func:`geometric_from_discrete_laplace`), which is exactly Geometric with success probability
+        p' = 1 - exp(-1/s), within a few ulps of p (the only float step; s is public). No 32-bit API is
+        involved, so n >= 2^31 is exact too (issue 8, defect 2). Cost: about min(p, 1 - p) * n + 1 gap
+        draws (for p > 1/2, n - Binomial(n, 1 - p), where 1 - p is exact).
+        """
+        n, p = _check_binomial(n, p)
+        if n == 0 or p == 0.0:
+            return 0
+        if p == 1.0:
+            return n
+        if p > 0.5:
+            return n - self.binomial(n, 1.0 - p)
+        scale = -1.0 / math.log1p(-p)
+        remaining = n  # trials left
+        successes = 0
+        while True:
+            expected = remaining * p
+            size = int(min(1 << 20, expected + 6.0 * math.sqrt(expected) + 16.0))
+            gaps = geometric_from_discrete_laplace(self.discrete_laplace(scale, size)).astype(np.uint64)
+            steps = np.minimum(gaps, np.uint64(remaining)) + np.uint64(1)  # each <= remaining + 1 <= 2^63
+            # The running sum passes `remaining` before it can wrap around 2^64 (every step is <= 2^63),
+            # so the first index past `remaining` is found correctly even if later sums wrap.
+            positions = np.cumsum(steps, dtype=np.uint64)
+            past = positions > np.uint64(remaining)
+            if past.any():
+                return successes + int(np.argmax(past))
+            successes += size
+            remaining -= int(positions[-1])
+
+
+def _check_binomial(n: int, p: float) -> tuple[int, float]:
+    if isinstance(n, bool) or int(n) != n or not (0 <= int(n) < 2**63):
+        raise ParameterError(f"binomial: n must be a whole number in [0, 2^63), got {n!r}")
+    p = float(p)
+    if not (0.0 <= p <= 1.0):
+        raise ParameterError(f"binomial: p must be a probability in [0, 1], got {p!r}")
+    return int(n), p
 
 
 class SeededNoise(NoiseSource):
@@ -174,9 +200,10 @@ class SeededNoise(NoiseSource):
         return self.rng.integers(0, int(high), size, dtype=np.int64)
 
     def binomial(self, n: int, p: float) -> int:
-        if n <= 0 or p <= 0.0:
+        n, p = _check_binomial(n, p)
+        if n == 0 or p == 0.0:
             return 0
-        return int(self.rng.binomial(int(n), min(1.0, p)))
+        return int(self.rng.binomial(n, p))
 
     def gumbel(self, size: int) -> np.ndarray:
         return self.rng.gumbel(0.0, 1.0, size)

@@ -60,6 +60,7 @@ from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, threshold_counts, zero_cell_threshold
+from .. import release as _release_module
 from ..release import SetValuedRelease, build_manifest
 from .diffpart import (
     DEFAULT_FANOUT,
@@ -311,32 +312,39 @@ class TBPTree:
             rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
             pos_of_nonempty = {int(m): j for j, m in enumerate(nonempty.tolist())}
             inv = 1.0 / eps_op
+            # Every cell that releases a noisy count here, real (explicit) and test-and-generated (empty)
+            # mixed, in ascending mask order: node ids, the visiting order and so every row of the state are
+            # then a function of public inputs and noisy values only (issue 8, defect 1). The old order (the
+            # explicit cells first, the generated ones after) is kept behind the private switch of
+            # dprelease.release for the audit's broken fixture.
+            cells: list[tuple[int, int, int]] = []  # (mask, noisy count, explicit index or -1 if generated)
+            cells.extend((int(mask), int(res.explicit[j]), j) for j, mask in enumerate(explicit.tolist()))
+            cells.extend((int(mask), int(nc), -1) for mask, nc in zip(empty_masks.tolist(), res.zero_passed.tolist()))
+            if _release_module._CANONICAL_ORDER:
+                cells.sort(key=lambda cell: cell[0])
             visit: list[tuple[int, np.ndarray]] = []
-            for j, mask in enumerate(explicit.tolist()):
-                nc = int(res.explicit[j])
-                child_id = p.children.get(mask)
-                if child_id is None:
-                    if not res.passed[j]:
-                        continue  # a new cell below theta: its noisy count is dropped (Procedure 1 line 18)
+            for mask, nc, j in cells:
+                if j >= 0:
+                    child_id = p.children.get(mask)
+                    if child_id is None:
+                        if not res.passed[j]:
+                            continue  # a new cell below theta: its noisy count is dropped (Procedure 1 line 18)
+                        child_id = self._new_child(p, v, kids, mask, n)
+                        delta.new_nodes.append(child_id)
+                    child = self.nodes[child_id]
+                    child.psum += nc
+                    child.n += 1
+                    child.inv_alpha += inv
+                else:  # test-and-generate (lines 20-23)
                     child_id = self._new_child(p, v, kids, mask, n)
+                    child = self.nodes[child_id]
+                    child.psum, child.n, child.inv_alpha = nc, 1, inv
                     delta.new_nodes.append(child_id)
-                child = self.nodes[child_id]
-                child.psum += nc
-                child.n += 1
-                child.inv_alpha += inv
                 delta.counts.append((child_id, nc, eps_op))
                 if not leaf_level and child.psum >= self.theta1(child):
                     k = pos_of_nonempty.get(mask)
                     child_rows = rows_sorted[bounds[k] : bounds[k + 1]] if k is not None else rows[:0]
                     visit.append((child_id, child_rows))
-            for mask, nc in zip(empty_masks.tolist(), res.zero_passed.tolist()):  # test-and-generate (lines 20-23)
-                child_id = self._new_child(p, v, kids, int(mask), n)
-                child = self.nodes[child_id]
-                child.psum, child.n, child.inv_alpha = int(nc), 1, inv
-                delta.new_nodes.append(child_id)
-                delta.counts.append((child_id, int(nc), eps_op))
-                if not leaf_level and child.psum >= self.theta1(child):
-                    visit.append((child_id, rows[:0]))
             child_unused = unused - eps_op
             for child_id, child_rows in visit:
                 queue.append((child_id, child_rows, child_unused, scope.branch()))

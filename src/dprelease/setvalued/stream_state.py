@@ -1,6 +1,6 @@
 """The IncTDPart stream state in SQLite: parameters, budget ledger and TBP-tree, one transaction per append.
 
-Schema (``PRAGMA user_version = 1``; journal_mode = WAL, synchronous = FULL):
+Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
 
 * ``meta(key, value)`` -- JSON values: format, epsilon, updates (U), fanout, c1, c2,
   theta_rule, new_cells, n_items, universe (labels, source, spec; or null until the
@@ -15,7 +15,11 @@ Schema (``PRAGMA user_version = 1``; journal_mode = WAL, synchronous = FULL):
   the budget behind it.
 
 No raw record and nothing computed from raw data without a mechanism is stored:
-only noisy counts, what was built from them, and public parameters.
+only noisy counts, what was built from them, and public parameters. The *order* is public too:
+node ids are assigned in a canonical order (breadth first, children in ascending mask order, real and
+test-and-generated cells mixed; :mod:`dprelease.setvalued.inctdpart`) and every table's rows are inserted
+sorted by their key, so neither the ids nor the file's layout say which cells were real. Format 1 states
+(ids in a data-dependent order, issue 8 defect 1) are refused with a message.
 
 Crash safety: an append reads the batch, then takes the write lock (``BEGIN
 IMMEDIATE``), re-reads the state inside the transaction, computes, writes, and
@@ -49,7 +53,9 @@ from .inctdpart import TBPNode, TBPTree, append_seed
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
            "stream_status", "DEFAULT_WAIT"]
 
-FORMAT = "dprelease-inctdpart-state/1"
+FORMAT = "dprelease-inctdpart-state/2"
+_USER_VERSION = 2
+_OLD_FORMATS = ("dprelease-inctdpart-state/1",)
 DEFAULT_WAIT = 60.0
 
 _SCHEMA = """
@@ -96,6 +102,10 @@ def _open(path: str | os.PathLike, wait: float = DEFAULT_WAIT) -> sqlite3.Connec
     except sqlite3.DatabaseError:
         conn.close()
         raise InputError(f"{path}: not a dprelease stream state") from None
+    if row is not None and json.loads(row[0]) in _OLD_FORMATS:
+        conn.close()
+        raise InputError(f"{path}: stream state of an older dprelease ({json.loads(row[0])}: its node ids reveal which "
+                         f"cells were real); it cannot be continued safely, start a new stream with `dprelease stream init`")
     if row is None or json.loads(row[0]) != FORMAT:
         conn.close()
         raise InputError(f"{path}: not a dprelease stream state (format {row[0] if row else 'missing'})")
@@ -136,7 +146,7 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
     try:
         with closing(_connect(tmp_path)) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA user_version=1")
+            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
             conn.execute("BEGIN")
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
@@ -269,7 +279,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 [(nd.expand, nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd), nd.id)
                  for nd in (tree.nodes[i] for i in sorted(touched - new - ({0} if n == 0 else set())))])
             conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
-                             [(nid, n, nc, alpha) for nid, nc, alpha in delta.counts])
+                             sorted((nid, n, nc, alpha) for nid, nc, alpha in delta.counts))
             conn.execute("INSERT INTO ledger VALUES (?, ?, ?)", (n, delta.epsilon, json.dumps(rng_row)))
             if derived:
                 conn.executemany("UPDATE meta SET value = ? WHERE key = ?",
