@@ -170,3 +170,26 @@ def test_cli_defaults_to_prefix_and_keeps_the_faithful_method(tmp_path, capsys):
     assert main(["diffpart", str(EXAMPLE), "--universe", "1..12", "-e", "1", "-o", str(out), "--c1", "2"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--c1 only applies to --method faithful" in err
+
+
+class _QuarterNoise:
+    """A broken source for the audit's power check: discrete Laplace at a quarter of the asked scale."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.mode, self.seed = inner.mode, inner.seed
+
+    def discrete_laplace(self, scale, size):
+        return self._inner.discrete_laplace(scale / 4.0, size)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def test_audit_passes_and_flags_a_broken_noise_source():
+    """`dprelease audit diffpart-prefix` finds nothing at the threshold pair, and flags 4x too little noise."""
+    from dprelease.audit import audit_case, cases_for
+
+    case = [c for c in cases_for("diffpart-prefix", 1.0) if c.name.endswith("count-at-split-threshold")][0]
+    assert not audit_case(case, runs=1200, seed=1).violation
+    assert audit_case(case, runs=1200, seed=1, noise_wrapper=_QuarterNoise).violation
