@@ -58,7 +58,8 @@ def test_ledger_refusal_and_reemit(tmp_path, capsys):
     U, eps = 2, 1.2
     _init(state, U, eps=eps)
     st = _status(state, capsys)
-    assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": U, "appends": 0}
+    assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": U, "appends": 0, "accounting": "paper",
+                  "epsilon_per_append": pytest.approx(eps / (U + 1))}
     for i in range(U + 1):
         batch = _write_batch(tmp_path / f"b{i}.dat", 2000 if i == 0 else 400, seed=i)
         assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
@@ -213,3 +214,39 @@ def test_sigkill_leaves_state_before_or_after(tmp_path, capsys):
                 f.unlink()
     print("sigkill outcomes", outcomes, "append time", round(full, 2))
     assert outcomes["before"] > 0
+
+
+def test_parallel_accounting_charges_each_batch_epsilon(tmp_path, capsys):
+    """--accounting parallel: every append spends the full epsilon on its own batch; the stream's loss stays
+    epsilon (disjoint batches); U is an optional limit; state, status and manifest say so."""
+    state = tmp_path / "p.db"
+    eps = 0.8
+    assert main(["stream", "init", str(state), "--epsilon", str(eps), "--accounting", "parallel",
+                 "--universe", f"1..{N_ITEMS}", "--fanout", "6", "--seed", "3", "-q"]) == 0
+    st = _status(state, capsys)
+    assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": None, "appends": 0, "accounting": "parallel",
+                  "epsilon_per_append": eps}
+    for i in range(4):
+        batch = _write_batch(tmp_path / f"b{i}.dat", 1500 if i == 0 else 300, seed=20 + i)
+        assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
+        st = _status(state, capsys)
+        assert st["appends"] == i + 1 and st["epsilon_spent"] == pytest.approx(eps)
+        manifest = json.loads((tmp_path / f"r{i}.dat.manifest.json").read_text())
+        assert manifest["privacy"]["epsilon_spent"] == pytest.approx(eps)
+        assert manifest["parameters"]["accounting"] == "parallel"
+        assert manifest["parameters"]["epsilon_per_append"] == pytest.approx(eps)
+    with sqlite3.connect(str(state)) as conn:
+        assert [e for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")] == [eps] * 4
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    assert json.loads(meta["accounting"]) == "parallel" and json.loads(meta["updates"]) is None
+    # with --updates, parallel accounting refuses the (U + 2)-th append, and paper accounting needs U
+    limited = tmp_path / "l.db"
+    assert main(["stream", "init", str(limited), "--epsilon", "1", "--accounting", "parallel", "--updates", "0",
+                 "--universe", f"1..{N_ITEMS}", "-q"]) == 0
+    batch = _write_batch(tmp_path / "x.dat", 500, seed=5)
+    assert main(["stream", "append", str(limited), str(batch), "-o", str(tmp_path / "x0.dat"), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["stream", "append", str(limited), str(batch), "-o", str(tmp_path / "x1.dat"), "-q"]) == 2
+    assert "refused" in capsys.readouterr().err
+    assert main(["stream", "init", str(tmp_path / "n.db"), "--epsilon", "1", "--universe", "1..5", "-q"]) == 2
+    assert "--updates is required" in capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, THETA_RULES
+from ..setvalued.inctdpart import ROUTING_RULES, ACCOUNTING_RULES, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, THETA_RULES
 from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
 from .common import add_epsilon, add_quiet, add_seed, add_universe, print_json, say, timed
 
@@ -25,9 +25,14 @@ def _nonneg_int(text: str) -> int:
 def _run_init(args: argparse.Namespace) -> int:
     st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
                     c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
-                    new_cells=args.new_cells)
-    say(args, f"stream state {args.state}: epsilon {st.epsilon:g} over the initial dataset + {st.updates} updates "
-              f"(epsilon' = {st.epsilon / (st.updates + 1):.6g} per append)")
+                    new_cells=args.new_cells, accounting=args.accounting)
+    if st.accounting == "parallel":
+        limit = "no limit on appends" if st.updates is None else f"at most {st.updates} updates"
+        say(args, f"stream state {args.state}: epsilon {st.epsilon:g} on every append's own batch (parallel "
+                  f"accounting), {limit}")
+    else:
+        say(args, f"stream state {args.state}: epsilon {st.epsilon:g} over the initial dataset + {st.updates} "
+                  f"updates (epsilon' = {st.epsilon_per_append:.6g} per append)")
     if args.universe is None:
         print("warning: no --universe declared: the first append derives it from its batch, which reveals which "
               "items occur", file=sys.stderr)
@@ -40,7 +45,8 @@ def _run_append(args: argparse.Namespace) -> int:
         info = append_batch(args.state, args.batch, args.output, wait=args.wait)
     for message in info["warnings"]:
         print(f"warning: {message}", file=sys.stderr)
-    say(args, f"append {info['append']} of {info['updates'] + 1}: spent {info['epsilon']:.6g}, "
+    of = "" if info["updates"] is None else f" of {info['updates'] + 1}"
+    say(args, f"append {info['append']}{of}: spent {info['epsilon']:.6g} ({info['accounting']} accounting), "
               f"total {info['epsilon_spent']:.6g}")
     print(f"release: {info['release']}")
     print(f"manifest: {info['manifest']}")
@@ -54,8 +60,9 @@ def _run_status(args: argparse.Namespace) -> int:
     else:
         print(f"epsilon: {st.epsilon:g}")
         print(f"epsilon_spent: {st.epsilon_spent:.6g}")
-        print(f"updates: {st.updates}")
-        print(f"appends: {st.appends} of {st.updates + 1}")
+        print(f"accounting: {st.accounting}")
+        print(f"updates: {'no limit' if st.updates is None else st.updates}")
+        print(f"appends: {st.appends}" + ("" if st.max_appends is None else f" of {st.max_appends}"))
     return 0
 
 
@@ -77,8 +84,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = ss.add_parser("init", help="create a stream state (epsilon, U, taxonomy parameters)")
     q.add_argument("state", metavar="STATE", help="the SQLite state file to create")
     add_epsilon(q)
-    q.add_argument("--updates", "-U", type=_nonneg_int, required=True, metavar="U",
-                   help="upper bound on updates after the initial dataset; each append spends epsilon/(U+1)")
+    q.add_argument("--updates", "-U", type=_nonneg_int, default=None, metavar="U",
+                   help="upper bound on updates after the initial dataset: with --accounting paper each append "
+                        "spends epsilon/(U+1) (required); with parallel it is only a limit (default: none)")
+    q.add_argument("--accounting", choices=ACCOUNTING_RULES, default="paper",
+                   help="paper: appends compose sequentially, epsilon/(U+1) each, so a person with one record in "
+                        "every batch is protected at epsilon (default); parallel: each append is charged epsilon "
+                        "against its own batch only (batches are disjoint records), which protects each record at "
+                        "epsilon but not a person contributing to several batches (docs/inctdpart.md)")
     q.add_argument("--fanout", type=int, default=DEFAULT_FANOUT, metavar="F",
                    help=f"fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
     add_universe(q)
@@ -109,7 +122,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = ss.add_parser("status", help="budget and appends of a stream state")
     q.add_argument("state", metavar="STATE")
     q.add_argument("--json", action="store_true",
-                   help='print {"epsilon": E, "epsilon_spent": x, "updates": U, "appends": n}')
+                   help='print {"epsilon": E, "epsilon_spent": x, "updates": U or null, "appends": n, '
+                        '"accounting": "paper"|"parallel", "epsilon_per_append": e}')
     q.set_defaults(handler=_run_status)
 
     q = ss.add_parser("release", help="write the latest release again (spends nothing)")
@@ -133,7 +147,9 @@ def _run_experiment(args: argparse.Namespace) -> int:
         dataset=Path(args.data), universe=parse_universe_spec(args.universe) if args.universe else None,
         out_dir=Path(args.out), label=args.label, initial=args.initial, batch=args.batch,
         updates=ints(args.updates), epsilons=floats(args.epsilons), runs=args.runs, fanout=args.fanout,
-        theta_rule=args.theta_rule, new_cells=args.new_cells, queries=args.queries, seed=args.seed,
+        theta_rule=args.theta_rule, new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
+        queries=args.queries,
+        seed=args.seed,
         methods=tuple(m.strip() for m in args.methods.split(",")), **extra)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     run_inctdpart_experiment(cfg, log=log)
@@ -163,6 +179,12 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--dp-c2", type=float, default=None, help="DiffPart partition constant for the baselines")
     p.add_argument("--theta-rule", choices=THETA_RULES, default="example3")
     p.add_argument("--new-cells", choices=NEW_CELL_RULES, default="first-visit")
+    p.add_argument("--accounting", choices=ACCOUNTING_RULES, default="paper",
+                   help="IncTDPart's accounting: paper (epsilon/(U+1) per append; default) or parallel (epsilon per "
+                        "batch); the baselines are charged as in the paper either way")
+    p.add_argument("--routing", choices=ROUTING_RULES, default="paper",
+                   help="IncTDPart's routing of later batches: paper (a noisy count of every stored child of every "
+                        "visited node; default) or free (split nodes route without counts; improvement)")
     p.add_argument("--methods", default="IncTDPart,Solution 1,Solution 2")
     p.add_argument("--queries", type=int, default=50_000)
     p.add_argument("--seed", type=int, default=0)

@@ -54,6 +54,8 @@ class IncTDPartExperiment:
     dp_c2: float = DP_C2  # DiffPart (baselines) partition constant
     theta_rule: str = "example3"
     new_cells: str = "first-visit"
+    accounting: str = "paper"  # IncTDPart's: "paper" (epsilon/(U+1) per append) or "parallel" (epsilon per batch)
+    routing: str = "paper"  # IncTDPart's: "paper" (R2: count every stored child) or "free" (improvement)
     queries: int = 50_000
     seed: int = 0
     methods: tuple[str, ...] = field(default=METHODS)
@@ -84,7 +86,8 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                     t0 = time.perf_counter()
                     if method == "IncTDPart":
                         tree = TBPTree(universe.size, eps, U, fanout=cfg.fanout, c1=cfg.c1, c2=cfg.c2,
-                                       theta_rule=cfg.theta_rule, new_cells=cfg.new_cells)
+                                       theta_rule=cfg.theta_rule, new_cells=cfg.new_cells,
+                                       accounting=cfg.accounting, routing=cfg.routing)
                         for i, b in enumerate(batches):
                             tree.append(b, make_noise(append_seed(seed, i)))
                         release = tree.release(universe, {"mode": "seeded", "seed": seed})

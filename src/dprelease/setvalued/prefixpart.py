@@ -8,14 +8,14 @@ record is released with the (noisy) number of records it stands for. See docs/di
 
 Three mechanisms, composed sequentially on the whole input (budget split, ``epsilon`` = B):
 
-1. **Item order** (``selection_share`` * B, default 0.1 B). Weighted item supports, each
+1. **Item order** (``selection_share`` * B, default 0.15 B). Weighted item supports, each
    record contributing min(1, l/|t|) to each of its items (L1 sensitivity l = ``record_bound``,
    the truncation of Zeng, Naughton and Cai, PVLDB 2012), plus Laplace(l/B1) noise
    (``noisy_values``). Items are ordered by noisy support; on universes larger than
    ``max_items`` the first ``max_items`` whose noisy support passes (l/B1) ln(|I|/2) (at most
    one item expected to pass on noise alone) form the frequent part F of the universe
    (private selection of the frequent part, as in PrivBasis, Li et al. PVLDB 2012, section 4).
-2. **Structure** (``structure_share`` * B, default 0.4 B). Level j of the hierarchy splits every
+2. **Structure** (``structure_share`` * B, default 0.5 B). Level j of the hierarchy splits every
    kept prefix class P (records whose items among the first j-1 of F are exactly P) into the
    two cells "P without item j" and "P with item j" (a binary trie over F in noisy frequency
    order, the FP-tree's prefix order of Han, Pei and Yin, SIGMOD 2000). Which cells are kept
@@ -23,14 +23,14 @@ Three mechanisms, composed sequentially on the whole input (budget split, ``epsi
    not grow with the depth (:mod:`dprelease.privacy.privtree`): this replaces DiffPart's
    alpha = B~/|InternalNodes|, which on a 16,470-item universe leaves every threshold above
    the data (section 4.1 of the paper; docs/diffpart.md).
-3. **Counts** (the rest, default 0.5 B). Every record ends in exactly one *class*: the cell in
+3. **Counts** (the rest, default 0.35 B). Every record ends in exactly one *class*: the cell in
    which its path failed the test, or its kept cell at the last level. The classes are
    disjoint, so one vector of exact discrete Laplace counts (sensitivity 1) covers them all
    (DiffPart Theorem B.2). A class is released as its generalized record: its prefix pattern,
    i.e. the record with the items after the failing level dropped.
 
-Post-processing (no budget): classes whose noisy count is below 1 (``merge_below``) are merged
-bottom-up into their parent prefix (zero-mean noise of empty cells cancels instead of adding
+Post-processing (no budget): classes whose noisy count is below ``merge_below`` noise scales
+(1/B3, at least 1) are merged bottom-up into their parent prefix (zero-mean noise of empty cells cancels instead of adding
 spurious records); the empty pattern (records with no item of F) is released, when the universe
 has items outside F, as single items drawn in proportion to their clipped noisy supports, so the
 release keeps the right number of records (top-k supports are relative to it).
@@ -60,8 +60,8 @@ __all__ = [
 
 MAX_PREFIX_ITEMS = 62  # records are int64 bit masks over F
 DEFAULT_MAX_ITEMS = 62
-DEFAULT_SELECTION_SHARE = 0.1
-DEFAULT_STRUCTURE_SHARE = 0.4
+DEFAULT_SELECTION_SHARE = 0.15
+DEFAULT_STRUCTURE_SHARE = 0.5
 DEFAULT_RECORD_BOUND = 5
 DEFAULT_BETA = 2.0
 DEFAULT_THETA = 0
@@ -213,7 +213,7 @@ def prefix_diffpart(
     merge_at = max(1, math.ceil(merge_below / eps_counts - 1e-9))
     total = np.zeros(n_nodes, dtype=np.int64)
     total[classes] = released
-    for lev in range(m, 0, -1):  # merge classes below `merge_below` into their parent prefix, deepest first
+    for lev in range(m, 0, -1):  # merge classes below their threshold into their parent prefix, deepest first
         at = np.flatnonzero((level_all == lev) & (total < merge_at) & (total != 0))
         if at.size:
             np.add.at(total, parent_all[at], total[at])

@@ -2,9 +2,11 @@
 
 Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
 
-* ``meta(key, value)`` -- JSON values: format, epsilon, updates (U), fanout, c1, c2,
-  theta_rule, new_cells, n_items, universe (labels, source, spec; or null until the
-  first append derives it), rng (mode and, in experiment mode, the init seed).
+* ``meta(key, value)`` -- JSON values: format, epsilon, updates (U; null = no limit, parallel
+  accounting only), accounting ("paper": epsilon/(U+1) per append, sequential; "parallel":
+  epsilon per append against its own batch; absent in states made before it existed = "paper"),
+  fanout, c1, c2, theta_rule, new_cells, n_items, universe (labels, source, spec; or null until
+  the first append derives it), rng (mode and, in experiment mode, the init seed).
 * ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
   random source used (seeded streams: the per-append seed derived from the init seed).
 * ``nodes(id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha, class)`` --
@@ -78,12 +80,25 @@ class StateLockedError(DPReleaseError):
 class StreamStatus:
     epsilon: float
     epsilon_spent: float
-    updates: int
+    updates: int | None  # None: no limit (parallel accounting without --updates)
     appends: int
+    accounting: str = "paper"
+
+    @property
+    def max_appends(self) -> int | None:
+        return None if self.updates is None else self.updates + 1
+
+    @property
+    def epsilon_per_append(self) -> float:
+        if self.accounting == "parallel":
+            return self.epsilon
+        assert self.updates is not None
+        return self.epsilon / (self.updates + 1)
 
     def as_json(self) -> dict[str, object]:
         return {"epsilon": self.epsilon, "epsilon_spent": self.epsilon_spent, "updates": self.updates,
-                "appends": self.appends}
+                "appends": self.appends, "accounting": self.accounting,
+                "epsilon_per_append": self.epsilon_per_append}
 
 
 def _connect(path: Path, wait: float = DEFAULT_WAIT) -> sqlite3.Connection:
@@ -127,16 +142,16 @@ def _universe_json(universe: Universe) -> dict[str, object]:
     return {"labels": list(universe.labels), "source": universe.source, "spec": universe.spec}
 
 
-def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout: int, c1: float, c2: float,
+def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, fanout: int, c1: float, c2: float,
                universe_spec: str | None = None, seed: int | None = None, theta_rule: str = "example3",
-               new_cells: str = "first-visit") -> StreamStatus:
+               new_cells: str = "first-visit", accounting: str = "paper") -> StreamStatus:
     """Create a new state file (refuses to overwrite); built beside it and renamed into place."""
     path = Path(path)
     if path.exists():
         raise InputError(f"{path}: already exists; a stream state is created once (remove it to start over)")
     universe = parse_universe_spec(universe_spec) if universe_spec else None
     probe = TBPTree(universe.size if universe else 2, epsilon, updates, fanout=fanout, c1=c1, c2=c2,
-                    theta_rule=theta_rule, new_cells=new_cells)  # validates every parameter
+                    theta_rule=theta_rule, new_cells=new_cells, accounting=accounting)  # validates every parameter
     if not path.parent.exists():
         raise InputError(f"{path.parent}: no such directory")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -152,7 +167,8 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
                 if stmt.strip():
                     conn.execute(stmt)
             meta = {
-                "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates, "fanout": probe.fanout,
+                "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates,
+                "accounting": probe.accounting, "fanout": probe.fanout,
                 "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
                 "n_items": universe.size if universe else None,
                 "universe": _universe_json(universe) if universe else None,
@@ -165,13 +181,21 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
         for extra in (tmp_path, Path(str(tmp_path) + "-wal"), Path(str(tmp_path) + "-shm")):
             if extra.exists():
                 extra.unlink()
-    return StreamStatus(probe.epsilon, 0.0, probe.updates, 0)
+    return StreamStatus(probe.epsilon, 0.0, probe.updates, 0, probe.accounting)
+
+
+def _updates(meta: dict[str, object]) -> int | None:
+    return None if meta.get("updates") is None else int(meta["updates"])
+
+
+def _accounting(meta: dict[str, object]) -> str:
+    return str(meta.get("accounting", "paper"))
 
 
 def _tree_from(conn: sqlite3.Connection, meta: dict[str, object]) -> TBPTree:
-    tree = TBPTree(int(meta["n_items"]), float(meta["epsilon"]), int(meta["updates"]), fanout=int(meta["fanout"]),
+    tree = TBPTree(int(meta["n_items"]), float(meta["epsilon"]), _updates(meta), fanout=int(meta["fanout"]),
                    c1=float(meta["c1"]), c2=float(meta["c2"]), theta_rule=str(meta["theta_rule"]),
-                   new_cells=str(meta["new_cells"]))
+                   new_cells=str(meta["new_cells"]), accounting=_accounting(meta))
     tree.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
     rows = conn.execute("SELECT id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha FROM nodes "
                         "ORDER BY id").fetchall()
@@ -204,7 +228,9 @@ def stream_status(path: str | os.PathLike) -> StreamStatus:
         meta = _meta(conn)
         spent = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
         conn.execute("COMMIT")
-    return StreamStatus(float(meta["epsilon"]), float(math.fsum(spent)), int(meta["updates"]), len(spent))
+    accounting = _accounting(meta)
+    total = float(max(spent, default=0.0)) if accounting == "parallel" else float(math.fsum(spent))
+    return StreamStatus(float(meta["epsilon"]), total, _updates(meta), len(spent), accounting)
 
 
 def _check_output(output: str | os.PathLike, state: Path) -> Path:
@@ -238,10 +264,11 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     with closing(conn):
         meta = _meta(conn)
         status = stream_status(path)
-        if status.appends >= status.updates + 1:
+        if status.max_appends is not None and status.appends >= status.max_appends:
+            spent = ("" if status.accounting == "parallel" else f" and epsilon = {status.epsilon:g} is spent")
             raise BudgetExceededError(
-                f"{path}: all {status.appends} appends (initial dataset + U = {status.updates} updates) are made and "
-                f"epsilon = {status.epsilon:g} is spent; append refused, state unchanged")
+                f"{path}: all {status.appends} appends (initial dataset + U = {status.updates} updates) are made"
+                f"{spent}; append refused, state unchanged")
         universe = _universe(meta)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
@@ -293,7 +320,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     release = tree.release(universe, _noise_info(meta))
     paths = write_set_valued_release(release, out)
     return {"append": n, "epsilon": delta.epsilon, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
-            "updates": tree.updates, "release": str(paths[0]), "manifest": str(paths[1]),
+            "updates": tree.updates, "accounting": tree.accounting, "release": str(paths[0]), "manifest": str(paths[1]),
             "released_records": release.n_records, "warnings": [str(w.message) for w in caught]}
 
 
