@@ -73,7 +73,7 @@ def test_unknown_item_exits_2_and_keeps_existing_output(tmp_path, capsys):
     data.write_text("1 2\n3 99\n")
     out = tmp_path / "rel.dat"
     out.write_text("previous release\n")
-    code, _, err = run(capsys, "diffpart", data, "--universe", "1..12", "-e", "1", "-o", out)
+    code, _, err = run(capsys, "diffpart", data, "--universe", "1..12", "-e", "1", "-o", out, "--force")
     assert code == 2
     assert err.strip() == f"dprelease diffpart: error: {data}:2: item 99 is not in the declared universe (1..12)"
     assert out.read_text() == "previous release\n"
@@ -115,7 +115,7 @@ def test_console_script_end_to_end(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert out.exists() and Path(str(out) + ".manifest.json").exists()
-    proc = subprocess.run(cmd + ["diffpart", str(tmp_path / "missing.dat"), "-e", "1", "-o", str(out)],
+    proc = subprocess.run(cmd + ["diffpart", str(tmp_path / "missing.dat"), "-e", "1", "-o", str(tmp_path / "r2.dat")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "cannot read" in proc.stderr
 

@@ -146,20 +146,6 @@ def test_real_dataset_statistics(parts, universe, n, n_items, avg, max_len):
     assert int(db.lengths.max()) == max_len
 
 
-def test_horner_fallback_matches_fast_parse():
-    from dprelease.data.io import _horner, _parse_integer_tokens
-
-    raw = b"12 7 \n\n3 40000\n000123\n"
-    values, lines = _parse_integer_tokens(raw)
-    assert values.tolist() == [12, 7, 3, 40000, 123] and lines.tolist() == [0, 0, 2, 2, 3]
-    a = np.frombuffer(raw, dtype=np.uint8)
-    isdig = (a >= 48) & (a <= 57)
-    edge = np.diff(isdig.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edge == 1)
-    lens = np.flatnonzero(edge == -1) - starts
-    assert _horner(a, starts, lens, int(lens.max())).tolist() == values.tolist()
-
-
 def test_atomic_output_leaves_nothing_on_failure(tmp_path):
     from dprelease.data.io import atomic_output
 

@@ -107,8 +107,9 @@ def test_bad_input_changes_nothing(tmp_path, capsys):
     assert "bad.dat:2" in err and "999" in err
     assert state.read_bytes() == before and not (tmp_path / "r1.dat").exists()
     assert main(["stream", "init", str(state), "--epsilon", "1", "--updates", "2"]) == 2  # refuses to overwrite
-    assert main(["stream", "init", str(tmp_path / "x.db"), "--epsilon", "1", "--updates", "2",
-                 "--fanout", "1"]) == 2
+    with pytest.raises(SystemExit) as exc:  # argparse: a usage error
+        main(["stream", "init", str(tmp_path / "x.db"), "--epsilon", "1", "--updates", "2", "--fanout", "1"])
+    assert exc.value.code == 2
     assert not (tmp_path / "x.db").exists()
     assert main(["stream", "status", str(tmp_path / "missing.db")]) == 2
     assert main(["stream", "release", str(tmp_path / "missing.db"), "-o", str(tmp_path / "o")]) == 2

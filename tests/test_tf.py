@@ -135,3 +135,29 @@ def test_cli_tf_warns_when_degenerate_and_evaluates(tmp_path, capsys):
                  "-q"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert 0.3 <= res["fnr"] <= 1.0
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_one_mining_pass_gives_the_two_pass_plan_and_candidates(m, monkeypatch):
+    """tf_plan + explicit_candidates (two exact minings) and the single pass agree on f_k*N and the candidates;
+    for m <= 2 even the candidate order is the same (so seeded releases are unchanged)."""
+    import dprelease.itemsets.tf as tfmod
+
+    for seed in range(4):
+        db = _db(seed, n=400 + 100 * seed, n_items=10 + seed)
+        for k, eps in ((5, 50.0), (20, 2.0), (60, 0.3)):
+            plan = tfmod.tf_plan(db, k, eps, m)
+            want_sets, want_counts = explicit_candidates(db, m, int(math.floor(plan.floor)) + 1)
+            calls = []
+            real = tfmod.mine_frequent
+            monkeypatch.setattr(tfmod, "mine_frequent", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+            monkeypatch.setattr(tfmod, "top_k_itemsets", lambda *a, **kw: pytest.fail("top-k mining in tf"))
+            got_plan, sets, counts = tfmod._plan_and_candidates(db, k, eps, m, 0.9)
+            monkeypatch.undo()
+            assert len(calls) == (1 if m >= 3 else 0)
+            assert got_plan == plan
+            if m <= 2:
+                assert sets == want_sets and counts.tolist() == want_counts.tolist()
+            else:
+                assert dict(zip(sets, counts.tolist())) == dict(zip(want_sets, want_counts.tolist()))
+                assert sets == sorted(sets, key=lambda s: (len(s), s))

@@ -1,28 +1,50 @@
-"""Release objects and their manifests, written atomically.
+"""Release objects and their manifests; a release body and its manifest are written and read as one unit.
 
 A manifest holds only public facts: the algorithm, package version, epsilon,
 every parameter, the RNG mode (and seed, in experiment mode), where the domain
-came from, and facts of the *released* (noisy) data. Nothing computed from the
-raw data goes in un-noised: no hash, no statistic, no run time.
+came from, facts of the *released* (noisy) data, and the sha256 of the released
+body (the body is public, so its hash is too). Nothing computed from the raw data
+goes in un-noised: no hash of the input, no statistic, no run time. ``created_utc``
+is the time the run *started* (to the second), so it carries no run time either.
+
+Writing (:func:`write_with_manifest`): the body goes to a temp file, its sha256
+goes into the manifest, the manifest goes to a temp file, then the manifest is
+renamed into place and then the body. A run killed between the two renames leaves
+a new manifest beside an old body: :func:`read_manifest` (used by every command
+that reads a release) sees the hashes differ and refuses the pair, naming both
+files. Temp files left by killed runs are removed by the next run on the same
+output (see :func:`dprelease.data.io.remove_stale_temps`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import json
+import math
 import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, TypeVar
 
 import numpy as np
 
 from . import __version__
-from .data.io import atomic_output, write_json_atomic, write_weighted_itemsets
+from .data.io import StagedFile, file_sha256, write_weighted_itemsets
 from .data.transactions import TransactionDB
 from .data.universe import Universe
+from .errors import InputError
 from .privacy.accountant import BudgetAccountant
 from .privacy.noise import NoiseSource
 
-__all__ = ["SetValuedRelease", "canonical_itemset_order", "build_manifest", "manifest_path", "write_set_valued_release", "write_with_manifest"]
+__all__ = [
+    "SetValuedRelease", "canonical_itemset_order", "build_manifest", "manifest_path", "write_set_valued_release",
+    "write_with_manifest", "read_manifest", "run_started", "records_run_start", "run_start", "EPSILON_WARN_ABOVE",
+    "epsilon_notes", "release_size_note",
+]
 
 # Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
 # SetValuedRelease canonically (see SetValuedRelease); False restores the order the algorithm produced, which leaks
@@ -31,53 +53,234 @@ _CANONICAL_ORDER = True
 
 SEEDED_WARNING = "seeded experiment mode: reproducible, NOT for publication (noise is not hardened against floating-point attacks)"
 
+# Above this total epsilon a release is barely private (at 1e308 DiffPart's release is the raw data,
+# sorted): allowed, but said on stderr by the CLI and in the manifest's notes.
+EPSILON_WARN_ABOVE = 100.0
+
+_RUN_START: ContextVar[_dt.datetime | None] = ContextVar("dprelease_run_start", default=None)
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+
+
+def run_start() -> _dt.datetime:
+    """When the current run started (set by :func:`run_started`); now, outside any run."""
+    return _RUN_START.get() or _now()
+
+
+@contextmanager
+def run_started(at: _dt.datetime | None = None) -> Iterator[_dt.datetime]:
+    """Mark the start of a run (the CLI at command start, an algorithm at entry); an outer mark wins."""
+    current = _RUN_START.get()
+    if current is not None:
+        yield current
+        return
+    token = _RUN_START.set(at or _now())
+    try:
+        yield _RUN_START.get()  # type: ignore[misc]
+    finally:
+        _RUN_START.reset(token)
+
+
+def records_run_start(fn: F) -> F:
+    """Decorator for an algorithm's entry point: its manifest's ``created_utc`` is the call's start."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with run_started():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
 
 def manifest_path(output: str | os.PathLike) -> Path:
     output = Path(output)
     return output.with_name(output.name + ".manifest.json")
 
 
+def epsilon_notes(epsilon: float | None) -> list[str]:
+    """The warning for a total epsilon above the sane range (empty list otherwise)."""
+    if epsilon is None or not (epsilon > EPSILON_WARN_ABOVE):
+        return []
+    return [f"epsilon = {epsilon:g} is above {EPSILON_WARN_ABOVE:g}: the noise is negligible and the release is "
+            f"close to the raw data; it is differentially private only in name"]
+
+
+def release_size_note(what: str, size: int, unit: str, requested: int | None = None) -> str | None:
+    """The note for an empty or short release (its size is public: it is the release itself), or None."""
+    if size == 0:
+        return f"{what} released no {unit} (no noisy count passed its threshold): the release is empty"
+    if requested is not None and size < requested:
+        return f"{what} released {size:,} {unit}, fewer than the {requested:,} requested"
+    return None
+
+
+def _describe_noise(noise: NoiseSource | Sequence[NoiseSource] | None) -> dict[str, object]:
+    if noise is None:
+        return {"mode": "none", "seed": None, "note": "no randomness: the algorithm is deterministic"}
+    if isinstance(noise, Sequence):
+        sources = [dict(n.describe()) for n in noise]
+        modes = sorted({str(s.get("mode")) for s in sources})
+        rng: dict[str, object] = {"mode": modes[0] if len(modes) == 1 else "mixed", "seed": None,
+                                  "sources": sources}
+        if any(m != "secure" for m in modes):
+            rng["warning"] = SEEDED_WARNING
+        return rng
+    rng = dict(noise.describe())
+    if noise.mode != "secure":
+        rng["warning"] = SEEDED_WARNING
+    return rng
+
+
 def build_manifest(
     algorithm: str,
     *,
-    epsilon: float,
+    epsilon: float | None,
     parameters: dict[str, object],
-    noise: NoiseSource,
+    noise: NoiseSource | Sequence[NoiseSource] | None,
     accountant: BudgetAccountant | None,
     domain: dict[str, object] | None,
     release: dict[str, object],
     budget_split: dict[str, object] | None = None,
     notes: list[str] | None = None,
+    privacy: dict[str, object] | None = None,
 ) -> dict[str, object]:
-    rng = noise.describe()
-    if noise.mode != "secure":
-        rng["warning"] = SEEDED_WARNING
+    """The manifest of a release: public facts only (see the module docstring).
+
+    ``noise`` may be a list (one source per part, e.g. Solution 1's per-batch runs: each is listed)
+    or None (a deterministic, non-DP algorithm such as TDS); ``privacy`` overrides the accountant's
+    summary (TDS: k-anonymity). A total epsilon above :data:`EPSILON_WARN_ABOVE` adds a note.
+    """
     manifest: dict[str, object] = {
         "algorithm": algorithm,
         "package": "dprelease",
         "version": __version__,
-        "created_utc": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "created_utc": run_start().isoformat(),
         "epsilon": epsilon,
         "parameters": parameters,
-        "rng": rng,
+        "rng": _describe_noise(noise),
         "domain": domain,
-        "privacy": accountant.summary() if accountant is not None else None,
+        "privacy": privacy if privacy is not None else (accountant.summary() if accountant is not None else None),
         "budget_split": budget_split or {},
         "release": release,
     }
-    if notes:
-        manifest["notes"] = notes
+    all_notes = list(notes or []) + [n for n in epsilon_notes(epsilon) if n not in (notes or [])]
+    if all_notes:
+        manifest["notes"] = all_notes
     return manifest
 
 
-def write_with_manifest(output: str | os.PathLike, write_body, manifest: dict[str, object], mode: str = "w") -> tuple[Path, Path]:
-    """Write the release body (``write_body(handle)``) and then its manifest, each atomically."""
+def _strict_json(manifest: dict[str, object]) -> str:
+    try:
+        return json.dumps(manifest, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    except ValueError:
+        bad = [k for k, v in _walk(manifest) if isinstance(v, float) and not math.isfinite(v)]
+        raise ValueError(f"manifest holds a non-finite number at {bad}: a parameter escaped validation") from None
+
+
+def _walk(obj: object, prefix: str = "") -> Iterator[tuple[str, object]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _walk(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from _walk(v, f"{prefix}[{i}]")
+    else:
+        yield prefix, obj
+
+
+def write_with_manifest(
+    output: str | os.PathLike,
+    write_body: Callable[[IO], None],
+    manifest: dict[str, object],
+    mode: str = "w",
+    *,
+    extra: Sequence[tuple[str | os.PathLike, Callable[[IO], None], str]] = (),
+) -> tuple[Path, Path]:
+    """Write the body (``write_body(handle)``) and its manifest as one unit; returns (body, manifest) paths.
+
+    The manifest records the body's file name and sha256 (``body``, ``body_sha256``) and those of
+    any ``extra`` files (``(path, write, mode)``, e.g. DiffGen's record form) under ``other_files``.
+    Order: every file to a temp file; manifest renamed into place; then the bodies. A crash leaves
+    either the old pair, or a new manifest whose hashes the old bodies do not match (refused by
+    :func:`read_manifest`). Nothing is renamed if any write fails.
+    """
     output = Path(output)
-    with atomic_output(output, mode) as handle:
-        write_body(handle)
     mpath = manifest_path(output)
-    write_json_atomic(mpath, manifest)
+    staged: list[StagedFile] = []
+    try:
+        body = StagedFile(output, mode)
+        staged.append(body)
+        write_body(body.handle)
+        others: dict[str, str] = {}
+        for path, writer, xmode in extra:
+            sf = StagedFile(path, xmode)
+            staged.append(sf)
+            writer(sf.handle)
+            others[Path(path).name] = sf.sha256()
+        full = dict(manifest)
+        full["body"] = output.name
+        full["body_sha256"] = body.sha256()
+        if others:
+            full["other_files"] = others
+        text = _strict_json(full)
+        man = StagedFile(mpath, "w")
+        staged.append(man)
+        man.handle.write(text)
+        man.commit()  # manifest first ...
+        for sf in staged:
+            if sf is not man:
+                sf.commit()  # ... then the bodies
+    except BaseException:
+        for sf in staged:
+            sf.discard()
+        raise
     return output, mpath
+
+
+def read_manifest(output: str | os.PathLike, *, verify: bool = True) -> dict[str, object]:
+    """The manifest of the release at ``output``, after checking that the pair belongs together.
+
+    Raises :class:`InputError` naming both files when the manifest is missing or unreadable,
+    or when the body's sha256 (or another listed file's) differs from the one the manifest records.
+    """
+    output = Path(output)
+    mpath = manifest_path(output)
+    try:
+        text = mpath.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(f"{output}: no manifest {mpath} beside it; a release is read together with the "
+                         f"manifest dprelease wrote for it") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{mpath}: cannot read the manifest of {output} ({exc})") from None
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{mpath}: not a dprelease manifest (not JSON: {exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("package") != "dprelease":
+        raise InputError(f"{mpath}: not a dprelease manifest")
+    if not verify:
+        return manifest
+    expected = manifest.get("body_sha256")
+    if not isinstance(expected, str):
+        raise InputError(f"{mpath} records no body_sha256 (written by an older dprelease?), so it cannot be "
+                         f"checked against {output}; re-run the release")
+    if manifest.get("body") not in (None, output.name):
+        raise InputError(f"{mpath} is the manifest of {manifest.get('body')!r}, not of {output}")
+    files = [(output, expected)] + [(output.with_name(name), sha) for name, sha in
+                                    dict(manifest.get("other_files") or {}).items()]
+    for path, sha in files:
+        try:
+            actual = file_sha256(path)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read the release listed in {mpath} ({exc.strerror or exc})") from None
+        if actual != sha:
+            raise InputError(f"{path} does not match its manifest {mpath} (sha256 differs): they come from "
+                             f"different runs (e.g. a run killed while writing); re-run the release")
+    return manifest
 
 
 def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> np.ndarray:

@@ -13,8 +13,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["itemset_label", "set_valued_events", "ranked_events", "value_events", "manifest_events",
-           "VOLATILE_MANIFEST_KEYS"]
+__all__ = ["itemset_label", "set_valued_events", "written_release_events", "ranked_events", "value_events",
+           "manifest_events", "VOLATILE_MANIFEST_KEYS"]
 
 # Manifest keys that differ from run to run whatever the data (clock, per-run seed, body digest): left out.
 VOLATILE_MANIFEST_KEYS = frozenset({"created_utc", "started_utc", "rng", "release_id", "body_sha256", "sha256",
@@ -52,6 +52,34 @@ def set_valued_events(itemsets: Sequence[Iterable[int]], counts: Sequence[int] |
         out.append(f"{prefix}{lab}={c}")
         out += [f"{prefix}{lab}>={g}" for g in grid if c >= g]
     out += [prefix + e for e in _order_events(labels, max_order)]
+    return out
+
+
+def written_release_events(text: str, *, grid: Iterable[int] = (), max_order: int = 40, prefix: str = "") -> list[str]:
+    """:func:`set_valued_events` of a release *file* body (one record per line, copies adjacent), as written.
+
+    Runs of identical lines are one itemset with its count; items keep their written labels.
+    """
+    labels: list[tuple[str, ...]] = []
+    counts: list[int] = []
+    for line in text.splitlines():
+        key = tuple(line.split())
+        if labels and labels[-1] == key:
+            counts[-1] += 1
+        else:
+            labels.append(key)
+            counts.append(1)
+    names = ["{" + ",".join(k) + "}" for k in labels]
+    grid = sorted(set(int(g) for g in grid))
+    total = sum(counts)
+    out = [prefix + "file " + ";".join(f"{n}:{c}" for n, c in zip(names, counts)),
+           f"{prefix}distinct={len(names)}", f"{prefix}total={total}"]
+    out += [f"{prefix}total>={g}" for g in grid if total >= g]
+    for n, c in zip(names, counts):
+        out.append(f"{prefix}has {n}")
+        out.append(f"{prefix}{n}={c}")
+        out += [f"{prefix}{n}>={g}" for g in grid if c >= g]
+    out += [prefix + e for e in _order_events(names, max_order)]
     return out
 
 

@@ -1,33 +1,52 @@
-"""Shared pieces of the command line: common options, reading input, reporting."""
+"""Shared pieces of the command line: common options, argument types, output checks, reading input, reporting."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..data.io import read_transactions
+from ..data.io import check_output_path, read_transactions
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe, parse_universe_spec
 from ..errors import PrivacyLeakWarning
+from ..limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_OUTPUT_RECORDS, format_size, parse_size
 from ..privacy import NoiseSource, check_epsilon, make_noise
 
 __all__ = [
-    "add_epsilon", "add_seed", "add_universe", "add_quiet", "add_output",
-    "epsilon_arg", "load_transactions", "noise_from_args", "say", "print_json", "timed",
+    "add_epsilon", "add_seed", "add_universe", "add_quiet", "add_output", "add_force", "add_limits",
+    "epsilon_arg", "positive_int", "nonneg_int", "positive_float", "seed_arg", "float_list", "int_list",
+    "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed",
+    "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED",
 ]
+
+# Below this budget the noise scales (sensitivity / epsilon, and DiffPart's alpha = epsilon / 2 / |internal
+# nodes|) leave the range that 64-bit noisy counts can hold.
+MIN_EPSILON = 1e-12
+MAX_SEED = 2**63 - 1  # seeds are stored as SQLite INTEGERs (stream state)
+
+
+# --- argument types (argparse turns ArgumentTypeError into one usage line, exit 2) -----------------------
 
 
 def epsilon_arg(text: str) -> float:
-    """argparse type for a privacy budget: a finite number > 0."""
+    """argparse type for a privacy budget: a finite number >= MIN_EPSILON."""
     try:
-        return check_epsilon(text)
-    except Exception as exc:  # argparse turns this into a usage error (exit 2)
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        value = check_epsilon(text)
+    except Exception as exc:  # noqa: BLE001 - argparse turns this into a usage error (exit 2)
+        raise argparse.ArgumentTypeError(str(exc).replace("--epsilon ", "", 1)) from None
+    if value < MIN_EPSILON:
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_EPSILON:g} (smaller budgets make noise scales beyond the range of "
+            f"64-bit counts), got {text!r}")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -40,30 +59,157 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_epsilon(p: argparse.ArgumentParser, required: bool = True) -> None:
+def nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
+def seed_arg(text: str) -> int:
+    """A seed: a whole number in 0 .. 2^63 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not (0 <= value <= MAX_SEED):
+        raise argparse.ArgumentTypeError(f"expected a whole number in 0 .. 2^63 - 1, got {value}")
+    return value
+
+
+def positive_float(text: str, *, minimum: float = 0.0, inclusive: bool = False) -> float:
+    """A finite number > minimum (>= with ``inclusive``); nan, inf and words are refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    ok = value >= minimum if inclusive else value > minimum
+    if not (math.isfinite(value) and ok):
+        rel = ">=" if inclusive else ">"
+        raise argparse.ArgumentTypeError(f"expected a finite number {rel} {minimum:g}, got {text!r}")
+    return value
+
+
+def at_least_one(text: str) -> float:
+    return positive_float(text, minimum=1.0, inclusive=True)
+
+
+def size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _split(text: str) -> list[str]:
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(not p for p in parts):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list without empty entries, got {text!r}")
+    return parts
+
+
+def float_list(text: str) -> tuple[float, ...]:
+    """Comma-separated finite numbers > 0 (budgets, epsilons)."""
+    out = []
+    for p in _split(text):
+        try:
+            v = float(p)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        if not (math.isfinite(v) and v > 0):
+            raise argparse.ArgumentTypeError(f"expected comma-separated finite numbers > 0, got {p!r}")
+        out.append(v)
+    return tuple(out)
+
+
+def epsilon_list(text: str) -> tuple[float, ...]:
+    values = float_list(text)
+    for v in values:
+        epsilon_arg(repr(v))
+    return values
+
+
+def int_list(text: str) -> tuple[int, ...]:
+    """Comma-separated whole numbers > 0."""
+    out = []
+    for p in _split(text):
+        try:
+            v = int(p)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers > 0, got {p!r}")
+        out.append(v)
+    return tuple(out)
+
+
+def choice_list(choices: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
+    """argparse type: a comma-separated subset of ``choices`` (unknown names refused at parse time)."""
+    allowed = tuple(choices)
+
+    def parse(text: str) -> tuple[str, ...]:
+        parts = _split(text)
+        bad = [p for p in parts if p not in allowed]
+        if bad:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(repr(b) for b in bad)}; choose from {', '.join(allowed)}")
+        return tuple(parts)
+
+    return parse
+
+
+# --- options every command shares ------------------------------------------------------------------------
+
+
+def add_epsilon(p: argparse.ArgumentParser, required: bool = True, help_text: str | None = None) -> None:
     p.add_argument("--epsilon", "-e", type=epsilon_arg, required=required, metavar="E",
-                   help="total privacy budget epsilon (> 0) for this release")
+                   help=help_text or "total privacy budget epsilon of this release (required; "
+                                     f"a number >= {MIN_EPSILON:g}; above 100 it is barely private and is warned about)")
 
 
 def add_seed(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=None, metavar="S",
+    p.add_argument("--seed", type=seed_arg, default=None, metavar="S",
                    help="experiment mode: seeded, reproducible, NOT for publication (recorded in the manifest); "
-                        "default is the secure RNG")
+                        "default: the secure RNG")
 
 
-def add_universe(p: argparse.ArgumentParser) -> None:
+def add_universe(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
     p.add_argument("--universe", metavar="SPEC", default=None,
-                   help="the public item universe: LO..HI (integers) or a file with one item per line. "
-                        "If omitted it is derived from the data, with a warning: that leaks which items occur")
+                   help=help_text or "the public item universe: LO..HI (integers, e.g. 1..17 or -3..17) or a file "
+                                     "with one item per line. Default: derived from the data, with a warning "
+                                     "(that leaks which items occur)")
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress or timing on stderr")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress or timing on stderr (warnings are still printed); default: off")
 
 
-def add_output(p: argparse.ArgumentParser) -> None:
+def add_output(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="release file; its manifest goes to OUTPUT.manifest.json")
+                   help=help_text or "release file (required); its manifest goes to OUTPUT.manifest.json. "
+                                     "An existing file is replaced only with --force")
+    add_force(p)
+
+
+def add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing output file; default: off (an existing output is refused). "
+                        "An input file is never overwritten")
+
+
+def add_limits(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-output-records", type=positive_int, default=None, metavar="N",
+                   help="refuse a run expected to write more records than this, estimated from public "
+                        f"parameters before reading the data (default {DEFAULT_MAX_OUTPUT_RECORDS:,})")
+    p.add_argument("--max-memory", type=size_arg, default=None, metavar="SIZE",
+                   help=f"refuse a run expected to need more memory than this, e.g. 8G or 500M "
+                        f"(default {format_size(DEFAULT_MAX_MEMORY)})")
+
+
+# --- reporting -------------------------------------------------------------------------------------------
 
 
 def say(args: argparse.Namespace, message: str) -> None:
@@ -72,12 +218,37 @@ def say(args: argparse.Namespace, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+def warn(message: str) -> None:
+    """A warning on stderr (never silenced: it is about the release)."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
 def print_json(obj: object) -> None:
-    print(json.dumps(obj, indent=None, sort_keys=False))
+    print(json.dumps(obj, indent=None, sort_keys=False, allow_nan=False))
 
 
 def noise_from_args(args: argparse.Namespace) -> NoiseSource:
     return make_noise(getattr(args, "seed", None))
+
+
+def prepare_output(args: argparse.Namespace, output: str | os.PathLike, *, inputs: Iterable[object] = (),
+                   companions: Iterable[str | os.PathLike] = (), may_replace: Callable[[Path], bool] | None = None,
+                   option: str = "-o") -> Path:
+    """Check ``output`` before any work (issue 9, section 1): never an input, an existing file only with
+    --force (or when ``may_replace`` says it is this command's own), a writable folder."""
+    from ..release import manifest_path
+
+    out = Path(output)
+    comp = [manifest_path(out), *companions]
+    return check_output_path(out, inputs=[str(i) for i in inputs if i], force=bool(getattr(args, "force", False)),
+                             companions=comp, may_replace=may_replace, option=option)
+
+
+def universe_inputs(spec: str | None) -> list[str]:
+    """The universe file among a command's inputs (a range is not a file)."""
+    if spec and Path(spec).is_file():
+        return [spec]
+    return []
 
 
 def load_transactions(path: str, universe_spec: str | None, args: argparse.Namespace | None = None
@@ -88,7 +259,7 @@ def load_transactions(path: str, universe_spec: str | None, args: argparse.Names
         warnings.simplefilter("always", PrivacyLeakWarning)
         db, universe = read_transactions(path, universe)
     for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
+        warn(str(w.message))
     return db, universe
 
 
@@ -103,3 +274,14 @@ def timed(args: argparse.Namespace, what: str):
 def report_written(args: argparse.Namespace, release_path: Path, manifest: Path) -> None:
     print(f"release: {release_path}")
     print(f"manifest: {manifest}")
+
+
+def report_release_size(args: argparse.Namespace, what: str, size: int, unit: str, requested: int | None = None
+                        ) -> str | None:
+    """Say an empty or short release on stderr (its size is public: it is the release). Returns the note."""
+    from ..release import release_size_note
+
+    note = release_size_note(what, size, unit, requested)
+    if note:
+        warn(note)
+    return note

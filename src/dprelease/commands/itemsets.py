@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import sys
 from pathlib import Path
@@ -15,11 +16,12 @@ from ..errors import InputError
 from ..itemsets.exact import itemset_supports, topk_facts, top_k_itemsets
 from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams, privbasis
 from ..itemsets.tf import tf
-from ..release import build_manifest, write_with_manifest
+from ..release import build_manifest, read_manifest, write_with_manifest
 from . import setvalued
 from .common import (
-    add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args, positive_int,
-    print_json, report_written, timed,
+    add_epsilon, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list, int_list,
+    load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
+    report_release_size, report_written, seed_arg, timed, universe_inputs,
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
@@ -45,34 +47,45 @@ def write_itemset_release(release: ItemsetRelease, output: str, manifest: dict[s
 
 
 def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
-    """Read a published itemset CSV back to item ids (InputError names the line of a bad row)."""
+    """Read a published itemset CSV back to item ids (InputError names the line of a bad row).
+
+    The file must not be binary; a UTF-8 byte-order mark is dropped. Pair checking against the
+    manifest is the caller's (:func:`dprelease.release.read_manifest`)."""
     itemsets: list[tuple[int, ...]] = []
     counts: list[float] = []
     freqs: list[float] = []
     try:
-        handle = open(path, newline="", encoding="utf-8")
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the published itemsets ({exc.strerror})") from None
-    with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None or tuple(h.strip() for h in header) != HEADER:
-            raise InputError(f"{path}:1: expected the header 'itemset,count,frequency'")
-        for lineno, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) != 3:
-                raise InputError(f"{path}:{lineno}: expected 3 fields, got {len(row)}")
-            tokens = row[0].split()
-            ids = universe.ids_of_tokens(tokens) if tokens else np.zeros(0, dtype=np.int64)
-            if not tokens or (ids < 0).any():
-                raise InputError(f"{path}:{lineno}: itemset {row[0]!r} is empty or not in the universe")
-            try:
-                counts.append(float(row[1]))
-                freqs.append(float(row[2]))
-            except ValueError:
-                raise InputError(f"{path}:{lineno}: count and frequency must be numbers") from None
-            itemsets.append(tuple(sorted(int(i) for i in ids.tolist())))
+    if b"\x00" in raw:
+        raise InputError(f"{path}: not a text file (it holds NUL bytes); expected the CSV written by privbasis or tf")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 text; expected the CSV written by privbasis or tf") from None
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InputError(f"{path}: not a readable CSV ({exc})") from None
+    if not rows or tuple(h.strip() for h in rows[0]) != HEADER:
+        raise InputError(f"{path}:1: expected the header 'itemset,count,frequency'")
+    for lineno, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != 3:
+            raise InputError(f"{path}:{lineno}: expected 3 fields, got {len(row)}")
+        tokens = row[0].split()
+        ids = universe.ids_of_tokens(tokens) if tokens else np.zeros(0, dtype=np.int64)
+        if not tokens or (ids < 0).any():
+            raise InputError(f"{path}:{lineno}: itemset {row[0]!r} is empty or not in the universe")
+        try:
+            counts.append(float(row[1]))
+            freqs.append(float(row[2]))
+        except ValueError:
+            raise InputError(f"{path}:{lineno}: count and frequency must be numbers") from None
+        itemsets.append(tuple(sorted(int(i) for i in ids.tolist())))
     return itemsets, np.asarray(counts), np.asarray(freqs)
 
 
@@ -104,11 +117,12 @@ def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease,
         accountant=release.accountant, domain=universe.describe(),
         release={"rows": len(release.itemsets), "columns": list(HEADER),
                  "frequency": "noisy count / noisy N (N from the noisy release itself)"},
-        budget_split=parts["budget_split"],
+        budget_split=parts["budget_split"], notes=parts.get("notes"),
     )
 
 
 def _run_privbasis(args: argparse.Namespace) -> int:
+    prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
@@ -124,6 +138,7 @@ def _run_privbasis(args: argparse.Namespace) -> int:
 
 
 def _run_tf(args: argparse.Namespace) -> int:
+    prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     noise = noise_from_args(args)
@@ -134,13 +149,18 @@ def _run_tf(args: argparse.Namespace) -> int:
         print(f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
                   f"(m = {args.m}); the truncation prunes nothing and the selection is close to random "
                   f"(PrivBasis section 3.1)", file=sys.stderr)
-    paths = write_itemset_release(release, args.output, _manifest("TF", args, release, universe, noise))
+    manifest = _manifest("TF", args, release, universe, noise)
+    note = report_release_size(args, "tf", len(release.itemsets), "itemsets", requested=args.k)
+    if note:
+        manifest.setdefault("notes", []).append(note)
+    paths = write_itemset_release(release, args.output, manifest)
     report_written(args, *paths)
     return 0
 
 
 def _run_eval_itemsets(args: argparse.Namespace) -> int:
     raw, universe = load_transactions(args.raw, args.universe, args)
+    read_manifest(args.published)  # the CSV and its manifest must be one release
     published, _, freqs = read_itemset_release(args.published, universe)
     result = itemset_metrics(raw, published, freqs, args.k)
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
@@ -153,8 +173,16 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
-    from ..experiments.privbasis import run_experiment
+    from ..experiments.privbasis import DATASETS, run_experiment
 
+    for name in args.only.split(","):  # every input is checked before the first file is written
+        path = Path(args.datasets) / DATASETS[name.strip()].path
+        if not path.is_file():
+            raise InputError(f"{path}: no such dataset file (--datasets {args.datasets} must hold {DATASETS[name.strip()].path})")
+    out = Path(args.out)
+    for f in ("runs.csv", "summary.csv", "privbasis_fnr.png", "privbasis_re.png"):
+        prepare_output(args, out / f, option="--out", may_replace=lambda _p: True,
+                       inputs=[Path(args.datasets) / DATASETS[n.strip()].path for n in args.only.split(",")])
     run_experiment(args)
     return 0
 
@@ -164,7 +192,8 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
 def _stats_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("-k", type=positive_int, default=None, metavar="K",
-                   help="also report the exact top-K facts: fk_count (f_k*N), lambda, lambda2, lambda3")
+                   help="also report the exact top-K facts: fk_count (f_k*N), lambda, lambda2, lambda3; "
+                        "default: not reported")
 
 
 def _stats_facts(db, args: argparse.Namespace) -> dict:
@@ -190,18 +219,39 @@ def _unit_float(text: str) -> float:
     return v
 
 
+def _eta(text: str) -> float:
+    return positive_float(text, minimum=1.0, inclusive=True)
+
+
+def _checked_text(check):
+    """argparse type that validates a comma-separated list with ``check`` and keeps the text
+    (the experiment module parses it again)."""
+
+    def parse(text: str) -> str:
+        check(text)
+        return text
+
+    return parse
+
+
+_EXPERIMENT_DATASETS = ("mushroom", "retail", "msnbc")  # == experiments.privbasis.DATASETS (tests check)
+_EXPERIMENT_METHODS = ("pb", "pb-naive", "pb-split", "pb-universe", "tf", "tf-exp", "diffpart")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("privbasis", help="publish the top-k frequent itemsets with PrivBasis",
                        description="Top-k frequent itemsets with noisy counts under epsilon-DP "
-                                   "(PrivBasis, Li et al., PVLDB 2012, Algorithm 3).")
+                                   "(PrivBasis, Li et al., PVLDB 2012, Algorithm 3). OUTPUT is a CSV "
+                                   "(itemset, count, frequency).")
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
-    p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of itemsets to publish")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of itemsets to publish (required)")
     add_epsilon(p)
-    add_output(p)
-    p.add_argument("--alpha1", type=_unit_float, default=0.1, help="share of epsilon for lambda (default 0.1)")
-    p.add_argument("--alpha2", type=_unit_float, default=0.4, help="share for frequent items and pairs (default 0.4)")
-    p.add_argument("--alpha3", type=_unit_float, default=0.5, help="share for the basis counts (default 0.5)")
-    p.add_argument("--eta", type=float, default=1.2, help="safety margin eta >= 1 (default 1.2)")
+    add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
+                            "An existing file is replaced only with --force")
+    p.add_argument("--alpha1", type=_unit_float, default=0.1, metavar="A", help="share of epsilon for lambda (default 0.1)")
+    p.add_argument("--alpha2", type=_unit_float, default=0.4, metavar="A", help="share for frequent items and pairs (default 0.4)")
+    p.add_argument("--alpha3", type=_unit_float, default=0.5, metavar="A", help="share for the basis counts (default 0.5)")
+    p.add_argument("--eta", type=_eta, default=1.2, metavar="X", help="safety margin eta >= 1 (default 1.2)")
     p.add_argument("--single-basis-max", type=positive_int, default=12, metavar="L",
                    help="one basis of the lambda items when lambda <= L (default 12, as the paper)")
     p.add_argument("--max-basis-length", type=positive_int, default=12, metavar="L",
@@ -211,7 +261,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lambda-range", choices=("k1", "universe"), default="k1",
                    help="GetLambda candidates: 1..ceil(eta*k) (default, section 4.4 text) or 1..|I| (pseudocode)")
     p.add_argument("--multi-alpha2", type=_unit_float, default=None, metavar="A",
-                   help="improvement: share of epsilon for items+pairs when lambda > 12 (basis counts get the rest)")
+                   help="improvement: share of epsilon for items+pairs when lambda > 12 (basis counts get the rest); "
+                        "default: off (alpha2, as the paper)")
     add_universe(p)
     add_seed(p)
     add_quiet(p)
@@ -219,15 +270,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("tf", help="publish the top-k itemsets of length <= m with TF (Bhaskar et al.)",
                        description="Top-k itemsets of length <= m under epsilon-DP with truncated frequencies "
-                                   "(Bhaskar et al., KDD 2010, as described in PrivBasis section 3).")
-    p.add_argument("input", metavar="INPUT")
-    p.add_argument("-k", type=positive_int, required=True, metavar="K")
+                                   "(Bhaskar et al., KDD 2010, as described in PrivBasis section 3). OUTPUT is a "
+                                   "CSV (itemset, count, frequency).")
+    p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of itemsets to publish (required)")
     add_epsilon(p)
-    p.add_argument("-m", type=positive_int, required=True, metavar="M", help="largest itemset length considered")
-    add_output(p)
+    p.add_argument("-m", type=positive_int, required=True, metavar="M", help="largest itemset length considered (required)")
+    add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
+                            "An existing file is replaced only with --force")
     p.add_argument("--variant", choices=("laplace", "exponential"), default="laplace",
                    help="selection: Laplace noise on truncated frequencies (default) or repeated exponential mechanism")
-    p.add_argument("--rho", type=_unit_float, default=0.9, help="error probability bound rho of gamma (default 0.9)")
+    p.add_argument("--rho", type=_unit_float, default=0.9, metavar="R",
+                   help="error probability bound rho of gamma (default 0.9)")
     add_universe(p)
     add_seed(p)
     add_quiet(p)
@@ -235,28 +289,40 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def register_evaluate(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("itemsets", help="FNR and median relative error of published top-k itemsets (PrivBasis sec. 5)")
-    p.add_argument("raw", metavar="RAW")
-    p.add_argument("published", metavar="PUBLISHED", help="CSV written by `dprelease privbasis` or `dprelease tf`")
-    p.add_argument("-k", type=positive_int, required=True, metavar="K")
+    p = kinds.add_parser("itemsets", help="FNR and median relative error of published top-k itemsets (PrivBasis sec. 5)",
+                         description="FNR and median relative error of a published itemset CSV against the exact "
+                                     "top k (PrivBasis section 5). Reads the raw data: for the custodian only.")
+    p.add_argument("raw", metavar="RAW", help="the raw transaction file")
+    p.add_argument("published", metavar="PUBLISHED",
+                   help="CSV written by `dprelease privbasis` or `dprelease tf` (with its manifest)")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K",
+                   help="size of the exact top-k list compared against (required)")
     add_universe(p)
-    p.add_argument("--json", action="store_true", help='print {"fnr": x, "median_relative_error": y}')
+    p.add_argument("--json", action="store_true",
+                   help='print one line {"fnr": x, "median_relative_error": y} instead of indented JSON')
     add_quiet(p)
     p.set_defaults(handler=_run_eval_itemsets)
 
 
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("privbasis", help="PB vs TF (best m) vs DiffPart-mined top-k (PrivBasis sec. 5)")
+    p = kinds.add_parser("privbasis", help="PB vs TF (best m) vs DiffPart-mined top-k (PrivBasis sec. 5)",
+                         description="PrivBasis section 5 on mushroom, retail and msnbc: FNR and median relative "
+                                     "error of PB, TF (best m) and DiffPart; CSV + PNG (seeded experiment mode).")
     p.add_argument("--datasets", default=str(Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets"),
-                   metavar="DIR", help="folder with mushroom/, retail/, msnbc/")
-    p.add_argument("--out", default="results/privbasis", metavar="DIR", help="CSV + PNG go here")
-    p.add_argument("--runs", type=positive_int, default=5)
-    p.add_argument("--epsilons", default="0.25,0.5,0.75,1.0")
-    p.add_argument("--ks", default="50,100")
-    p.add_argument("--only", default="mushroom,retail,msnbc", help="comma-separated dataset names")
-    p.add_argument("--methods", default="pb,pb-naive,pb-split,tf,diffpart",
+                   metavar="DIR", help="folder with mushroom/, retail/, msnbc/ (default ../shared/datasets beside the repository)")
+    p.add_argument("--out", default="results/privbasis", metavar="DIR",
+                   help="CSV + PNG go here; runs.csv is appended to (default results/privbasis)")
+    p.add_argument("--runs", type=positive_int, default=5, metavar="N", help="seeded runs per setting (default 5)")
+    p.add_argument("--epsilons", type=_checked_text(epsilon_list), default="0.25,0.5,0.75,1.0", metavar="E,E,...",
+                   help="comma-separated epsilons (default 0.25,0.5,0.75,1.0)")
+    p.add_argument("--ks", type=_checked_text(int_list), default="50,100", metavar="K,K,...",
+                   help="comma-separated k values > 0 (default 50,100)")
+    p.add_argument("--only", type=_checked_text(choice_list(_EXPERIMENT_DATASETS)), default="mushroom,retail,msnbc",
+                   metavar="NAMES", help="comma-separated dataset names among mushroom, retail, msnbc (default all three)")
+    p.add_argument("--methods", type=_checked_text(choice_list(_EXPERIMENT_METHODS)),
+                   default="pb,pb-naive,pb-split,tf,diffpart", metavar="NAMES",
                    help="comma-separated: pb, pb-naive, pb-split, pb-universe, tf (Laplace), tf-exp (exponential), "
-                        "diffpart")
-    p.add_argument("--seed", type=int, default=0, help="base seed (seeded experiment mode)")
+                        "diffpart (default pb,pb-naive,pb-split,tf,diffpart)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (seeded experiment mode; default 0)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

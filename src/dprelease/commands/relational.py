@@ -10,9 +10,13 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ..data.io import write_json_atomic
-from ..release import build_manifest, manifest_path
-from .common import add_epsilon, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int, print_json, say, timed
+from .. import limits
+from ..errors import ParameterError
+from ..release import build_manifest, write_with_manifest
+from .common import (
+    add_epsilon, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    prepare_output, print_json, say, seed_arg, timed,
+)
 
 if TYPE_CHECKING:
     from ..relational.diffgen import GeneralizedTable
@@ -31,19 +35,43 @@ def records_path(output: str | Path) -> Path:
     return output.with_name(f"{output.stem}.records{output.suffix or '.csv'}")
 
 
-def _write_release(release: GeneralizedTable, output: str, records: bool, manifest: dict) -> list[Path]:
-    from ..data.table import write_frame
+def _write_release(args: argparse.Namespace, release: GeneralizedTable, manifest: dict) -> list[Path]:
+    """The contingency table (and, with --records, the record form) and the manifest, as one unit."""
+    from ..data.table import frame_writer
 
-    written = [Path(output)]
-    write_frame(release.arrow(), output)
-    if records:
+    output = Path(args.output)
+    extra = []
+    if args.records:
         rp = records_path(output)
-        write_frame(release.arrow(records=True), rp)
-        written.append(rp)
-    manifest["release"]["files"] = {"contingency_table": str(Path(output).name),
-                                    **({"records": records_path(output).name} if records else {})}
-    write_json_atomic(manifest_path(output), manifest)
-    return written + [manifest_path(output)]
+        extra.append((rp, frame_writer(release.arrow(records=True), rp), "wb"))
+    manifest["release"]["files"] = {"contingency_table": output.name,
+                                    **({"records": records_path(output).name} if args.records else {})}
+    body, mpath = write_with_manifest(output, frame_writer(release.arrow(), output), manifest, "wb", extra=extra)
+    print(f"release: {body}")
+    for rp, _, _ in extra:
+        print(f"records: {rp}")
+    print(f"manifest: {mpath}")
+    return [body, *(e[0] for e in extra), mpath]
+
+
+def _table_inputs(args: argparse.Namespace) -> list[str]:
+    table = Path(args.table)
+    inputs = [str(table), args.schema]
+    if table.is_dir():
+        inputs += [str(table / n) for n in ("adult.data", "adult.test")]
+    return inputs
+
+
+def _schema(args: argparse.Namespace):
+    """The declared schema, with --delimiter applied."""
+    from dataclasses import replace
+
+    from ..data.table import load_schema
+
+    schema = load_schema(args.schema)
+    if getattr(args, "delimiter", None):
+        schema = replace(schema, delimiter=args.delimiter)
+    return schema
 
 
 def _release_facts(release: GeneralizedTable) -> dict[str, object]:
@@ -57,10 +85,13 @@ def _release_facts(release: GeneralizedTable) -> dict[str, object]:
 
 
 def _run_diffgen(args: argparse.Namespace) -> int:
-    from ..data.table import load_schema, read_table
+    from ..data.table import read_table
     from ..relational.diffgen import diffgen
 
-    schema = load_schema(args.schema)
+    prepare_output(args, args.output, inputs=_table_inputs(args),
+                   companions=[records_path(args.output)] if args.records else [])
+    schema = _schema(args)
+    limits.check_diffgen(schema, args.specializations)  # public: the schema and h, before reading the data
     with timed(args, "read"):
         table = read_table(args.table, schema)
     noise = noise_from_args(args)
@@ -74,42 +105,56 @@ def _run_diffgen(args: argparse.Namespace) -> int:
         notes=["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
                "counts: discrete Laplace, rounded to non-negative integers (post-processing)"])
     with timed(args, "write"):
-        paths = _write_release(release, args.output, args.records, manifest)
-    for p in paths:
-        print(p)
+        _write_release(args, release, manifest)
     return 0
 
 
 def _run_tds(args: argparse.Namespace) -> int:
-    from ..data.table import load_schema, read_table
+    from ..data.table import read_table
     from ..relational.tds import tds
 
-    schema = load_schema(args.schema)
+    prepare_output(args, args.output, inputs=_table_inputs(args),
+                   companions=[records_path(args.output)] if args.records else [])
+    schema = _schema(args)
     table = read_table(args.table, schema)
     print("warning: TDS publishes a k-anonymous table with EXACT counts: it is NOT differentially private",
           file=sys.stderr)
     with timed(args, "tds"):
         release = tds(table, args.k)
-    manifest = {
-        "algorithm": "tds",
-        "package": "dprelease",
-        "privacy": {"model": f"{args.k}-anonymity", "differentially_private": False,
-                    "warning": "exact counts and data-dependent choices: NOT differential privacy"},
-        "parameters": release.manifest["parameters"],
-        "domain": schema.describe(),
-        "release": _release_facts(release),
-        "notes": ["Fung, Wang and Yu, Anonymizing classification data for privacy preservation, TKDE 2007"],
-    }
-    for p in _write_release(release, args.output, args.records, manifest):
-        print(p)
+    manifest = build_manifest(
+        "tds", epsilon=None, parameters=release.manifest["parameters"], noise=None, accountant=None,
+        domain=schema.describe(), release=_release_facts(release),
+        privacy={"model": f"{args.k}-anonymity", "differentially_private": False,
+                 "warning": "exact counts and data-dependent choices: NOT differential privacy"},
+        notes=["Fung, Wang and Yu, Anonymizing classification data for privacy preservation, TKDE 2007"])
+    _write_release(args, release, manifest)
     return 0
+
+
+def delimiter_arg(text: str) -> str:
+    from ..data.table import _delimiter
+    from ..errors import InputError
+
+    try:
+        return _delimiter(text, "--delimiter")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("--delimiter ", "", 1)) from None
+
+
+def _add_delimiter(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--delimiter", type=delimiter_arg, default=None, metavar="C",
+                   help="field separator of a CSV table: one character, or tab, semicolon, pipe "
+                        "(default: the schema's 'delimiter', else ',')")
 
 
 def _table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("table", metavar="TABLE", help="CSV (header row unless the schema lists 'columns') or Parquet; "
                                                    "a directory holding adult.data/adult.test reads Adult")
-    p.add_argument("--schema", required=True, metavar="SCHEMA", help="YAML/JSON schema: attributes, taxonomies, bounds, class")
-    add_output(p)
+    p.add_argument("--schema", required=True, metavar="SCHEMA",
+                   help="YAML/JSON schema (required): attributes, taxonomies, bounds, class; see docs/diffgen.md")
+    _add_delimiter(p)
+    add_output(p, help_text="the generalized contingency table, CSV or .parquet (required); its manifest goes to "
+                            "OUTPUT.manifest.json. An existing file is replaced only with --force")
     p.add_argument("--records", action="store_true",
                    help="also write the expanded record form (a row per counted record) to OUTPUT.records.EXT")
 
@@ -121,29 +166,53 @@ def register(sub: argparse._SubParsersAction) -> None:
     _table_args(p)
     add_epsilon(p)
     p.add_argument("--specializations", "-H", type=positive_int, required=True, metavar="H",
-                   help="number of specializations h (the paper's Figure 3 peaks near 10 on Adult)")
+                   help="number of specializations h (required; the paper's Figure 3 peaks near 10 on Adult; "
+                        "bounded by --max-output-records: the table has a row per leaf partition and class)")
     p.add_argument("--score", choices=SCORES, default="max", help="candidate score: Max (default) or InfoGain")
     p.add_argument("--recycle", action="store_true",
                    help="improvement: give unused line-9 budget to the counts (default: faithful, charged as reserved)")
     p.add_argument("--local", action="store_true",
                    help="improvement: score candidates by Max within the current partitions (sensitivity 1)")
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_diffgen)
 
     p = sub.add_parser("tds", help="TDS k-anonymity baseline (NOT differentially private)",
                        description="Top-down specialization to a k-anonymous table (Fung et al.). NOT differentially private.")
     _table_args(p)
-    p.add_argument("-k", type=positive_int, default=5, help="anonymity threshold k (default 5)")
+    p.add_argument("-k", type=positive_int, default=5, metavar="K", help="anonymity threshold k (default 5)")
     add_quiet(p)
     p.set_defaults(handler=_run_tds)
 
 
+ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
+_EXPERIMENT_FILES = ("diffgen_runs.csv", "diffgen_summary.csv", "diffgen_figure3.png")
+
+
+def _experiment_schema(args: argparse.Namespace):
+    """--schema, or the Adult schema for the Adult folder only (any other table must declare its own)."""
+    data = Path(args.data)
+    if args.schema is None:
+        if not (data.is_dir() and (data / "adult.data").exists()):
+            raise ParameterError(f"--schema is required for {data}: the bundled Adult schema applies only to the "
+                                 f"Adult folder (adult.data + adult.test)")
+        args.schema = str(ADULT_SCHEMA)
+    return _schema(args)
+
+
 def _run_experiment(args: argparse.Namespace) -> int:
-    from ..data.table import load_schema, read_table
+    schema = _experiment_schema(args)  # before the heavy imports: a missing --schema is refused at once
+    from ..data.table import read_table
     from ..experiments import diffgen as exp
 
-    schema = load_schema(args.schema)
+    args.table = args.data
+    inputs = _table_inputs(args)
+    if args.out_dir:
+        for name in _EXPERIMENT_FILES:  # its own files are replaced; an input never is
+            prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+    limits.check_diffgen(schema, max(args.specializations), what="experiment diffgen-classification")
+    say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
     table = read_table(args.data, schema)
     scores = list(SCORES) if args.score == "both" else [args.score]
     single = len(args.epsilon) == 1 and len(args.specializations) == 1 and len(scores) == 1
@@ -163,12 +232,10 @@ def _run_experiment(args: argparse.Namespace) -> int:
     summary = exp.summarize(rows)
     if args.out_dir:
         out = Path(args.out_dir)
-        exp.write_csv([asdict(r) for r in rows],
-                      out / "diffgen_runs.csv")
+        exp.write_csv([asdict(r) for r in rows], out / "diffgen_runs.csv")
         exp.write_csv(summary, out / "diffgen_summary.csv")
-        if not single:
-            exp.plot_figure3(summary, out / "diffgen_figure3.png")
-        say(args, f"wrote {out}/diffgen_runs.csv, diffgen_summary.csv" + ("" if single else ", diffgen_figure3.png"))
+        exp.plot_figure3(summary, out / "diffgen_figure3.png", dataset=schema.name)
+        say(args, f"wrote {out}/diffgen_runs.csv, diffgen_summary.csv, diffgen_figure3.png")
     main = [s for s in summary if str(s["method"]).startswith("diffgen")]
     if args.json and single:
         s = main[0]
@@ -184,23 +251,37 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
 
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("diffgen-classification", help="DiffGen section 5: BA/CA/LA on Adult, Figure 3",
+    p = kinds.add_parser("diffgen-classification",
+                         help="DiffGen section 5: BA/CA/LA of a classifier on a DiffGen table (Adult or any "
+                              "table with a schema), Figure 3",
                          description="Random 2/3-1/3 splits; DiffGen on the train split; a C4.5-like entropy tree on "
-                                     "the noisy generalized data; CA on the generalized test split; BA and LA.")
-    p.add_argument("--data", required=True, metavar="DIR", help="the Adult directory (adult.data + adult.test) or a table")
-    p.add_argument("--schema", default=str(Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"),
-                   help="table schema (default: examples/adult-schema.yaml)")
-    p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E")
-    p.add_argument("--specializations", "-H", type=positive_int, nargs="+", required=True, metavar="H")
-    p.add_argument("--runs", type=positive_int, default=10)
-    p.add_argument("--score", choices=[*SCORES, "both"], default="max")
-    p.add_argument("--seed", type=int, default=0, help="seed of the splits and the (seeded, experiment-mode) noise")
+                                     "the noisy generalized data; CA on the generalized test split; BA and LA. "
+                                     "The figure is titled with the schema's name.")
+    p.add_argument("--data", required=True, metavar="PATH",
+                   help="the table (required): the Adult directory (adult.data + adult.test), or a CSV/Parquet "
+                        "table with its --schema")
+    p.add_argument("--schema", default=None, metavar="SCHEMA",
+                   help="table schema; required unless --data is the Adult directory (default there: "
+                        "examples/adult-schema.yaml)")
+    _add_delimiter(p)
+    p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E",
+                   help="one or more total budgets (required)")
+    p.add_argument("--specializations", "-H", type=positive_int, nargs="+", required=True, metavar="H",
+                   help="one or more numbers of specializations h (required)")
+    p.add_argument("--runs", type=positive_int, default=10, metavar="N", help="random splits (runs) per setting (default 10)")
+    p.add_argument("--score", choices=[*SCORES, "both"], default="max",
+                   help="DiffGen candidate score: max, infogain or both (default max)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S",
+                   help="seed of the splits and the (seeded, experiment-mode) noise (default 0)")
     p.add_argument("--recycle", action="store_true", help="improvement: unused line-9 budget to the counts")
     p.add_argument("--local", action="store_true", help="improvement: partition-local Max scores")
-    p.add_argument("--tds", type=positive_int, default=None, metavar="K", help="also run TDS with this k (not DP)")
+    p.add_argument("--tds", type=positive_int, default=None, metavar="K",
+                   help="also run TDS with this k (not DP); default: not run")
     p.add_argument("--peers", action="store_true", help="also run MST and AIM (smartnoise-synth, if installed)")
-    p.add_argument("--jobs", type=positive_int, default=1, help="worker processes over runs")
-    p.add_argument("--out-dir", default=None, metavar="DIR", help="write per-run and summary CSV (+ Figure 3 PNG)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="worker processes over runs (default 1)")
+    p.add_argument("--out-dir", default=None, metavar="DIR",
+                   help="write per-run and summary CSV and the Figure 3 PNG here; default: print only")
+    p.add_argument("--json", action="store_true", help="print JSON instead of one line per setting")
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

@@ -1,66 +1,97 @@
-"""``dprelease diffpart``, ``basic``, ``stats``, ``generate``, ``evaluate counting|topk``."""
+"""``dprelease diffpart``, ``basic``, ``stats``, ``generate``, ``evaluate counting|topk``, ``experiment diffpart``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
-
-from ..data.generators import kosarak_like
-from ..data.io import atomic_output, write_transactions
-from ..data.universe import Universe
-from ..evaluation import evaluate_counting, topk_utility
-from ..evaluation.occurrence import occurrence_share
-from ..release import write_set_valued_release
-from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, basic, diffpart
-from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND
-from ..setvalued.prefixpart import (
-    DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, prefix_diffpart,
-)
-from ..setvalued.prefixpart import DEFAULT_MAX_ITEMS as DEFAULT_PREFIX_ITEMS
-from ..errors import ParameterError
+from .. import limits
+from ..data.universe import Universe, parse_universe_spec
+from ..setvalued import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
+from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, MAX_FANOUT
+from ..setvalued.prefixpart import (
+    DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, MAX_PREFIX_ITEMS,
+)
+from ..errors import ParameterError
 from .common import (
-    add_epsilon, add_output, add_quiet, add_seed, add_universe, load_transactions, noise_from_args,
-    positive_int, print_json, report_written, say, timed,
+    add_epsilon, add_force, add_limits, add_output, add_quiet, add_seed, add_universe, at_least_one, epsilon_list,
+    int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
+    report_release_size, report_written, say, seed_arg, timed, universe_inputs,
 )
 
 
-# options that configure only the faithful algorithm (default None: "not given")
-_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
-_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
+def fanout_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not (2 <= value <= MAX_FANOUT):
+        raise argparse.ArgumentTypeError(f"expected a whole number between 2 and {MAX_FANOUT}, got {value}")
+    return value
 
 
-def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
-    return ["--" + n.replace("_", "-") for n in names if getattr(args, n) not in (None, False)]
+def _declared_universe(spec: str | None) -> Universe | None:
+    """The declared universe (public; parsed before any data is read), or None when it will be derived."""
+    return parse_universe_spec(spec) if spec else None
+
+
+def _note_release_size(args: argparse.Namespace, release, what: str) -> None:
+    note = report_release_size(args, what, release.n_records, "records")
+    if note:
+        notes = release.manifest.setdefault("notes", [])
+        if note not in notes:
+            notes.append(note)
 
 
 METHODS = ("prefix", "faithful")
 DEFAULT_METHOD = "prefix"
+# options of one method only (default None: "not given"); giving one with the other method is an error
+_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
+_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
 
 
-def _run_diffpart(args: argparse.Namespace) -> int:
-    other = _given(args, _FAITHFUL_ONLY if args.method == "prefix" else _PREFIX_ONLY)
+def _check_method_options(args: argparse.Namespace) -> None:
+    names = _FAITHFUL_ONLY if args.method == "prefix" else _PREFIX_ONLY
+    other = ["--" + n.replace("_", "-") for n in names if getattr(args, n) not in (None, False)]
     if other:
         wanted = "faithful" if args.method == "prefix" else "prefix"
         raise ParameterError(f"{', '.join(other)} only appl{'ies' if len(other) == 1 else 'y'} to --method {wanted}; "
                              f"add --method {wanted} (this run uses --method {args.method})")
+    if args.method == "faithful":  # the faithful defaults
+        for name, default in (("fanout", DEFAULT_FANOUT), ("c1", DEFAULT_C1), ("c2", DEFAULT_C2),
+                              ("branching_bound", DEFAULT_BRANCHING_BOUND)):
+            if getattr(args, name) is None:
+                setattr(args, name, default)
+
+
+def _run_diffpart(args: argparse.Namespace) -> int:
+    from ..release import write_set_valued_release
+    from ..setvalued import diffpart
+    from ..setvalued.prefixpart import prefix_diffpart
+
+    _check_method_options(args)
+    prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
+    faithful = args.method == "faithful"
+    declared = _declared_universe(args.universe)
+    if declared is not None and faithful:  # public: bound the work before reading the data
+        limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
+    if declared is None and faithful:
+        limits.check_diffpart(universe.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
     noise = noise_from_args(args)
     with timed(args, f"diffpart ({args.method})"):
-        if args.method == "prefix":
+        if faithful:
+            release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
+                               spurious_bound=args.spurious_bound,
+                               branching_bound=None if args.no_branching_guard else args.branching_bound,
+                               progress=not args.quiet)
+        else:
             kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
             release = prefix_diffpart(db, universe, args.epsilon, noise=noise, **kw)
-        else:
-            release = diffpart(db, universe, args.epsilon, noise=noise,
-                               fanout=DEFAULT_FANOUT if args.fanout is None else args.fanout,
-                               c1=DEFAULT_C1 if args.c1 is None else args.c1,
-                               c2=DEFAULT_C2 if args.c2 is None else args.c2,
-                               spurious_bound=args.spurious_bound,
-                               branching_bound=None if args.no_branching_guard else
-                               (DEFAULT_BRANCHING_BOUND if args.branching_bound is None else args.branching_bound),
-                               progress=not args.quiet)
+    _note_release_size(args, release, "diffpart")
     with timed(args, "write"):
         paths = write_set_valued_release(release, args.output)
     report_written(args, *paths)
@@ -68,9 +99,19 @@ def _run_diffpart(args: argparse.Namespace) -> int:
 
 
 def _run_basic(args: argparse.Namespace) -> int:
+    from ..release import write_set_valued_release
+    from ..setvalued import basic
+
+    prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
+    declared = _declared_universe(args.universe)
+    if declared is not None and declared.size <= args.max_items:
+        limits.check_basic(declared.size, args.epsilon)
     db, universe = load_transactions(args.input, args.universe, args)
+    if declared is None and universe.size <= args.max_items:
+        limits.check_basic(universe.size, args.epsilon)
     with timed(args, "basic"):
         release = basic(db, universe, args.epsilon, noise=noise_from_args(args), max_items=args.max_items)
+    _note_release_size(args, release, "basic")
     paths = write_set_valued_release(release, args.output)
     report_written(args, *paths)
     return 0
@@ -102,36 +143,65 @@ STATS_EXTENSIONS: list = []
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    db = kosarak_like(args.records, args.items, args.mean_length, seed=args.seed)
-    universe = Universe.from_range(1, args.items)
-    with atomic_output(args.output) as fh:
-        write_transactions(fh, db, universe)
-    say(args, f"generated {db.n_records:,} records over {args.items:,} items "
-              f"(mean length {db.lengths.mean():.2f}); universe: --universe 1..{args.items}")
+    from ..data.generators import write_kosarak_like  # streamed in chunks: memory does not grow with --records
+    from ..data.io import atomic_output
+
+    prepare_output(args, args.output, option="OUTPUT")
+    limits.check_generate(args.records, args.items, args.mean_length)
+    with atomic_output(args.output, "wb") as fh:
+        n_records, mean = write_kosarak_like(fh, args.records, args.items, args.mean_length, seed=args.seed)
+    say(args, f"generated {n_records:,} records over {args.items:,} items "
+              f"(mean length {mean:.2f}); universe: --universe 1..{args.items}")
     print(args.output)
     return 0
 
 
+def read_release_db(path: str, universe: Universe):
+    """A published set-valued release (checked against its manifest), as a database; an empty release is
+    allowed (DiffPart can release nothing), it then has no records."""
+    from ..data.io import read_transactions
+    from ..data.transactions import TransactionDB
+    from ..errors import InputError
+    from ..release import read_manifest
+
+    manifest = read_manifest(path)
+    release = manifest.get("release") or {}
+    if isinstance(release, dict) and release.get("records") == 0:
+        return TransactionDB.from_lists([], universe.size), manifest
+    try:
+        db, _ = read_transactions(path, universe)
+    except InputError as exc:
+        if "no transactions" in str(exc):  # an empty body is an empty release
+            return TransactionDB.from_lists([], universe.size), manifest
+        raise
+    return db, manifest
+
+
 def _run_eval_counting(args: argparse.Namespace) -> int:
+    from ..evaluation import evaluate_counting
+    from ..evaluation.occurrence import occurrence_share
+
     raw, universe = load_transactions(args.raw, args.universe, args)
-    released, _ = _released(args, universe)
+    released, _ = read_release_db(args.released, universe)
     result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
     result["occurrence"] = occurrence_share(raw, released)
+    if released.n_records == 0:
+        result["note"] = "the release is empty: every query answers 0"
     _emit(args, result)
     return 0
 
 
-def _released(args: argparse.Namespace, universe: Universe):
-    from ..data.io import read_transactions
-
-    return read_transactions(args.released, universe)
-
-
 def _run_eval_topk(args: argparse.Namespace) -> int:
+    from ..evaluation import topk_utility
+    from ..evaluation.occurrence import occurrence_share
+
     raw, universe = load_transactions(args.raw, args.universe, args)
-    released, _ = _released(args, universe)
-    _emit(args, {"k": args.k, "utility": topk_utility(raw, released, args.k),
-                 "occurrence": occurrence_share(raw, released)})
+    released, _ = read_release_db(args.released, universe)
+    result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
+                                 "occurrence": occurrence_share(raw, released)}
+    if released.n_records == 0:
+        result["note"] = "the release is empty: utility 0"
+    _emit(args, result)
     return 0
 
 
@@ -139,15 +209,57 @@ def _emit(args: argparse.Namespace, result: dict) -> None:
     if args.json:
         print_json(result)
     else:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2, allow_nan=False))
+
+
+def _diffpart_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("--method faithful (the paper's Algorithm 1)")
+    g.add_argument("--fanout", type=fanout_arg, default=None, metavar="F",
+                   help=f"fan-out of the context-free taxonomy, 2..{MAX_FANOUT} (default {DEFAULT_FANOUT}, as in the "
+                        "paper's experiments; each expansion tests 2^F - 1 combinations, so large values are "
+                        "bounded by --max-output-records)")
+    g.add_argument("--c1", type=positive_float, default=None, metavar="X",
+                   help=f"leaf threshold constant: keep a leaf if its noisy count >= sqrt(2)*C1/budget (default {DEFAULT_C1})")
+    g.add_argument("--c2", type=positive_float, default=None, metavar="Y",
+                   help=f"partition threshold constant: expand if noisy size >= sqrt(2)*C2*height/alpha (default {DEFAULT_C2})")
+    g.add_argument("--spurious-bound", type=positive_float, default=None, metavar="X",
+                   help="improvement, off by default (faithful): raise every threshold so that at most X empty "
+                        "combinations are expected to pass per partition operation (10 is a good value; "
+                        "see docs/diffpart.md)")
+    g.add_argument("--branching-bound", type=positive_float, default=None, metavar="X",
+                   help="termination guard: where sub-partitions partition again, at most X (> 0) empty ones are "
+                        f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
+                        "the number of empty partitions explode, e.g. on mushroom)")
+    g.add_argument("--no-branching-guard", action="store_true",
+                   help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes); "
+                        "default: off (the guard is on)")
+
+
+def _prefix_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("--method prefix (DiffPart-Prefix, the default; docs/diffpart.md)")
+    g.add_argument("--selection-share", type=positive_float, default=None, metavar="X",
+                   help=f"share of epsilon, in (0, 1), for the noisy item supports that order the items and select "
+                        f"the frequent ones (default {DEFAULT_SELECTION_SHARE})")
+    g.add_argument("--structure-share", type=positive_float, default=None, metavar="X",
+                   help=f"share of epsilon, in (0, 1), for the PrivTree decisions that build the prefix hierarchy "
+                        f"(default {DEFAULT_STRUCTURE_SHARE}); the rest goes to the released counts")
+    g.add_argument("--record-bound", type=positive_int, default=None, metavar="L",
+                   help=f"a record adds min(1, L/|t|) to each of its items' supports, so L bounds its influence "
+                        f"on the item order (default {DEFAULT_RECORD_BOUND})")
+    g.add_argument("--max-items", type=positive_int, default=None, metavar="M",
+                   help=f"at most M items, the most frequent by noisy support, form the hierarchy; records keep only "
+                        f"these (default and maximum {MAX_PREFIX_ITEMS})")
+    g.add_argument("--beta", type=positive_float, default=None, metavar="X",
+                   help=f"PrivTree's beta (> 1): an empty cell is kept with probability below 1/X; larger X needs "
+                        f"more records per level (default {DEFAULT_BETA:g})")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("diffpart", help="publish set-valued data with DiffPart",
-                       description="Publish a transaction file under epsilon-DP with DiffPart (Chen et al., PVLDB 2011): "
-                                   "by default its prefix variant, which also works on basket data whose records "
-                                   "are rarely repeated (docs/diffpart.md); --method faithful runs the paper's "
-                                   "algorithm.")
+                       description="Publish a transaction file under epsilon-DP with DiffPart (Chen et al., PVLDB "
+                                   "2011): by default its prefix variant, which also works on basket data whose "
+                                   "records are rarely repeated (docs/diffpart.md); --method faithful runs the "
+                                   "paper's algorithm.")
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
     add_output(p)
     add_epsilon(p)
@@ -155,72 +267,52 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"prefix: partition over a private frequency-ordered item prefix hierarchy and release "
                         f"generalized records (default {DEFAULT_METHOD}); faithful: the paper's Algorithm 1 "
                         "(releases nothing on universes of thousands of items)")
-    g = p.add_argument_group("--method prefix")
-    g.add_argument("--selection-share", type=float, default=None, metavar="X",
-                   help=f"share of epsilon for the noisy item supports that order the items and select the frequent "
-                        f"ones (default {DEFAULT_SELECTION_SHARE})")
-    g.add_argument("--structure-share", type=float, default=None, metavar="X",
-                   help=f"share of epsilon for the PrivTree decisions that build the prefix hierarchy "
-                        f"(default {DEFAULT_STRUCTURE_SHARE}); the rest goes to the released counts")
-    g.add_argument("--record-bound", type=positive_int, default=None, metavar="L",
-                   help=f"a record adds min(1, L/|t|) to each of its items' supports, so L bounds its influence "
-                        f"(default {DEFAULT_RECORD_BOUND})")
-    g.add_argument("--max-items", type=positive_int, default=None, metavar="M",
-                   help=f"at most M items (the most frequent, by noisy support) form the hierarchy; records keep "
-                        f"only these (default and maximum {DEFAULT_PREFIX_ITEMS})")
-    g.add_argument("--beta", type=float, default=None, metavar="X",
-                   help=f"PrivTree's beta (> 1): an empty cell is kept with probability <= 1/(2X); larger X needs "
-                        f"more records per level (default {DEFAULT_BETA:g})")
-    g = p.add_argument_group("--method faithful")
-    g.add_argument("--fanout", type=int, default=None, metavar="F",
-                   help=f"fan-out of the context-free taxonomy (default {DEFAULT_FANOUT}, as in the paper's experiments)")
-    g.add_argument("--c1", type=float, default=None, metavar="X",
-                   help=f"leaf threshold constant: keep a leaf if its noisy count >= sqrt(2)*C1/budget (default {DEFAULT_C1})")
-    g.add_argument("--c2", type=float, default=None, metavar="Y",
-                   help=f"partition threshold constant: expand if noisy size >= sqrt(2)*C2*height/alpha (default {DEFAULT_C2})")
-    g.add_argument("--spurious-bound", type=float, default=None, metavar="X",
-                   help="improvement, off by default (faithful): raise every threshold so that at most X empty "
-                        "combinations are expected to pass per partition operation (10 is a good value; "
-                        "see docs/diffpart.md)")
-    g.add_argument("--branching-bound", type=float, default=None, metavar="X",
-                   help="termination guard: where sub-partitions partition again, at most X empty ones are "
-                        f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
-                        "the number of empty partitions explode, e.g. on mushroom)")
-    g.add_argument("--no-branching-guard", action="store_true",
-                   help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes)")
+    _prefix_options(p)
+    _diffpart_options(p)
     add_universe(p)
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_diffpart)
 
     p = sub.add_parser("basic", help="the Basic baseline: a noisy count for every possible record",
                        description="Publish with Basic: noisy counts of all 2^|I|-1 itemsets (small universes only).")
-    p.add_argument("input", metavar="INPUT")
+    p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
     add_output(p)
     add_epsilon(p)
-    p.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, help="refuse larger universes")
+    p.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, metavar="N",
+                   help=f"refuse universes of more than N items: Basic makes 2^N - 1 noisy counts "
+                        f"(default {DEFAULT_MAX_ITEMS}, about a million cells)")
     add_universe(p)
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_basic)
 
     p = sub.add_parser("stats", help="non-private facts of a transaction file, for the custodian",
                        description="Exact (non-private) statistics: never publish them.")
-    p.add_argument("input", metavar="INPUT")
+    p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
     add_universe(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of key: value lines")
+    add_limits(p)
     add_quiet(p)
     for hook in STATS_OPTIONS:
         hook(p)
     p.set_defaults(handler=_run_stats)
 
     p = sub.add_parser("generate", help="generate a kosarak-scale synthetic transaction file",
-                       description="Generate a sparse long-tail transaction file (Zipf-like item popularity).")
-    p.add_argument("output", metavar="OUTPUT")
-    p.add_argument("--records", type=positive_int, default=1_000_000)
-    p.add_argument("--items", type=positive_int, default=41_270)
-    p.add_argument("--mean-length", type=float, default=8.0)
-    p.add_argument("--seed", type=int, default=0)
+                       description="Generate a sparse long-tail transaction file (Zipf-like item popularity, "
+                                   "log-normal record lengths). It is generated data: label it so.")
+    p.add_argument("output", metavar="OUTPUT", help="the transaction file to write (an existing one only with --force)")
+    p.add_argument("--records", type=positive_int, default=1_000_000, metavar="N",
+                   help="number of records (default 1000000, about kosarak's 990,002)")
+    p.add_argument("--items", type=positive_int, default=41_270, metavar="N",
+                   help="size of the item universe 1..N (default 41270, kosarak's)")
+    p.add_argument("--mean-length", type=at_least_one, default=8.0, metavar="L",
+                   help="mean record length, a number >= 1 (default 8.0, kosarak's 8.1)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the generator (default 0)")
+    add_force(p)
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_generate)
 
@@ -230,49 +322,47 @@ STATS_OPTIONS: list = []
 
 
 def register_evaluate(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("counting", help="relative error of the counting-query workload (DiffPart sec. 5.1)")
-    p.add_argument("raw", metavar="RAW")
-    p.add_argument("released", metavar="RELEASED")
-    p.add_argument("--queries", type=positive_int, default=50_000)
-    p.add_argument("--seed", type=int, default=0, help="seed of the random query workload")
+    p = kinds.add_parser("counting", help="relative error of the counting-query workload (DiffPart sec. 5.1)",
+                         description="Mean relative error of random counting queries on a set-valued release "
+                                     "(DiffPart section 5.1). Reads the raw data: for the custodian only.")
+    p.add_argument("raw", metavar="RAW", help="the raw transaction file")
+    p.add_argument("released", metavar="RELEASED", help="a release written by diffpart, basic or stream (with its manifest)")
+    p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
+                   help="number of random counting queries, in 5 subsets of growing length (default 50000, as the paper)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the random query workload (default 0)")
     add_universe(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help='print one line {"mean_relative_error": x, "subsets": [...]} instead of indented JSON')
     add_quiet(p)
     p.set_defaults(handler=_run_eval_counting)
 
-    p = kinds.add_parser("topk", help="top-K frequent itemset utility (DiffPart appendix E)")
-    p.add_argument("raw", metavar="RAW")
-    p.add_argument("released", metavar="RELEASED")
-    p.add_argument("-k", type=positive_int, required=True)
+    p = kinds.add_parser("topk", help="top-K frequent itemset utility (DiffPart appendix E)",
+                         description="Top-K frequent itemset utility of a set-valued release (DiffPart appendix E): "
+                                     "1 is perfect, 0 for an empty release. Reads the raw data: for the custodian only.")
+    p.add_argument("raw", metavar="RAW", help="the raw transaction file")
+    p.add_argument("released", metavar="RELEASED", help="a release written by diffpart, basic or stream (with its manifest)")
+    p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of top itemsets compared (required)")
     add_universe(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help='print one line {"k": K, "utility": u} instead of indented JSON')
     add_quiet(p)
     p.set_defaults(handler=_run_eval_topk)
 
 
-def _floats(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}") from None
-
-
 def _run_experiment_diffpart(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from ..data.universe import parse_universe_spec
     from ..experiments.diffpart import DiffPartExperiment, run_diffpart_experiment
 
+    out_dir = Path(args.out)
+    inputs = [args.dataset, *universe_inputs(args.universe)]
+    for name in _DIFFPART_EXPERIMENT_FILES:  # its own files in --out are replaced; an input never is
+        f = out_dir / name
+        prepare_output(args, f, inputs=inputs, option="--out", may_replace=lambda _p: True)
+    universe = _declared_universe(args.universe)
+    if universe is not None and not args.no_faithful:
+        for B in args.budgets:
+            limits.check_diffpart(universe.size, args.fanout, B, args.c1 or DEFAULT_C1, None, what="experiment diffpart")
     cfg = DiffPartExperiment(
-        dataset=Path(args.dataset), universe=parse_universe_spec(args.universe) if args.universe else None,
-        out_dir=Path(args.out), budgets=args.budgets, ks=args.ks, runs=args.runs, fanout=args.fanout,
+        dataset=Path(args.dataset), universe=universe,
+        out_dir=out_dir, budgets=args.budgets, ks=args.ks, runs=args.runs, fanout=args.fanout,
         c1=args.c1, c2=args.c2, queries=args.queries, seed=args.seed, with_basic=not args.no_basic,
         spurious_bound=args.spurious_bound, with_prefix=not args.no_prefix, with_faithful=not args.no_faithful,
     )
@@ -284,28 +374,40 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
     return 0
 
 
+_DIFFPART_EXPERIMENT_FILES = ("fig3_relative_error.csv", "fig8_topk_utility.csv", "fig3_relative_error.png",
+                               "fig8_topk_utility.png", "methods_summary.csv", "summary.json")
+
+
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("diffpart", help="DiffPart Figures 3 and 8: relative error and top-K utility vs B",
-                         description="Reproduce DiffPart's Figure 3 (vs Basic) and Figure 8 for the faithful algorithm "
-                                     "and DiffPart-Prefix; writes CSV + PNG and methods_summary.csv (error, top-K "
-                                     "utility and the share of released records that occur in the data).")
-    p.add_argument("--dataset", required=True, help="transaction file (e.g. ../shared/datasets/msnbc/msnbc.dat)")
+                         description="Reproduce DiffPart's Figure 3 (vs Basic) and Figure 8 for the faithful "
+                                     "algorithm and DiffPart-Prefix; writes CSV + PNG and methods_summary.csv (error, "
+                                     "top-K utility, share of released records that occur in the data; seeded "
+                                     "experiment mode). Replaces its own files in --out.")
+    p.add_argument("--dataset", required=True, metavar="FILE",
+                   help="transaction file (required; e.g. ../shared/datasets/msnbc/msnbc.dat)")
     add_universe(p)
-    p.add_argument("--out", default="results/diffpart", help="output folder (default results/diffpart)")
-    p.add_argument("--budgets", type=_floats, default=(0.5, 0.75, 1.0, 1.25), help="comma-separated B values")
-    p.add_argument("--ks", type=_ints, default=tuple(range(10, 101, 10)), help="comma-separated K values")
-    p.add_argument("--runs", type=positive_int, default=5)
-    p.add_argument("--fanout", type=int, default=DEFAULT_FANOUT)
-    p.add_argument("--c1", type=float, default=None, help=f"default {DEFAULT_C1}")
-    p.add_argument("--c2", type=float, default=None, help=f"default {DEFAULT_C2}")
-    p.add_argument("--queries", type=positive_int, default=50_000)
-    p.add_argument("--seed", type=int, default=0, help="base seed (experiment mode)")
-    p.add_argument("--no-basic", action="store_true", help="skip the Basic baseline")
+    p.add_argument("--out", default="results/diffpart", metavar="DIR", help="output folder (default results/diffpart)")
+    p.add_argument("--budgets", type=epsilon_list, default=(0.5, 0.75, 1.0, 1.25), metavar="B,B,...",
+                   help="comma-separated total budgets B (default 0.5,0.75,1.0,1.25, as Figure 3)")
+    p.add_argument("--ks", type=int_list, default=tuple(range(10, 101, 10)), metavar="K,K,...",
+                   help="comma-separated K values > 0 of Figure 8 (default 10,20,...,100)")
+    p.add_argument("--runs", type=positive_int, default=5, metavar="N", help="seeded runs per setting (default 5)")
+    p.add_argument("--fanout", type=fanout_arg, default=DEFAULT_FANOUT, metavar="F",
+                   help=f"DiffPart fan-out, 2..{MAX_FANOUT} (default {DEFAULT_FANOUT})")
+    p.add_argument("--c1", type=positive_float, default=None, metavar="X", help=f"leaf threshold constant (default {DEFAULT_C1})")
+    p.add_argument("--c2", type=positive_float, default=None, metavar="Y", help=f"partition threshold constant (default {DEFAULT_C2})")
+    p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
+                   help="counting queries of the workload (default 50000)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (experiment mode; default 0)")
+    p.add_argument("--no-basic", action="store_true", help="skip the Basic baseline; default: off (Basic runs when |I| <= 20)")
     p.add_argument("--no-prefix", action="store_true",
-                   help="skip DiffPart-Prefix (the default method of `dprelease diffpart`; run by default)")
-    p.add_argument("--no-faithful", action="store_true", help="skip the faithful DiffPart (run by default)")
-    p.add_argument("--spurious-bound", type=float, default=None,
-                   help="also run DiffPart with this spurious-combination bound (the improvement) beside the faithful one")
-    p.add_argument("--json", action="store_true")
+                   help="skip DiffPart-Prefix (the default method of `dprelease diffpart`); default: off (it runs)")
+    p.add_argument("--no-faithful", action="store_true", help="skip the faithful DiffPart; default: off (it runs)")
+    p.add_argument("--spurious-bound", type=positive_float, default=None, metavar="X",
+                   help="also run DiffPart with this spurious-combination bound (the improvement) beside the "
+                        "faithful one; default: not run")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON line instead of the folder")
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_experiment_diffpart)

@@ -5,27 +5,41 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..setvalued.inctdpart import ROUTING_RULES, ACCOUNTING_RULES, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, THETA_RULES
+from ..setvalued.inctdpart import (
+    ACCOUNTING_RULES, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, ROUTING_RULES, THETA_RULES,
+)
 from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
-from .common import add_epsilon, add_quiet, add_seed, add_universe, print_json, say, timed
+from .. import limits
+from ..errors import ParameterError
+from .common import (
+    add_epsilon, add_force, add_limits, add_quiet, add_seed, add_universe, int_list, positive_float,
+    positive_int, print_json, say, seed_arg, timed, universe_inputs, warn,
+)
 
 __all__ = ["register", "register_experiment"]
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
-    return value
+def nonneg_int_arg(text: str) -> int:
+    from .common import nonneg_int
+
+    return nonneg_int(text)
 
 
 def _run_init(args: argparse.Namespace) -> int:
+    from ..data.io import check_output_path
+    from ..data.universe import parse_universe_spec
+
+    if universe_inputs(args.universe):
+        check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
+    if args.accounting == "paper" and args.updates is None:
+        raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
+    eps_append = args.epsilon if args.accounting == "parallel" else args.epsilon / (args.updates + 1)
+    if args.universe:  # public: bound each append's work before the stream exists
+        u = parse_universe_spec(args.universe)
+        limits.check_diffpart(u.size, args.fanout, eps_append, args.c2, None, what="stream init")
     st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
                     c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
-                    new_cells=args.new_cells, accounting=args.accounting)
+                    new_cells=args.new_cells, accounting=args.accounting, routing=args.routing)
     if st.accounting == "parallel":
         limit = "no limit on appends" if st.updates is None else f"at most {st.updates} updates"
         say(args, f"stream state {args.state}: epsilon {st.epsilon:g} on every append's own batch (parallel "
@@ -34,20 +48,23 @@ def _run_init(args: argparse.Namespace) -> int:
         say(args, f"stream state {args.state}: epsilon {st.epsilon:g} over the initial dataset + {st.updates} "
                   f"updates (epsilon' = {st.epsilon_per_append:.6g} per append)")
     if args.universe is None:
-        print("warning: no --universe declared: the first append derives it from its batch, which reveals which "
-              "items occur", file=sys.stderr)
+        warn("no --universe declared: the first append derives it from its batch, which reveals which items occur")
     print(args.state)
     return 0
 
 
 def _run_append(args: argparse.Namespace) -> int:
     with timed(args, "append"):
-        info = append_batch(args.state, args.batch, args.output, wait=args.wait)
+        info = append_batch(args.state, args.batch, args.output, wait=args.wait, force=args.force)
     for message in info["warnings"]:
-        print(f"warning: {message}", file=sys.stderr)
+        warn(str(message))
+    # appends are counted from 1 (the initial dataset is append 1 of U + 1)
     of = "" if info["updates"] is None else f" of {info['updates'] + 1}"
-    say(args, f"append {info['append']}{of}: spent {info['epsilon']:.6g} ({info['accounting']} accounting), "
+    say(args, f"append {info['append'] + 1}{of}: spent {info['epsilon']:.6g} ({info['accounting']} accounting), "
               f"total {info['epsilon_spent']:.6g}")
+    if info["released_records"] == 0:
+        warn(f"append {info['append'] + 1} released no records (no leaf partition passed its threshold): "
+             f"the release is empty")
     print(f"release: {info['release']}")
     print(f"manifest: {info['manifest']}")
     return 0
@@ -63,15 +80,26 @@ def _run_status(args: argparse.Namespace) -> int:
         print(f"accounting: {st.accounting}")
         print(f"updates: {'no limit' if st.updates is None else st.updates}")
         print(f"appends: {st.appends}" + ("" if st.max_appends is None else f" of {st.max_appends}"))
+        if st.max_appends is None:
+            say(args, f"next append: {st.appends + 1} (no limit; epsilon {st.epsilon:g} on each batch)")
+        else:
+            say(args, f"next append: {st.appends + 1} of {st.max_appends}" if st.appends < st.max_appends
+                      else "every append is made: the stream's epsilon is spent")
     return 0
 
 
 def _run_release(args: argparse.Namespace) -> int:
-    info = reemit(args.state, args.output)
-    say(args, f"re-emitted the release after append {info['appends'] - 1}; no budget spent")
+    info = reemit(args.state, args.output, force=args.force)
+    say(args, f"re-emitted the release after append {info['appends']}; no budget spent")
     print(f"release: {info['release']}")
     print(f"manifest: {info['manifest']}")
     return 0
+
+
+def _fanout(text: str) -> int:
+    from .setvalued import fanout_arg
+
+    return fanout_arg(text)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,10 +109,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     ss = p.add_subparsers(dest="stream_command", metavar="ACTION", parser_class=type(p))
     ss.required = True
 
-    q = ss.add_parser("init", help="create a stream state (epsilon, U, taxonomy parameters)")
-    q.add_argument("state", metavar="STATE", help="the SQLite state file to create")
-    add_epsilon(q)
-    q.add_argument("--updates", "-U", type=_nonneg_int, default=None, metavar="U",
+    q = ss.add_parser("init", help="create a stream state (epsilon, U, accounting, taxonomy parameters)",
+                      description="Create a stream state: the whole stream's epsilon, the accounting, the update "
+                                  "bound U and the taxonomy parameters, fixed once. The folder is created if needed.")
+    q.add_argument("state", metavar="STATE", help="the SQLite state file to create (never overwritten)")
+    add_epsilon(q, help_text="privacy budget epsilon (required): with --accounting paper, of the WHOLE stream (the "
+                             "initial dataset and all U updates together; each append spends epsilon/(U+1)); with "
+                             "parallel, of every append on its own batch")
+    q.add_argument("--updates", "-U", type=nonneg_int_arg, default=None, metavar="U",
                    help="upper bound on updates after the initial dataset: with --accounting paper each append "
                         "spends epsilon/(U+1) (required); with parallel it is only a limit (default: none)")
     q.add_argument("--accounting", choices=ACCOUNTING_RULES, default="paper",
@@ -92,12 +124,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "every batch is protected at epsilon (default); parallel: each append is charged epsilon "
                         "against its own batch only (batches are disjoint records), which protects each record at "
                         "epsilon but not a person contributing to several batches (docs/inctdpart.md)")
-    q.add_argument("--fanout", type=int, default=DEFAULT_FANOUT, metavar="F",
+    q.add_argument("--routing", choices=ROUTING_RULES, default="paper",
+                   help="paper: later batches pay a noisy count at every visited node (R2; default); free: split "
+                        "nodes route records without a count, the leaf counts get the whole append budget")
+    q.add_argument("--fanout", type=_fanout, default=DEFAULT_FANOUT, metavar="F",
                    help=f"fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
-    add_universe(q)
-    q.add_argument("--c1", type=float, default=DEFAULT_C1, metavar="X",
+    add_universe(q, help_text="the public item universe, declared now for the whole stream: LO..HI (integers) or a "
+                              "file with one item per line. Default: derived from the first batch, with a warning "
+                              "(that leaks which items occur)")
+    q.add_argument("--c1", type=positive_float, default=DEFAULT_C1, metavar="X",
                    help=f"theta_1 constant (eq. 6): split a node when p-sum >= theta_1 (default {DEFAULT_C1})")
-    q.add_argument("--c2", type=float, default=DEFAULT_C2, metavar="Y",
+    q.add_argument("--c2", type=positive_float, default=DEFAULT_C2, metavar="Y",
                    help=f"theta_2 constant (eq. 7): release a leaf when p-sum >= theta_2 (default {DEFAULT_C2})")
     q.add_argument("--theta-rule", choices=THETA_RULES, default="example3",
                    help="example3: sqrt(2)C*sum(1/alpha)/n^2 (matches the paper's Example 3; default); "
@@ -106,31 +143,47 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="first-visit: a split partition keeps its children (FollowPreviousTraces; default); "
                         "every-visit: test-and-generate new children at every visit")
     add_seed(q)
+    add_limits(q)
     add_quiet(q)
     q.set_defaults(handler=_run_init)
 
-    q = ss.add_parser("append", help="append a batch (the first is the initial dataset) and write the release")
-    q.add_argument("state", metavar="STATE")
+    q = ss.add_parser("append", help="append a batch (the first is the initial dataset) and write the release",
+                      description="Append a batch to the stream (the first append is the initial dataset) and "
+                                  "write the new release. The output is checked before anything is committed.")
+    q.add_argument("state", metavar="STATE", help="the stream state made by `stream init`")
     q.add_argument("batch", metavar="BATCH", help="transaction file: one record per line")
     q.add_argument("-o", "--output", required=True, metavar="RELEASE",
-                   help="release file (written after the state commit); manifest to RELEASE.manifest.json")
-    q.add_argument("--wait", type=float, default=DEFAULT_WAIT, metavar="SECONDS",
-                   help=f"wait this long for another append to finish (default {DEFAULT_WAIT:g})")
+                   help="release file (required; written after the state commit); manifest to RELEASE.manifest.json. "
+                        "The stream's own previous release is replaced; any other existing file only with --force")
+    q.add_argument("--wait", type=lambda t: positive_float(t, minimum=0.0, inclusive=True), default=DEFAULT_WAIT,
+                   metavar="SECONDS", help=f"wait this long for another append to finish (default {DEFAULT_WAIT:g})")
+    add_force(q)
     add_quiet(q)
     q.set_defaults(handler=_run_append)
 
-    q = ss.add_parser("status", help="budget and appends of a stream state")
-    q.add_argument("state", metavar="STATE")
+    q = ss.add_parser("status", help="budget and appends of a stream state",
+                      description="The stream's epsilon, what is spent, U and the appends made (counted from 1).")
+    q.add_argument("state", metavar="STATE", help="the stream state made by `stream init`")
     q.add_argument("--json", action="store_true",
                    help='print {"epsilon": E, "epsilon_spent": x, "updates": U or null, "appends": n, '
-                        '"accounting": "paper"|"parallel", "epsilon_per_append": e}')
+                        '"accounting": "paper"|"parallel", "epsilon_per_append": e} on one line')
+    add_quiet(q)
     q.set_defaults(handler=_run_status)
 
-    q = ss.add_parser("release", help="write the latest release again (spends nothing)")
-    q.add_argument("state", metavar="STATE")
-    q.add_argument("-o", "--output", required=True, metavar="RELEASE")
+    q = ss.add_parser("release", help="write the latest release again (spends nothing)",
+                      description="Write the latest release again from the state, e.g. after a failed write; "
+                                  "spends nothing.")
+    q.add_argument("state", metavar="STATE", help="the stream state made by `stream init`")
+    q.add_argument("-o", "--output", required=True, metavar="RELEASE",
+                   help="release file (required); manifest to RELEASE.manifest.json. The stream's own previous "
+                        "release is replaced; any other existing file only with --force")
+    add_force(q)
     add_quiet(q)
     q.set_defaults(handler=_run_release)
+
+
+_INCTDPART_FILES = ("inctdpart_runs.csv", "inctdpart_summary.csv", "inctdpart_config.json",
+                    "inctdpart_relative_error.png")
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
@@ -138,19 +191,22 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
     from ..data.universe import parse_universe_spec
     from ..experiments.inctdpart import IncTDPartExperiment, run_inctdpart_experiment
+    from .common import prepare_output
 
-    floats = lambda text: tuple(float(x) for x in text.split(","))  # noqa: E731
-    ints = lambda text: tuple(int(x) for x in text.split(","))  # noqa: E731
+    out = Path(args.out)
+    for name in _INCTDPART_FILES:  # its own files are replaced; an input never is
+        prepare_output(args, out / name, inputs=[args.data, *universe_inputs(args.universe)], option="--out",
+                       may_replace=lambda _p: True)
     extra = {k: v for k, v in (("c1", args.c1), ("c2", args.c2), ("dp_c1", args.dp_c1), ("dp_c2", args.dp_c2))
              if v is not None}
+    label = args.label or Path(args.data).name.split(".")[0]
     cfg = IncTDPartExperiment(
         dataset=Path(args.data), universe=parse_universe_spec(args.universe) if args.universe else None,
-        out_dir=Path(args.out), label=args.label, initial=args.initial, batch=args.batch,
-        updates=ints(args.updates), epsilons=floats(args.epsilons), runs=args.runs, fanout=args.fanout,
+        out_dir=out, label=label, initial=args.initial, batch=args.batch,
+        updates=args.updates, epsilons=args.epsilons, runs=args.runs, fanout=args.fanout,
         theta_rule=args.theta_rule, new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
-        queries=args.queries,
-        seed=args.seed,
-        methods=tuple(m.strip() for m in args.methods.split(",")), **extra)
+        queries=args.queries, seed=args.seed,
+        methods=args.methods, **extra)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     run_inctdpart_experiment(cfg, log=log)
     print(cfg.out_dir / "inctdpart_summary.csv")
@@ -161,32 +217,50 @@ def _run_experiment(args: argparse.Namespace) -> int:
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
     from pathlib import Path
 
+    from ..experiments.inctdpart import METHODS
+    from .common import choice_list, epsilon_list
+
     default_data = Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets" / "msnbc" / "msnbc.dat"
-    p = kinds.add_parser("inctdpart", help="IncTDPart vs Solutions 1 and 2: relative error vs U (section 5.1)")
-    p.add_argument("--data", default=str(default_data.resolve()), metavar="FILE")
-    p.add_argument("--universe", default="1..17", metavar="SPEC")
-    p.add_argument("--label", default="MSNBC", help="dataset name in the CSV and plot (say 'generated' for synthetic)")
-    p.add_argument("--out", default="results/inctdpart", metavar="DIR")
-    p.add_argument("--initial", type=int, default=400_000)
-    p.add_argument("--batch", type=int, default=10_000)
-    p.add_argument("--updates", default="10,20,30,40,50", metavar="U,U,...")
-    p.add_argument("--epsilons", default="0.5,0.75,1.0")
-    p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--fanout", type=int, default=DEFAULT_FANOUT)
-    p.add_argument("--c1", type=float, default=None, help=f"IncTDPart theta_1 constant (default {DEFAULT_C1})")
-    p.add_argument("--c2", type=float, default=None, help=f"IncTDPart theta_2 constant (default {DEFAULT_C2})")
-    p.add_argument("--dp-c1", type=float, default=None, help="DiffPart leaf constant for the baselines")
-    p.add_argument("--dp-c2", type=float, default=None, help="DiffPart partition constant for the baselines")
-    p.add_argument("--theta-rule", choices=THETA_RULES, default="example3")
-    p.add_argument("--new-cells", choices=NEW_CELL_RULES, default="first-visit")
+    p = kinds.add_parser("inctdpart", help="IncTDPart vs Solutions 1 and 2: relative error vs U (section 5.1)",
+                         description="IncTDPart section 5.1: relative error after the last update vs U, against "
+                                     "Solutions 1 and 2; CSV + PNG (seeded experiment mode). The file must hold at "
+                                     "least initial + max(U) x batch records.")
+    p.add_argument("--data", default=str(default_data.resolve()), metavar="FILE",
+                   help="transaction file (default ../shared/datasets/msnbc/msnbc.dat beside the repository)")
+    p.add_argument("--universe", default="1..17", metavar="SPEC", help="the public item universe (default 1..17, MSNBC's)")
+    p.add_argument("--label", default=None,
+                   help="dataset name in the CSV and plot (default: the file name, e.g. msnbc; say 'generated' for "
+                        "synthetic data)")
+    p.add_argument("--out", default="results/inctdpart", metavar="DIR", help="output folder (default results/inctdpart)")
+    p.add_argument("--initial", type=positive_int, default=400_000, metavar="N",
+                   help="records in the initial dataset (default 400000, as the paper)")
+    p.add_argument("--batch", type=positive_int, default=10_000, metavar="N",
+                   help="records per update (default 10000, as the paper)")
+    p.add_argument("--updates", type=int_list, default=(10, 20, 30, 40, 50), metavar="U,U,...",
+                   help="comma-separated update bounds U > 0 (default 10,20,30,40,50)")
+    p.add_argument("--epsilons", type=epsilon_list, default=(0.5, 0.75, 1.0), metavar="E,E,...",
+                   help="comma-separated epsilons (default 0.5,0.75,1.0)")
+    p.add_argument("--runs", type=positive_int, default=3, metavar="N", help="seeded runs per setting (default 3)")
+    p.add_argument("--fanout", type=_fanout, default=DEFAULT_FANOUT, metavar="F", help=f"fan-out (default {DEFAULT_FANOUT})")
+    p.add_argument("--c1", type=positive_float, default=None, metavar="X", help=f"IncTDPart theta_1 constant (default {DEFAULT_C1})")
+    p.add_argument("--c2", type=positive_float, default=None, metavar="Y", help=f"IncTDPart theta_2 constant (default {DEFAULT_C2})")
+    p.add_argument("--dp-c1", type=positive_float, default=None, metavar="X",
+                   help="DiffPart leaf constant for the baselines (default DiffPart's 1.5)")
+    p.add_argument("--dp-c2", type=positive_float, default=None, metavar="Y",
+                   help="DiffPart partition constant for the baselines (default DiffPart's 1.5)")
+    p.add_argument("--theta-rule", choices=THETA_RULES, default="example3", help="IncTDPart's theta rule (default example3)")
+    p.add_argument("--new-cells", choices=NEW_CELL_RULES, default="first-visit",
+                   help="IncTDPart's new-cell rule (default first-visit)")
     p.add_argument("--accounting", choices=ACCOUNTING_RULES, default="paper",
                    help="IncTDPart's accounting: paper (epsilon/(U+1) per append; default) or parallel (epsilon per "
                         "batch); the baselines are charged as in the paper either way")
     p.add_argument("--routing", choices=ROUTING_RULES, default="paper",
                    help="IncTDPart's routing of later batches: paper (a noisy count of every stored child of every "
                         "visited node; default) or free (split nodes route without counts; improvement)")
-    p.add_argument("--methods", default="IncTDPart,Solution 1,Solution 2")
-    p.add_argument("--queries", type=int, default=50_000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--methods", type=choice_list(METHODS), default=METHODS, metavar="NAMES",
+                   help="comma-separated methods among IncTDPart, Solution 1, Solution 2 (default all three)")
+    p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
+                   help="counting queries of the workload (default 50000)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (default 0)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

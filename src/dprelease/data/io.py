@@ -7,18 +7,19 @@ within a line counts once. Lines may end in a trailing space (FIMI does).
 
 from __future__ import annotations
 
-import gzip
+import hashlib
 import json
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 
-from ..errors import InputError
+from .fimi import read_fimi
 from .transactions import TransactionDB
 from .universe import Universe
 
@@ -27,161 +28,227 @@ __all__ = [
     "write_transactions",
     "write_weighted_itemsets",
     "atomic_output",
+    "StagedFile",
+    "check_output_path",
+    "remove_stale_temps",
     "write_json_atomic",
+    "file_sha256",
 ]
-
-_ALLOWED = np.zeros(256, dtype=bool)
-_ALLOWED[[9, 10, 13, 32]] = True
-_ALLOWED[48:58] = True
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return raw
-
-
-def _strip_comments(raw: bytes) -> bytes:
-    # Keep line count (so line numbers stay right): blank out comment lines.
-    lines = raw.split(b"\n")
-    return b"\n".join(b"" if ln.lstrip().startswith(b"#") else ln for ln in lines)
-
-
-def _parse_integer_tokens(raw: bytes) -> tuple[np.ndarray, np.ndarray] | None:
-    """Vectorised parse of a file made only of digits and white space.
-
-    Returns (values, line index of each token), or None when the file needs the
-    general path (other characters, or a number too long for int64).
-    """
-    a = np.frombuffer(raw, dtype=np.uint8)
-    if a.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if not _ALLOWED[a].all():
-        return None
-    isdig = (a >= 48) & (a <= 57)
-    edge = np.diff(isdig.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edge == 1)
-    if starts.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    lens = np.flatnonzero(edge == -1) - starts
-    del edge, isdig
-    longest = int(lens.max())
-    if longest > 18:
-        return None
-    # numpy's C text parser reads every white-space separated number; the byte scan above
-    # tells which line each one is on. If the counts disagree, parse by Horner's rule.
-    values = np.fromstring(raw, dtype=np.int64, sep=" ")
-    if values.size != starts.size:
-        values = _horner(a, starts, lens, longest)
-    newlines = np.flatnonzero(a == 10)
-    line_of_token = np.searchsorted(newlines, starts)
-    return values, line_of_token
-
-
-def _horner(a: np.ndarray, starts: np.ndarray, lens: np.ndarray, longest: int) -> np.ndarray:
-    values = np.zeros(starts.size, dtype=np.int64)
-    for place in range(longest):
-        live = lens > place
-        digit = a[np.minimum(starts + place, a.size - 1)].astype(np.int64) - 48
-        values = np.where(live, values * 10 + digit, values)
-    return values
-
-
-def _error_line(path: Path, line_index: int, message: str) -> InputError:
-    return InputError(f"{path}:{line_index + 1}: {message}")
 
 
 def read_transactions(path: str | os.PathLike, universe: Universe | None) -> tuple[TransactionDB, Universe]:
     """Read a transaction file; map items to ids of ``universe`` (derived, with a warning, if None).
 
     Raises :class:`InputError` naming the file and line of the first item outside a
-    declared universe, and for a file with no transaction.
+    declared universe, and for a file with no transaction. The file is read in blocks
+    (``.gz`` streamed) and parsed with numpy: the peak memory is the CSR arrays plus one
+    block's temporaries (:mod:`dprelease.data.fimi`).
+    """
+    return read_fimi(path, universe)
+
+
+_TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp$"
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc allows (Linux), else by set-and-restore."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (owned by someone else) or cannot tell: leave its file alone
+    return True
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove ``.NAME.PID.XXXX.tmp`` files beside ``path`` left by writers that are no longer running.
+
+    Temp files carry their writer's process id, so a file whose writer is alive (another run
+    writing the same output right now) is left alone. Returns the files removed.
     """
     path = Path(path)
-    raw = _read_bytes(path)
-    if b"#" in raw:
-        raw = _strip_comments(raw)
-    parsed = _parse_integer_tokens(raw)
-    if parsed is not None:
-        values, line_of_token = parsed
-        if values.size == 0:
-            raise InputError(f"{path}: no transactions (the file is empty or has only comments/blank lines)")
-        if universe is None:
-            universe = Universe.derived_from_values(values)
-        ids = universe.ids_of_ints(values)
-        bad = np.flatnonzero(ids < 0)
-        if bad.size:
-            j = int(bad[0])
-            raise _error_line(path, int(line_of_token[j]),
-                              f"item {int(values[j])} is not in the declared universe ({universe.spec})")
-    else:
-        tokens, lines = _general_tokens(raw, path)
-        if not tokens:
-            raise InputError(f"{path}: no transactions (the file is empty or has only comments/blank lines)")
-        if universe is None:
-            universe = Universe.derived_from_tokens(tokens)
-        ids = universe.ids_of_tokens(tokens)
-        bad = np.flatnonzero(ids < 0)
-        if bad.size:
-            j = int(bad[0])
-            raise _error_line(path, int(lines[j]), f"item {tokens[j]!r} is not in the declared universe ({universe.spec})")
-        line_of_token = np.asarray(lines, dtype=np.int64)
-    # Records are the non-blank lines, in file order (line_of_token never decreases).
-    new_line = np.empty(line_of_token.size, dtype=bool)
-    new_line[0] = True
-    np.not_equal(line_of_token[1:], line_of_token[:-1], out=new_line[1:])
-    rows = np.cumsum(new_line, dtype=np.int64) - 1
-    n_rows = int(rows[-1]) + 1
-    db = TransactionDB.from_pairs(rows, ids, n_rows, universe.size)
-    return db, universe
-
-
-def _general_tokens(raw: bytes, path: Path) -> tuple[list[str], list[int]]:
+    parent = path.parent if str(path.parent) else Path(".")
+    pattern = re.compile(_TEMP_RE.format(name=re.escape(path.name)))
+    removed: list[Path] = []
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n")
-        raise InputError(f"{path}:{line + 1}: not valid UTF-8 text") from None
-    tokens: list[str] = []
-    lines: list[int] = []
-    for index, line in enumerate(text.split("\n")):
-        parts = line.split()
-        if parts:
-            tokens.extend(parts)
-            lines.extend([index] * len(parts))
-    return tokens, lines
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry.name)
+        if m and not _pid_alive(int(m.group(1))):
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError:
+                pass
+    return removed
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class StagedFile:
+    """A file written under a temporary name beside its destination, renamed into place by :meth:`commit`.
+
+    The temp name is ``.NAME.PID.XXXX.tmp`` (so the next run can tell a killed writer's leftovers
+    from a live one's, see :func:`remove_stale_temps`); the finished file gets the permissions a
+    plain ``open()`` would give it (``0o666 & ~umask``), not mkstemp's 0600: releases are meant to
+    be published. Stale temps of the same destination are removed when staging starts.
+    """
+
+    def __init__(self, path: str | os.PathLike, mode: str = "w"):
+        self.path = Path(path)
+        self.parent = self.path.parent if str(self.path.parent) else Path(".")
+        self.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(self.path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.{os.getpid()}.", suffix=".tmp", dir=self.parent)
+        self.tmp = Path(tmp)
+        try:
+            self.handle: IO = os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}))
+        except BaseException:
+            os.close(fd)
+            self.discard()
+            raise
+        self.finished = False
+
+    def finish(self) -> None:
+        """Flush, fsync and close the temp file and give it the umask's permissions."""
+        if self.finished:
+            return
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        os.chmod(self.tmp, 0o666 & ~_umask())
+        self.finished = True
+
+    def sha256(self) -> str:
+        self.finish()
+        return file_sha256(self.tmp)
+
+    def commit(self) -> Path:
+        self.finish()
+        os.replace(self.tmp, self.path)
+        _fsync_dir(self.parent)
+        return self.path
+
+    def discard(self) -> None:
+        try:
+            if not self.handle.closed:
+                self.handle.close()
+        except (AttributeError, OSError):
+            pass
+        try:
+            os.unlink(self.tmp)
+        except FileNotFoundError:
+            pass
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @contextmanager
 def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Write to a temporary file beside ``path``; rename over it only if the block succeeds."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    staged = StagedFile(path, mode)
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"})) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        yield staged.handle
+        staged.commit()
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        staged.discard()
         raise
 
 
 def write_json_atomic(path: str | os.PathLike, obj: object) -> None:
+    """Strict JSON (a NaN or infinity is a bug and raises), written atomically."""
+    text = json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n"
     with atomic_output(path) as fh:
-        json.dump(obj, fh, indent=2, sort_keys=False)
-        fh.write("\n")
+        fh.write(text)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output_path(
+    output: str | os.PathLike,
+    *,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    force: bool = False,
+    companions: Iterable[str | os.PathLike] = (),
+    may_replace: Callable[[Path], bool] | None = None,
+    option: str = "-o",
+) -> Path:
+    """Refuse an output that would destroy data, before any work is done (issue 9, section 1).
+
+    * ``output`` (or a ``companion`` written beside it, e.g. its manifest) is one of the ``inputs``
+      (same resolved path, or same inode and device through a link): always refused;
+    * ``output`` exists: refused unless ``force`` or ``may_replace(output)`` says the file is this
+      run's own (a stream's previous release);
+    * ``output`` is a directory, or its folder exists and is not writable: refused.
+
+    Raises :class:`~dprelease.errors.ParameterError` (one line naming the files); returns the path.
+    """
+    from ..errors import ParameterError
+
+    out = Path(output)
+    written = [out, *(Path(c) for c in companions)]
+    for src in inputs:
+        if src is None:
+            continue
+        src_path = Path(src)
+        for w in written:
+            if _same_file(w, src_path):
+                what = "" if w == out else f" (its companion {w})"
+                raise ParameterError(f"{option} {out}{what} is the input file {src_path}: "
+                                     f"writing it would destroy the input; choose another output name")
+    if out.is_dir():
+        raise ParameterError(f"{option} {out} is a directory; give a file name")
+    if out.exists() and not force and not (may_replace is not None and may_replace(out)):
+        raise ParameterError(f"{option} {out} already exists; pass --force to replace it")
+    parent = out.parent if str(out.parent) else Path(".")
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and (not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK)):
+        raise ParameterError(f"{option} {out}: cannot write in {probe} (not a writable folder)")
+    return out
 
 
 def _labels_array(universe: Universe) -> list[str]:

@@ -15,8 +15,11 @@ int code.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +42,7 @@ __all__ = [
     "read_adult",
     "encode_frame",
     "write_frame",
+    "frame_writer",
 ]
 
 SCHEMA_FORMAT = "dprelease-table-schema/1"
@@ -161,6 +165,7 @@ class TableSchema:
     missing: tuple[str, ...] = ()  # tokens meaning "missing": rows holding one are dropped
     name: str = "table"
     source: str = ""
+    delimiter: str = ","  # field separator of CSV files (schema key 'delimiter', or --delimiter)
 
     @property
     def numeric(self) -> tuple[int, ...]:
@@ -190,12 +195,16 @@ def parse_schema(obj: object, where: str = "schema") -> TableSchema:
     """Validate a schema mapping (already parsed from YAML/JSON)."""
     if not isinstance(obj, dict):
         raise InputError(f"{where}: the schema must be a mapping")
+    _no_unknown_keys(obj, _SCHEMA_KEYS, where, "the schema")
     fmt = obj.get("format", SCHEMA_FORMAT)
     if fmt != SCHEMA_FORMAT:
         raise InputError(f"{where}: unknown format {fmt!r} (expected {SCHEMA_FORMAT!r})")
     cls_spec = obj.get("class")
     if not isinstance(cls_spec, dict) or "name" not in cls_spec or not cls_spec.get("values"):
         raise InputError(f"{where}: 'class' must give a name and a list of values")
+    _no_unknown_keys(cls_spec, _CLASS_KEYS, where, "'class'")
+    if not isinstance(cls_spec["values"], list):
+        raise InputError(f"{where}: 'class: values' must be a list")
     values = tuple(str(v) for v in cls_spec["values"])
     if len(values) < 2 or len(set(values)) != len(values):
         raise InputError(f"{where}: the class needs at least two distinct values")
@@ -213,6 +222,7 @@ def parse_schema(obj: object, where: str = "schema") -> TableSchema:
         if not isinstance(spec, dict) or "name" not in spec:
             raise InputError(f"{where}: attribute #{i + 1} needs a name")
         name = str(spec["name"])
+        _no_unknown_keys(spec, _ATTRIBUTE_KEYS, where, f"attribute {name!r}")
         if name in seen:
             raise InputError(f"{where}: attribute {name!r} declared twice (or is the class)")
         seen.add(name)
@@ -221,8 +231,13 @@ def parse_schema(obj: object, where: str = "schema") -> TableSchema:
             bounds = spec.get("bounds")
             if not isinstance(bounds, list) or len(bounds) != 2:
                 raise InputError(f"{where}: numeric attribute {name!r} needs bounds: [lo, hi]")
-            lo, hi = float(bounds[0]), float(bounds[1])
-            integer = bool(spec.get("integer", False))
+            try:
+                lo, hi = float(bounds[0]), float(bounds[1])
+            except (TypeError, ValueError):
+                raise InputError(f"{where}: attribute {name!r}: bounds must be two numbers, got {bounds!r}") from None
+            integer = spec.get("integer", False)
+            if not isinstance(integer, bool):
+                raise InputError(f"{where}: attribute {name!r}: 'integer' must be true or false, got {integer!r}")
             if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
                 raise InputError(f"{where}: attribute {name!r}: bounds must be finite with lo < hi")
             if integer and (lo != int(lo) or hi != int(hi)):
@@ -242,26 +257,88 @@ def parse_schema(obj: object, where: str = "schema") -> TableSchema:
         if missing_cols:
             raise InputError(f"{where}: 'columns' does not list {missing_cols}")
     missing = tuple(str(x) for x in obj.get("missing") or ())
-    return TableSchema(tuple(attrs), klass, drop, columns, missing, str(obj.get("name", "table")), where)
+    delimiter = _delimiter(obj.get("delimiter", ","), f"{where}: 'delimiter'")
+    return TableSchema(tuple(attrs), klass, drop, columns, missing, str(obj.get("name", "table")), where, delimiter)
+
+
+_SCHEMA_KEYS = ("format", "name", "columns", "missing", "class", "drop", "attributes", "delimiter")
+_CLASS_KEYS = ("name", "values", "aliases")
+_ATTRIBUTE_KEYS = ("name", "type", "bounds", "integer", "taxonomy")
+
+
+def _no_unknown_keys(spec: dict, known: tuple[str, ...], where: str, what: str) -> None:
+    unknown = [str(k) for k in spec if k not in known]
+    if unknown:
+        raise InputError(f"{where}: {what} has unknown key(s) {unknown}; known keys: {', '.join(known)}")
+
+
+_DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|", "space": " "}
+
+
+def _delimiter(value: object, where: str) -> str:
+    """A one-character field separator (``;``, ``tab``, ``\\t``, ``|``, ...)."""
+    text = _DELIMITER_NAMES.get(str(value).lower(), str(value)) if value is not None else ","
+    if len(text) != 1 or text in "\"\r\n":
+        raise InputError(f"{where} must be one character such as ',' ';' '|' or 'tab', got {value!r}")
+    return text
 
 
 def load_schema(path: str | os.PathLike) -> TableSchema:
     """Read a YAML or JSON schema file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read schema ({exc.strerror or exc})") from None
+    if b"\x00" in raw:
+        raise InputError(f"{path}: not a text file (it holds NUL bytes); expected a YAML or JSON schema")
     try:
-        if path.suffix.lower() == ".json":
+        text = raw.decode("utf-8-sig")  # a UTF-8 byte-order mark is dropped
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 text; expected a YAML or JSON schema") from None
+    if path.suffix.lower() == ".json":
+        try:
             obj = json.loads(text)
-        else:
-            import yaml
-
-            obj = yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001 - one-line message for the CLI
-        raise InputError(f"{path}: not a valid schema file ({str(exc).splitlines()[0]})") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+    else:
+        obj = _load_yaml(text, path)
     return parse_schema(obj, str(path))
+
+
+def _schema_loader():
+    """A YAML loader whose plain scalars stay strings (labels such as ``no``, ``yes``, ``on``, ``010`` or
+    ``1:20`` are kept exactly as written; YAML 1.1 would make them false, true, 8 and 80), except
+    ``true``/``false`` (booleans, as YAML 1.2) and ``~``/``null``/empty (null). Numbers such as bounds
+    are read as text and converted where the schema expects a number."""
+    import re
+
+    import yaml
+
+    class SchemaLoader(yaml.SafeLoader):
+        pass
+
+    SchemaLoader.yaml_implicit_resolvers = {}
+    SchemaLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                       list("tTfF"))
+    SchemaLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"),
+                                       ["~", "n", "N", ""])
+    return SchemaLoader
+
+
+def _load_yaml(text: str, path: Path) -> object:
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_schema_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        what = " ".join(str(x) for x in (exc.context, exc.problem) if x)
+        raise InputError(f"{where}: not a valid YAML schema ({what})") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not a valid YAML schema ({str(exc).splitlines()[0]})") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,7 +373,13 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
     if schema.class_attribute.name not in frame.columns:
         missing.append(schema.class_attribute.name)
     if missing:
-        raise InputError(f"{where}: missing column(s) {missing}")
+        hint = ""
+        if len(frame.columns) == 1:
+            only = str(frame.columns[0])
+            seps = [c for c in (";", "\t", "|", ",") if c in only and c != schema.delimiter]
+            hint = (f"; the file was read as ONE column named {only[:60]!r} with delimiter {schema.delimiter!r}"
+                    + (f": is it separated by {seps[0]!r}? pass --delimiter {seps[0]!r}" if seps else ""))
+        raise InputError(f"{where}: missing column(s) {missing}{hint}")
     extra = [c for c in frame.columns if c not in schema.drop and c not in {a.name for a in schema.attributes}
              and c != schema.class_attribute.name]
     if extra:
@@ -319,7 +402,7 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
                 frac = values != np.floor(values)
                 if frac.any():
                     j = int(np.flatnonzero(frac)[0])
-                    raise _row_error(where, int(rows[j]), a.name, f"{values[j]!r} is not a whole number", line_offset)
+                    raise _row_error(where, int(rows[j]), a.name, f"{float(values[j]):g} is not a whole number (the attribute is declared integer)", line_offset)
             cols.append(values)
         else:
             leaves = a.taxonomy.leaf_labels
@@ -362,12 +445,46 @@ def _read_frame(path: Path, schema: TableSchema) -> tuple[pd.DataFrame, int | No
 
             return pq.read_table(path).to_pandas(), None
         header = schema.columns is None
-        frame = pd.read_csv(path, header=0 if header else None, names=None if header else list(schema.columns),
-                            dtype=str, skipinitialspace=True, comment="|", skip_blank_lines=True,
-                            keep_default_na=False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, header=0 if header else None, names=None if header else list(schema.columns),
+                                dtype=str, skipinitialspace=True, comment="|" if schema.delimiter != "|" else None,
+                                skip_blank_lines=True, keep_default_na=False, sep=schema.delimiter,
+                                index_col=False, encoding="utf-8-sig")
+        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+            raise _field_count_error(path, schema, header)
+        if not header and len(frame) and _is_header_row(frame.iloc[0], schema.columns):
+            raise InputError(f"{path}:1: the file starts with a header row ({', '.join(list(schema.columns)[:4])}, ...) "
+                             f"but the schema lists 'columns', which means the file has none: remove the header "
+                             f"line, or remove 'columns' from the schema")
         return frame, (2 if header else 1)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read table ({str(exc).splitlines()[0]})") from None
+    except (OSError, EOFError, zlib.error, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read table ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+                         ) from None
+
+
+def _is_header_row(row: pd.Series, columns: tuple[str, ...]) -> bool:
+    values = [str(v).strip() for v in row.tolist()]
+    return sum(v == c for v, c in zip(values, columns)) >= max(1, (len(columns) + 1) // 2)
+
+
+def _field_count_error(path: Path, schema: TableSchema, header: bool) -> InputError:
+    """Name the first line whose number of fields differs from the header's (or the schema's columns)."""
+    import csv
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    expected = None if header else len(schema.columns or ())
+    with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
+        for lineno, row in enumerate(csv.reader(fh, delimiter=schema.delimiter), start=1):
+            if not row or not "".join(row).strip() or row[0].lstrip().startswith("|"):
+                continue
+            if expected is None:
+                expected = len(row)
+                continue
+            if len(row) != expected:
+                source = "the header" if header else "the schema's 'columns'"
+                return InputError(f"{path}:{lineno}: {len(row)} fields, but {source} has {expected}")
+    return InputError(f"{path}: the rows do not all have the same number of fields")
 
 
 def read_table(path: str | os.PathLike, schema: TableSchema) -> EncodedTable:
@@ -401,9 +518,10 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
 
     cat_names = [a.name for a in schema.attributes if a.kind == "categorical"] + [schema.class_attribute.name]
     try:
-        tbl = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+        tbl = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=schema.delimiter),
+                             convert_options=pacsv.ConvertOptions(
             column_types={c: pa.dictionary(pa.int32(), pa.string()) for c in cat_names}, strings_can_be_null=False))
-    except (pa.ArrowInvalid, OSError, KeyError):
+    except (pa.ArrowInvalid, OSError, KeyError, EOFError, zlib.error):
         return None
     names = set(tbl.column_names)
     wanted = {a.name for a in schema.attributes} | {schema.class_attribute.name}
@@ -473,8 +591,9 @@ def read_adult(directory: str | os.PathLike, schema: TableSchema) -> EncodedTabl
                         np.concatenate([p.y for p in parts]))
 
 
-def write_frame(frame, output: str | os.PathLike) -> None:
-    """Write a pandas frame or pyarrow table as CSV, or Parquet when the name ends in .parquet/.pq, atomically."""
+def frame_writer(frame, output: str | os.PathLike):
+    """A ``write(handle)`` for a pandas frame or pyarrow table: CSV, or Parquet when ``output`` ends in
+    .parquet/.pq (the handle is binary: open it with mode ``"wb"``)."""
     import pyarrow as pa
 
     output = Path(output)
@@ -482,13 +601,15 @@ def write_frame(frame, output: str | os.PathLike) -> None:
     if output.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        with atomic_output(output, "wb") as fh:
-            pq.write_table(table, fh)
-    else:
-        import pyarrow.csv as pacsv
+        return lambda fh: pq.write_table(table, fh)
+    import pyarrow.csv as pacsv
 
-        plain = pa.table({name: (col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col)
-                          for name, col in zip(table.column_names, table.columns)})
-        with atomic_output(output, "wb") as fh:
-            pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
+    plain = pa.table({name: (col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col)
+                      for name, col in zip(table.column_names, table.columns)})
+    return lambda fh: pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
 
+
+def write_frame(frame, output: str | os.PathLike) -> None:
+    """Write a pandas frame or pyarrow table as CSV, or Parquet when the name ends in .parquet/.pq, atomically."""
+    with atomic_output(output, "wb") as fh:
+        frame_writer(frame, output)(fh)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, ParameterError, PrivacyLeakWarning
+from ..limits import check_universe
 
 __all__ = ["Universe", "parse_universe_spec", "DERIVED_WARNING"]
 
@@ -51,6 +52,9 @@ class Universe:
     def from_range(cls, lo: int, hi: int, spec: str | None = None) -> "Universe":
         if hi < lo:
             raise ParameterError(f"--universe {lo}..{hi}: the upper end is below the lower end")
+        if not (-(2**63) <= lo and hi < 2**63):
+            raise ParameterError(f"--universe {lo}..{hi}: items must be 64-bit integers")
+        check_universe(hi - lo + 1, spec or f"{lo}..{hi}")  # public: bounded before anything is allocated
         ints = np.arange(lo, hi + 1, dtype=np.int64)
         return cls(tuple(str(v) for v in ints.tolist()), "declared-range", spec or f"{lo}..{hi}", ints)
 
@@ -110,6 +114,12 @@ class Universe:
             return np.array(out, dtype=np.int64)
         return np.array([index.get(t, -1) for t in tokens], dtype=np.int64)
 
+    def where(self) -> str:
+        """How an error names this universe: declared (with its spec) or derived from earlier data."""
+        if self.declared:
+            return f"the declared universe ({self.spec})"
+        return "the universe derived from the data (declare one with --universe)"
+
     def describe(self) -> dict[str, object]:
         out: dict[str, object] = {"source": self.source, "spec": self.spec, "size": self.size}
         if not self.declared:
@@ -125,8 +135,19 @@ def parse_universe_spec(spec: str) -> Universe:
     path = Path(spec)
     if not path.is_file():
         raise ParameterError(f"--universe {spec!r}: neither a range LO..HI nor a readable file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the universe file ({exc.strerror or exc})") from None
+    if b"\x00" in raw:
+        raise InputError(f"{path}: not a text file (it holds NUL bytes); --universe needs one item per line")
+    try:
+        text = raw.decode("utf-8-sig")  # a UTF-8 byte-order mark is dropped
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 text; --universe needs one item per line") from None
     labels: list[str] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue

@@ -9,7 +9,7 @@ uniformly without repetition from the universe. Relative error is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,14 +18,46 @@ from ..data.transactions import TransactionDB
 __all__ = ["SupportCounter", "Workload", "make_workload", "relative_errors", "evaluate_counting"]
 
 _ZETA_MAX_ITEMS = 24
+_MAX_CANDIDATES = 1 << 21  # (query, record) pairs held at once while intersecting
+_QUERY_BATCH = 1 << 18  # query items sorted at once
+
+
+def _item_lists(db: TransactionDB) -> tuple[np.ndarray, np.ndarray]:
+    """(start, rows): the sorted record ids of item i are ``rows[start[i]:start[i+1]]`` (one counting sort)."""
+    from scipy import sparse
+
+    nnz = int(db.offsets[-1])
+    idx = np.int32 if max(nnz, db.n_records, db.n_items) < 2**31 else np.int64
+    x = sparse.csr_matrix((np.ones(nnz, dtype=np.int8), db.items.astype(idx, copy=False), db.offsets.astype(idx)),
+                          shape=(db.n_records, db.n_items))
+    y = x.tocsc()  # C++ counting sort: rows come out sorted within each item
+    return y.indptr.astype(np.int64), y.indices
+
+
+def _has_item(db: TransactionDB, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Whether record ``rows[j]`` holds item ``items[j]``: a vectorised binary search in each sorted record."""
+    lo = db.offsets[rows]
+    end = db.offsets[rows + 1]
+    hi = end.copy()
+    if lo.size == 0:
+        return np.zeros(0, dtype=bool)
+    last = db.items.size - 1
+    for _ in range(int(np.max(end - lo)).bit_length() + 1):
+        mid = (lo + hi) >> 1
+        less = db.items[np.minimum(mid, last)] < items
+        active = lo < hi
+        lo = np.where(active & less, mid + 1, lo)
+        hi = np.where(active & ~less, mid, hi)
+    return (lo < end) & (db.items[np.minimum(lo, last)] == items)
 
 
 class SupportCounter:
-    """Answers many counting queries on one database, fast.
+    """Answers many counting queries on one database, fast (exact supports; non-private).
 
-    Up to 24 items: a superset-sum table over all 2^|I| itemsets (one lookup per
-    query). Larger universes: per-item sorted record-id lists, intersected from the
-    rarest item of each query.
+    Up to 24 items: a superset-sum table over all 2^|I| itemsets (one lookup per query). Larger
+    universes, all queries at once: each query starts from the record list of its rarest item (one
+    counting sort of the items builds these lists), and the (query, record) candidates are filtered
+    by its other items, rarest first, with a vectorised binary search in the sorted records.
     """
 
     def __init__(self, db: TransactionDB):
@@ -37,36 +69,87 @@ class SupportCounter:
                 view = table.reshape(-1, 2, 1 << b)
                 view[:, 0, :] += view[:, 1, :]
             self._table = table
-            self._tids = None
         else:
             self._table = None
-            order = np.argsort(db.items, kind="stable")
-            self._tids = db.row_ids()[order]
-            self._tid_start = np.zeros(db.n_items + 1, dtype=np.int64)
-            np.cumsum(np.bincount(db.items, minlength=db.n_items), out=self._tid_start[1:])
+            self._db = db
+            self._tid_start, self._tids = _item_lists(db)
+            self._supports = np.diff(self._tid_start)
 
     def count(self, query: np.ndarray) -> int:
-        query = np.asarray(query, dtype=np.int64)
-        if self._table is not None:
-            return int(self._table[int(np.left_shift(np.int64(1), query).sum())])
-        lists = [self._tids[self._tid_start[i] : self._tid_start[i + 1]] for i in query.tolist()]
-        lists.sort(key=len)
-        current = lists[0]
-        for other in lists[1:]:
-            if current.size == 0:
-                break
-            current = current[np.isin(current, other, assume_unique=True)]
-        return int(current.size)
+        return int(self.count_many([np.asarray(query, dtype=np.int64)])[0])
 
     def count_many(self, queries: list[np.ndarray]) -> np.ndarray:
-        if self._table is not None and queries:
-            lengths = np.fromiter((q.size for q in queries), dtype=np.int64, count=len(queries))
-            flat = np.concatenate(queries).astype(np.int64)
-            owner = np.repeat(np.arange(len(queries)), lengths)
-            masks = np.zeros(len(queries), dtype=np.int64)
-            np.add.at(masks, owner, np.left_shift(np.int64(1), flat))
+        lengths = np.fromiter((np.size(q) for q in queries), dtype=np.int64, count=len(queries))
+        flat = (np.concatenate([np.asarray(q, dtype=np.int64).ravel() for q in queries]) if queries
+                else np.zeros(0, dtype=np.int64))
+        return self.count_flat(flat, lengths)
+
+    def count_flat(self, items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Supports of the queries ``items`` cut into runs of ``lengths`` (distinct items within a query; an
+        empty query counts every record)."""
+        items = np.asarray(items, dtype=np.int64)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        n_q = lengths.size
+        if n_q == 0:
+            return np.zeros(0, dtype=np.int64)
+        if self._table is not None:  # the items of a query are distinct, so adding their bits is or-ing them
+            owner = np.repeat(np.arange(n_q, dtype=np.int64), lengths)
+            masks = np.bincount(owner, weights=np.ldexp(1.0, items), minlength=n_q).astype(np.int64)
             return self._table[masks]
-        return np.fromiter((self.count(q) for q in queries), dtype=np.int64, count=len(queries))
+        out = np.zeros(n_q, dtype=np.int64)
+        ends = np.cumsum(lengths)
+        q0 = 0
+        while q0 < n_q:  # batches of queries holding about _QUERY_BATCH items, to bound the temporaries
+            base = int(ends[q0 - 1]) if q0 else 0
+            q1 = max(q0 + 1, int(np.searchsorted(ends, base + _QUERY_BATCH, side="right")))
+            part = lengths[q0:q1]
+            out[q0:q1] = self._intersect(items[base : int(ends[q1 - 1])], part,
+                                         np.repeat(np.arange(part.size, dtype=np.int64), part))
+            q0 = q1
+        return out
+
+    def _intersect(self, items: np.ndarray, lengths: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        n_q = lengths.size
+        out = np.zeros(n_q, dtype=np.int64)
+        out[lengths == 0] = self.n_records
+        supports = self._supports[items]
+        top = int(supports.max(initial=0)) + 1
+        if n_q * top < 2**62:  # each query's items, rarest first (one int64 key sorts faster than lexsort)
+            order = np.argsort(owner * np.int64(top) + supports, kind="stable")
+        else:
+            order = np.lexsort((supports, owner))
+        items, supports = items[order], supports[order]
+        start = np.zeros(n_q, dtype=np.int64)
+        np.cumsum(lengths[:-1], out=start[1:])
+        nonempty = lengths > 0
+        rarest = np.zeros(n_q, dtype=np.int64)
+        rarest[nonempty] = supports[start[nonempty]]
+        out[lengths == 1] = rarest[lengths == 1]
+        work = np.flatnonzero((lengths >= 2) & (rarest > 0))
+        # batches of queries whose candidate lists together stay below _MAX_CANDIDATES
+        edges = np.searchsorted(np.cumsum(rarest[work]), np.arange(_MAX_CANDIDATES, int(rarest[work].sum()) + 1,
+                                                                   _MAX_CANDIDATES), side="right")
+        for batch in np.split(work, np.unique(edges)):
+            if batch.size == 0:
+                continue
+            sizes = rarest[batch]
+            cand_q = np.repeat(batch, sizes)
+            first = np.zeros(batch.size, dtype=np.int64)
+            np.cumsum(sizes[:-1], out=first[1:])
+            pos = np.repeat(self._tid_start[items[start[batch]]] - first, sizes) + np.arange(cand_q.size)
+            cand_row = self._tids[pos].astype(np.int64)
+            k = 1
+            while cand_q.size:
+                done = lengths[cand_q] <= k
+                if done.any():
+                    out += np.bincount(cand_q[done], minlength=n_q)
+                    cand_q, cand_row = cand_q[~done], cand_row[~done]
+                if cand_q.size == 0:
+                    break
+                hit = _has_item(self._db, cand_row, items[start[cand_q] + k])
+                cand_q, cand_row = cand_q[hit], cand_row[hit]
+                k += 1
+        return out
 
 
 @dataclass(frozen=True)
@@ -75,21 +158,41 @@ class Workload:
 
     subsets: list[list[np.ndarray]]
     max_lengths: list[int]
+    flats: list[tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False, compare=False)
+
+    def flat(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Subset i as (all query items in order, query lengths)."""
+        if self.flats is not None:
+            return self.flats[i]
+        queries = self.subsets[i]
+        lengths = np.fromiter((q.size for q in queries), dtype=np.int64, count=len(queries))
+        items = np.concatenate(queries) if queries else np.zeros(0, dtype=np.int64)
+        return items.astype(np.int64, copy=False), lengths
 
 
 def make_workload(n_items: int, max_record_length: int, *, n_queries: int = 50_000, n_subsets: int = 5,
                   seed: int = 0) -> Workload:
+    """The random query workload of DiffPart section 5.1 (see the module docstring).
+
+    The items of each query come from one ``Generator.choice`` call, as they always have, so a seed gives
+    the same workload as before; only the sorting is batched (one sort of (query, item) keys per subset).
+    """
     rng = np.random.default_rng(seed)
     per = n_queries // n_subsets
     subsets: list[list[np.ndarray]] = []
+    flats: list[tuple[np.ndarray, np.ndarray]] = []
     max_lengths: list[int] = []
     for i in range(1, n_subsets + 1):
         top = int(min(n_items, max(1, (i * max_record_length) // n_subsets)))
         lengths = rng.integers(1, top + 1, per)
-        queries = [np.sort(rng.choice(n_items, size=int(L), replace=False)) for L in lengths.tolist()]
-        subsets.append(queries)
+        drawn = [rng.choice(n_items, size=L, replace=False) for L in lengths.tolist()]
+        flat = np.concatenate(drawn) if drawn else np.zeros(0, dtype=np.int64)
+        owner = np.repeat(np.arange(len(drawn), dtype=np.int64), lengths)
+        flat = np.sort(owner * np.int64(n_items) + flat) - owner * np.int64(n_items)  # sort within each query
+        subsets.append(np.split(flat, np.cumsum(lengths)[:-1]) if drawn else [])  # views of `flat`
+        flats.append((flat, lengths.astype(np.int64)))
         max_lengths.append(top)
-    return Workload(subsets, max_lengths)
+    return Workload(subsets, max_lengths, flats)
 
 
 def relative_errors(true: np.ndarray, released: np.ndarray, n_records: int) -> np.ndarray:
@@ -108,8 +211,10 @@ def evaluate_counting(raw: TransactionDB, released: TransactionDB, *, n_queries:
     rel_counter = SupportCounter(released)
     subsets = []
     all_errors = []
-    for L, queries in zip(workload.max_lengths, workload.subsets):
-        err = relative_errors(raw_counter.count_many(queries), rel_counter.count_many(queries), raw.n_records)
+    for i, L in enumerate(workload.max_lengths):
+        items, lengths = workload.flat(i)
+        err = relative_errors(raw_counter.count_flat(items, lengths), rel_counter.count_flat(items, lengths),
+                              raw.n_records)
         all_errors.append(err)
         subsets.append({"max_length": L, "mean_relative_error": float(err.mean())})
     return {"mean_relative_error": float(np.concatenate(all_errors).mean()), "subsets": subsets}

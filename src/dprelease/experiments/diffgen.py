@@ -123,7 +123,7 @@ def write_csv(rows: list[dict[str, object]], path: Path) -> None:
         writer.writerows(rows)
 
 
-def plot_figure3(summary: list[dict[str, object]], path: Path) -> None:
+def plot_figure3(summary: list[dict[str, object]], path: Path, dataset: str = "Adult") -> None:
     """Figure 3: CA vs h for every epsilon, one panel per DiffGen score, BA and LA dotted."""
     import matplotlib
 
@@ -142,7 +142,7 @@ def plot_figure3(summary: list[dict[str, object]], path: Path) -> None:
         la = statistics.fmean(s["lower_bound_accuracy"] for s in rows) * 100
         ax.axhline(ba, ls=":", color="k", label=f"BA = {ba:.1f}%")
         ax.axhline(la, ls="--", color="grey", label=f"LA = {la:.1f}%")
-        ax.set_title(f"Adult, {method}")
+        ax.set_title(f"{dataset}, {method}")
         ax.set_xlabel("number of specializations h")
         ax.set_ylabel("classification accuracy CA (%)")
         ax.legend(fontsize=8)

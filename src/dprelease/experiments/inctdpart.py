@@ -23,6 +23,7 @@ import numpy as np
 
 from ..data.io import atomic_output, read_transactions
 from ..data.universe import Universe
+from ..errors import InputError
 from ..evaluation.counting import SupportCounter, evaluate_counting, make_workload
 from ..privacy import make_noise
 from ..setvalued.baselines import solution1, solution2
@@ -67,7 +68,8 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
     db, universe = read_transactions(cfg.dataset, cfg.universe)
     need = cfg.initial + max(cfg.updates) * cfg.batch
     if need > db.n_records:
-        raise ValueError(f"{cfg.dataset}: {db.n_records} records, the setting needs {need}")
+        raise InputError(f"{cfg.dataset}: {db.n_records:,} records, but --initial {cfg.initial:,} + "
+                         f"{max(cfg.updates)} updates x --batch {cfg.batch:,} needs {need:,}; lower them")
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, object]] = []
     for r in range(cfg.runs):

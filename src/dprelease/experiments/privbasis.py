@@ -196,7 +196,13 @@ def plot(summary: list[dict], out: Path) -> None:
             ax.set_ylabel(ylabel)
             if metric == "re":
                 ax.set_yscale("log")
-        axes[0][-1].legend(fontsize=7)
+        # one legend with every series of every panel (a method missing from the last panel, e.g.
+        # DiffPart on mushroom, would otherwise have no entry)
+        handles: dict[str, object] = {}
+        for ax in axes.ravel():
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        axes[0][-1].legend(list(handles.values()), list(handles.keys()), fontsize=7)
         fig.tight_layout()
         fig.savefig(out / fname, dpi=120)
         plt.close(fig)

@@ -32,7 +32,7 @@ def distinct_records(db: TransactionDB, items: np.ndarray | None = None) -> dict
         keep_item[np.asarray(items, dtype=np.int64)] = True
         keep = keep_item[db.items]
         sel_items = db.items[keep]
-        row_ids = db.row_ids()[keep]
+        row_ids = db.rows_of(np.flatnonzero(keep))  # rows of the kept entries only (no N-sized row ids)
     present = np.unique(sel_items)
     if present.size == 0:
         return {}
@@ -156,19 +156,11 @@ def topk_facts(db: TransactionDB, k: int) -> dict[str, int]:
 def pair_supports(db: TransactionDB, items: np.ndarray) -> np.ndarray:
     """Exact support of every pair of ``items``: a symmetric (len x len) int64 matrix (diagonal = item supports).
 
-    One sparse product over the records projected onto ``items`` (PrivBasis Algorithm 3, line 12).
+    One sparse product per block of records (PrivBasis Algorithm 3, line 12; :mod:`dprelease.data.passes`).
     """
-    from scipy import sparse
+    from ..data.passes import pair_supports as blockwise_pair_supports
 
-    items = np.asarray(items, dtype=np.int64)
-    local = np.full(db.n_items, -1, dtype=np.int64)
-    local[items] = np.arange(items.size)
-    pos = local[db.items]
-    keep = pos >= 0
-    rows = db.row_ids()[keep]
-    x = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (rows, pos[keep])),
-                          shape=(db.n_records, items.size))
-    return np.asarray((x.T @ x).toarray(), dtype=np.int64)
+    return blockwise_pair_supports(db, items)
 
 
 def itemset_supports(db: TransactionDB, itemsets: list[tuple[int, ...]]) -> np.ndarray:
@@ -178,7 +170,4 @@ def itemset_supports(db: TransactionDB, itemsets: list[tuple[int, ...]]) -> np.n
     if not itemsets:
         return np.zeros(0, dtype=np.int64)
     counter = SupportCounter(db)
-    out = np.empty(len(itemsets), dtype=np.int64)
-    for j, s in enumerate(itemsets):
-        out[j] = db.n_records if len(s) == 0 else counter.count(np.asarray(s, dtype=np.int64))
-    return out
+    return counter.count_many([np.asarray(s, dtype=np.int64) for s in itemsets])  # an empty itemset counts N

@@ -27,6 +27,7 @@ from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts
+from ..release import build_manifest, records_run_start
 from .exact import kth_support, pair_supports
 
 __all__ = [
@@ -329,32 +330,11 @@ def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[flo
 
 def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
     """Exact bin counts of every basis (Algorithm 1 lines 7-11): bin m of basis B holds the records whose
-    intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private."""
-    out: list[np.ndarray] = []
-    if not bases:
-        return out
-    union = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in bases]))
-    keep_item = np.zeros(db.n_items, dtype=bool)
-    keep_item[union] = True
-    keep = keep_item[db.items]
-    items = db.items[keep].astype(np.int64)
-    rows_all = db.row_ids()[keep]
-    # Compact row ids: only records that hold some basis item; the rest all fall in bin 0 of every basis.
-    starts = np.r_[True, rows_all[1:] != rows_all[:-1]] if rows_all.size else np.zeros(0, dtype=bool)
-    rows = np.cumsum(starts) - 1
-    n_touched = int(starts.sum())
-    pos = np.full(db.n_items, -1, dtype=np.int64)
-    for basis in bases:
-        b = np.asarray(basis, dtype=np.int64)
-        pos[b] = np.arange(b.size)
-        p = pos[items]
-        sel = p >= 0
-        masks = np.bincount(rows[sel], weights=np.ldexp(1.0, p[sel]), minlength=n_touched).astype(np.int64)
-        bins = np.bincount(masks, minlength=1 << b.size).astype(np.int64)
-        bins[0] += db.n_records - n_touched
-        out.append(bins)
-        pos[b] = -1
-    return out
+    intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private.
+    Computed block by block of records (:func:`dprelease.data.passes.basis_bin_counts`)."""
+    from ..data.passes import basis_bin_counts as blockwise_basis_bin_counts
+
+    return blockwise_basis_bin_counts(db, bases)
 
 
 def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
@@ -447,6 +427,7 @@ def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
 # --- Algorithm 3 -----------------------------------------------------------------------------------------
 
 
+@records_run_start
 def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
               params: PrivBasisParams = PrivBasisParams()) -> ItemsetRelease:
     """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP."""
@@ -509,16 +490,19 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
-    freqs = counts / n_hat if n_hat > 0 else np.full(counts.size, np.nan)
+    # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
+    freqs = np.clip(counts / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(counts.size, np.nan)
     trace["n_estimate"] = n_hat
-    manifest_parts = {
-        "parameters": {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
-                       "eta": params.eta, "single_basis_max": params.single_basis_max,
-                       "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
-                       "bin_threshold": params.bin_threshold, "item_share": params.item_share,
-                       "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2},
+    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+        "PrivBasis", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
+        parameters={"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
+                    "eta": params.eta, "single_basis_max": params.single_basis_max,
+                    "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
+                    "bin_threshold": params.bin_threshold, "item_share": params.item_share,
+                    "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2},
+        release={"rows": len(top)},
         # The split depends on the noisy lambda only (post-processing of a DP output).
-        "budget_split": {**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, alpha3)"},
-    }
+        budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, alpha3)"},
+    )
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant)

@@ -15,6 +15,10 @@ Budget: eps/2 to select k itemsets, eps/2 to release their counts (section 3).
   public N, N is released in the same vector (sensitivity k + 1, so Lap(2(k+1)/eps)); the paper treats N
   as known. When gamma*N >= c_k the truncation prunes nothing ("degenerate", section 3.1): enumeration
   then covers every itemset of U that occurs at all, and it is refused when that is infeasible.
+* One exact pass finds both c_k and the enumerated candidates (:func:`_plan_and_candidates`): for m <= 2,
+  c_k comes from item and pair supports and the candidates keep their historical order (seeded releases
+  unchanged); for m >= 3 one mining at a lower bound of the threshold serves both, and the candidates are
+  in canonical order (length, then item ids) rather than the miner's internal order.
 """
 
 from __future__ import annotations
@@ -24,16 +28,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data.passes import pair_support_values
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, uniform_choice
 from ..privacy.mechanisms import exponential_top_k_implicit, laplace_top_k_implicit, noisy_values
-from .exact import itemset_supports, mine_frequent, top_k_itemsets
+from ..release import build_manifest, records_run_start
+from .exact import itemset_supports, mine_frequent, pair_supports, top_k_itemsets
 from .privbasis import ItemsetRelease
 
 __all__ = ["TFPlan", "candidate_space_size", "tf_gamma_count", "tf_plan", "explicit_candidates", "tf",
-           "MAX_DEGENERATE_CANDIDATES"]
+           "MAX_DEGENERATE_CANDIDATES", "kth_support_upto_pairs"]
 
 # Refuse to enumerate more than this many candidates of length >= 3 when the truncation prunes nothing.
 MAX_DEGENERATE_CANDIDATES = 5_000_000
@@ -65,11 +71,80 @@ class TFPlan:
 
 
 def tf_plan(db: TransactionDB, k: int, epsilon: float, m: int, rho: float = 0.9) -> TFPlan:
+    """The plan from the exact top k (by mining; :func:`tf` itself mines once, see :func:`_plan_and_candidates`)."""
     n_cand = candidate_space_size(db.n_items, m)
     top = top_k_itemsets(db, k, max_length=m)
     fk = int(top[-1][1]) if len(top) >= k else 0
     gamma = tf_gamma_count(k, epsilon, n_cand, rho)
     return TFPlan(n_cand, fk, gamma, max(fk - gamma, 0.0))
+
+
+def _kth_largest(values: np.ndarray, k: int) -> int:
+    """The k-th largest of the positive ``values`` (0 if fewer than k are positive)."""
+    values = values[values > 0]
+    return int(np.partition(values, values.size - k)[values.size - k]) if values.size >= k else 0
+
+
+def kth_support_upto_pairs(db: TransactionDB, k: int) -> int:
+    """c_k over itemsets of length <= 2, exactly, without mining: item supports and one pass of pair supports.
+
+    A pair with support >= c_k has both items at or above the k-th largest item support (c_k is at least
+    that), so only those items' pairs are counted.
+    """
+    supports = db.item_supports()
+    item_floor = max(_kth_largest(supports, k), 1)
+    cand = np.flatnonzero(supports >= item_floor)
+    if cand.size < 2:
+        return _kth_largest(supports, k)
+    if cand.size <= 3000:
+        pairs = pair_supports(db, cand)[np.triu_indices(cand.size, 1)]
+    else:
+        pairs = pair_support_values(db, cand)
+    return _kth_largest(np.concatenate([supports, pairs]), k)
+
+
+def _plan_and_candidates(db: TransactionDB, k: int, epsilon: float, m: int, rho: float
+                         ) -> tuple[TFPlan, list[tuple[int, ...]], np.ndarray]:
+    """The plan (c_k = f_k*N) and the explicit candidates, with one exact-mining pass.
+
+    m <= 2: c_k from item and pair supports (no mining), then :func:`explicit_candidates` at
+    max(c_k - gamma*N, 0) + 1, as always. m >= 3: one mining at a lower bound of that threshold, taken
+    from c_k over lengths <= 2 (c_k can only grow with m); c_k is read off the mined itemsets, and the
+    candidates are those at or above the threshold, in canonical order (length, then item ids).
+    """
+    n_cand = candidate_space_size(db.n_items, m)
+    gamma = tf_gamma_count(k, epsilon, n_cand, rho)
+
+    def plan_of(fk: int) -> TFPlan:
+        return TFPlan(n_cand, fk, gamma, max(fk - gamma, 0.0))
+
+    def threshold(fk: int) -> int:
+        return int(math.floor(max(fk - gamma, 0.0))) + 1
+
+    if m <= 2:
+        plan = plan_of(kth_support_upto_pairs(db, k) if m == 2 else _kth_largest(db.item_supports(), k))
+        return (plan, *explicit_candidates(db, m, threshold(plan.fk_count)))
+    c2 = kth_support_upto_pairs(db, k)
+    lower = min(threshold(c2), max(c2, 1))  # <= the final threshold, and <= c_k so the top k get mined
+    if lower <= 1 and n_cand > MAX_DEGENERATE_CANDIDATES:
+        plan = tf_plan(db, k, epsilon, m, rho)  # mining everything is infeasible: is it degenerate?
+        if threshold(plan.fk_count) <= 1:
+            _refuse_degenerate(n_cand, m)
+        return (plan, *explicit_candidates(db, m, threshold(plan.fk_count)))
+    mined = mine_frequent(db, lower, max_length=m)
+    counts = np.fromiter((c for _, c in mined), dtype=np.int64, count=len(mined))
+    plan = plan_of(_kth_largest(counts, k))
+    keep = counts >= threshold(plan.fk_count)
+    found = sorted(((s, c) for (s, c), ok in zip(mined, keep.tolist()) if ok), key=lambda p: (len(p[0]), p[0]))
+    sets = [s for s, _ in found]
+    return plan, sets, np.fromiter((c for _, c in found), dtype=np.int64, count=len(found))
+
+
+def _refuse_degenerate(n_cand: int, m: int) -> None:
+    raise ParameterError(
+        f"TF degenerates here (gamma*N >= f_k*N, so the truncation prunes nothing) and |U| = {n_cand:.3g} "
+        f"itemsets of length <= {m} cannot be enumerated; use a smaller -m"
+    )
 
 
 def explicit_candidates(db: TransactionDB, m: int, min_count: int) -> tuple[list[tuple[int, ...]], np.ndarray]:
@@ -89,7 +164,7 @@ def explicit_candidates(db: TransactionDB, m: int, min_count: int) -> tuple[list
         local[items] = np.arange(items.size)
         pos = local[db.items]
         keep = pos >= 0
-        x = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (db.row_ids()[keep], pos[keep])),
+        x = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (db.rows_of(np.flatnonzero(keep)), pos[keep])),
                               shape=(db.n_records, items.size))
         c = sparse.triu(x.T @ x, k=1).tocoo()
         good = c.data >= min_count
@@ -142,6 +217,7 @@ def _sample_implicit(n_pick: int, n_items: int, m: int, excluded: set[tuple[int,
     return out
 
 
+@records_run_start
 def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *, noise: NoiseSource,
        variant: str = "laplace", rho: float = 0.9) -> ItemsetRelease:
     """TF (PrivBasis section 3): top-k itemsets of length <= m with noisy counts, under ``epsilon``-DP."""
@@ -159,14 +235,7 @@ def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *,
     m = int(min(m, db.n_items))
     n_cand = candidate_space_size(db.n_items, m)
     k = int(min(k, n_cand))
-    plan = tf_plan(db, k, eps, m, rho)
-    min_count = int(math.floor(plan.floor)) + 1
-    if min_count <= 1 and m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
-        raise ParameterError(
-            f"TF degenerates here (gamma*N >= f_k*N, so the truncation prunes nothing) and |U| = {n_cand:.3g} "
-            f"itemsets of length <= {m} cannot be enumerated; use a smaller -m"
-        )
-    sets, counts = explicit_candidates(db, m, min_count)
+    plan, sets, counts = _plan_and_candidates(db, k, eps, m, rho)
     n_implicit = n_cand - len(sets)
 
     accountant = BudgetAccountant(eps)
@@ -193,11 +262,14 @@ def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *,
     order = np.argsort(-noisy, kind="stable")
     chosen = [chosen[i] for i in order.tolist()]
     noisy = noisy[order]
-    freqs = noisy / n_hat if n_hat > 0 else np.full(noisy.size, np.nan)
-    manifest_parts = {
-        "parameters": {"k": k, "m": m, "variant": variant, "rho": rho},
-        "budget_split": {"selection": eps_sel, "counts_and_N": eps / 2.0,
-                         "reference": "PrivBasis sec. 3 (TF of Bhaskar et al.): eps/2 selection, eps/2 counts"},
-    }
+    # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
+    freqs = np.clip(noisy / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(noisy.size, np.nan)
+    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+        "TF", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
+        parameters={"k": k, "m": m, "variant": variant, "rho": rho},
+        release={"rows": len(chosen)},
+        budget_split={"selection": eps_sel, "counts_and_N": eps / 2.0,
+                      "reference": "PrivBasis sec. 3 (TF of Bhaskar et al.): eps/2 selection, eps/2 counts"},
+    )
     trace = {"plan": plan, "n_explicit": len(sets), "n_implicit_picked": n_imp, "n_estimate": n_hat}
     return ItemsetRelease(chosen, noisy, freqs, universe, manifest=manifest_parts, trace=trace, accountant=accountant)

@@ -31,6 +31,7 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.mechanisms import exponential_mechanism_disjoint
+from ..release import build_manifest, records_run_start
 from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, generalize, ordered_cut, split_intervals
 from .scores import SCORES, score_sensitivity, score_table, split_scores
 
@@ -190,6 +191,7 @@ def _local_max(tree: PartitionTree, v: int, split: float | None) -> float:
     return float(cells.reshape(-1, n_cls).max(axis=1).sum())
 
 
+@records_run_start
 def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise: NoiseSource, score: str = "max",
             recycle: bool = False, local: bool = False) -> GeneralizedTable:
     """Algorithm 1: h specializations chosen by the exponential mechanism, then noisy leaf x class counts.
@@ -294,11 +296,13 @@ def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise:
         "line_12_noisy_counts": count_eps,
         "recycled_unused": unused if recycle else 0.0,
     }
-    manifest_parts = {
-        "parameters": {"specializations": h, "score": score, "score_sensitivity": du, "recycle": recycle,
-                       "local_scores": local},
-        "budget_split": budget_split,
-    }
+    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+        "diffgen", epsilon=eps, noise=noise, accountant=accountant, domain=schema.describe(),
+        parameters={"specializations": h, "score": score, "score_sensitivity": du, "recycle": recycle,
+                    "local_scores": local},
+        release={"leaf_partitions": int(cells.shape[0]), "rows": int(cells.shape[0] * schema.n_classes)},
+        budget_split=budget_split,
+    )
     return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
 
 

@@ -40,12 +40,13 @@ class CutValue:
 
 
 def cut_label(schema: TableSchema, value: CutValue) -> str:
-    """Human-readable label: the taxonomy node's name, or ``[lo-hi)`` for an interval."""
+    """Human-readable label: the taxonomy node's name, or ``[lo, hi)`` for an interval (a comma, not a
+    hyphen, separates the bounds: ``[-10000, -998)`` cannot be misread, ``[-10000--998)`` could)."""
     a = schema.attributes[value.attr]
     if a.kind == "categorical":
         return a.taxonomy.labels[value.node]
     fmt = (lambda x: str(int(x))) if a.integer else (lambda x: f"{x:.6g}")
-    return f"[{fmt(value.lo)}-{fmt(value.hi)})"
+    return f"[{fmt(value.lo)}, {fmt(value.hi)})"
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..data.table import EncodedTable
 from ..errors import ParameterError
+from ..release import records_run_start
 from .diffgen import GeneralizedTable, _category_table, _ordered_cells, _splittable
 from .partition import PartitionTree, cut_label, split_intervals
 from .scores import info_gain, split_scores
@@ -46,6 +47,7 @@ def _best_split(tree: PartitionTree, v: int, records: np.ndarray) -> tuple[float
     return s, np.stack([left, iv.total - left])
 
 
+@records_run_start
 def tds(table: EncodedTable, k: int = 5, *, max_rounds: int | None = None) -> GeneralizedTable:
     """Top-down specialization to a k-anonymous generalized table with exact counts (not DP)."""
     k = int(k)

@@ -17,12 +17,13 @@ import numpy as np
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon
-from ..release import SetValuedRelease, build_manifest
+from ..release import SetValuedRelease, build_manifest, records_run_start
 from .diffpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, diffpart
 
 __all__ = ["solution1", "solution2"]
 
 
+@records_run_start
 def solution1(batches: list[TransactionDB], universe: Universe, epsilon: float, *, noises: list[NoiseSource],
               fanout: int = DEFAULT_FANOUT, c1: float = DEFAULT_C1, c2: float = DEFAULT_C2) -> SetValuedRelease:
     """Merge DiffPart(batch, epsilon) over disjoint batches (parallel composition: epsilon in total)."""
@@ -43,13 +44,14 @@ def solution1(batches: list[TransactionDB], universe: Universe, epsilon: float, 
     manifest = build_manifest(
         "solution1-diffpart-per-batch", epsilon=eps,
         parameters={"fanout": fanout, "c1": c1, "c2": c2, "batches": len(batches)},
-        noise=noises[0] if noises else None, accountant=accountant, domain=universe.describe(),
+        noise=list(noises), accountant=accountant, domain=universe.describe(),  # every batch's source
         release={"records": int(np.clip(merged, 0, None).sum()), "distinct_records": int(merged.size)},
         budget_split={"per_batch": "full epsilon; disjoint batches compose in parallel (IncTDPart section 1)"},
     ) if noises else {}
     return SetValuedRelease(sets, merged, universe, manifest, accountant=accountant)
 
 
+@records_run_start
 def solution2(current: TransactionDB, universe: Universe, epsilon: float, updates: int, *, noise: NoiseSource,
               fanout: int = DEFAULT_FANOUT, c1: float = DEFAULT_C1, c2: float = DEFAULT_C2) -> SetValuedRelease:
     """DiffPart on the whole current data with epsilon/(U + 1): one of the U + 1 sequential re-publications."""

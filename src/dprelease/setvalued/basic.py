@@ -14,13 +14,14 @@ from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
-from ..release import SetValuedRelease, build_manifest
+from ..release import SetValuedRelease, build_manifest, records_run_start
 
 __all__ = ["DEFAULT_MAX_ITEMS", "basic"]
 
 DEFAULT_MAX_ITEMS = 20
 
 
+@records_run_start
 def basic(db: TransactionDB, universe: Universe, epsilon: float, *, noise: NoiseSource,
           max_items: int = DEFAULT_MAX_ITEMS) -> SetValuedRelease:
     """Release max(0, count + DLap(1/B)) copies of every possible non-empty itemset."""

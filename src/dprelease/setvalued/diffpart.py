@@ -42,7 +42,8 @@ from ..privacy import (
     uniform_choice,
     zero_cell_threshold,
 )
-from ..release import SetValuedRelease, build_manifest
+from ..limits import WorkMeter
+from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note
 
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
@@ -99,27 +100,35 @@ def replace_node(cut: tuple[int, ...], node: int, kids: np.ndarray, mask: int) -
     return cut[:at] + chosen + cut[at + 1 :]
 
 
-def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxonomy, node: int) -> np.ndarray:
-    """For each record in ``rows``: bit b set iff the record has an item under child b of ``node``."""
-    if rows.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = db.offsets[rows]
-    lens = db.offsets[rows + 1] - starts
-    total = int(lens.sum())
-    local_start = np.zeros(rows.size, dtype=np.int64)
-    np.cumsum(lens[:-1], out=local_start[1:])
-    idx = np.arange(total, dtype=np.int64) + np.repeat(starts - local_start, lens)
-    items = db.items[idx]
-    owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
-    inside = (items >= taxonomy.lo[node]) & (items < taxonomy.hi[node])
-    items = items[inside]
-    owner = owner[inside]
-    child = (items - taxonomy.lo[node]) // taxonomy.span[node]
-    # items are sorted within a record, so repeated (owner, child) pairs are adjacent
-    first = np.ones(child.size, dtype=bool)
-    first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
-    weights = np.ldexp(1.0, child[first])
-    return np.bincount(owner[first], weights=weights, minlength=rows.size).astype(np.int64)
+def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxonomy, node: int,
+                block: int = 1 << 16) -> np.ndarray:
+    """For each record in ``rows``: bit b set iff the record has an item under child b of ``node``.
+
+    Computed ``block`` rows at a time, so the per-item temporaries stay small however many rows there are.
+    """
+    out = np.zeros(rows.size, dtype=np.int64)
+    for b0 in range(0, rows.size, block):
+        part = rows[b0 : b0 + block]
+        starts = db.offsets[part]
+        lens = db.offsets[part + 1] - starts
+        if int(part[-1]) - int(part[0]) + 1 == part.size:  # consecutive rows (e.g. the root): one slice
+            items = db.items[int(starts[0]) : int(starts[0]) + int(lens.sum())]
+        else:
+            local_start = np.zeros(part.size, dtype=np.int64)
+            np.cumsum(lens[:-1], out=local_start[1:])
+            idx = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(starts - local_start, lens)
+            items = db.items[idx]
+        owner = np.repeat(np.arange(part.size, dtype=np.int64), lens)
+        inside = (items >= taxonomy.lo[node]) & (items < taxonomy.hi[node])
+        items = items[inside]
+        owner = owner[inside]
+        child = (items - taxonomy.lo[node]) // taxonomy.span[node]
+        # items are sorted within a record, so repeated (owner, child) pairs are adjacent
+        first = np.ones(child.size, dtype=bool)
+        first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
+        weights = np.ldexp(1.0, child[first])
+        out[b0 : b0 + part.size] = np.bincount(owner[first], weights=weights, minlength=part.size).astype(np.int64)
+    return out
 
 
 def choose_expansion_node(taxonomy: ContextFreeTaxonomy, cut: np.ndarray, noise: NoiseSource) -> int:
@@ -153,7 +162,9 @@ def distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: No
     if k == 0:
         return np.zeros(0, dtype=np.int64)
     full = (1 << n_children) - 1
-    if full <= (1 << 20):
+    # Enumerate the pool only when it is small or the draw takes a good part of it; otherwise draw by
+    # rejection (O(k) expected): a permutation of 2^20 masks per operation made --fanout 20 take minutes.
+    if full <= (1 << 12) or 4 * (exclude.size + k) > full:
         pool = np.setdiff1d(np.arange(1, full + 1, dtype=np.int64), exclude, assume_unique=True)
         return pool[noise.permutation(pool.size)[:k]]
     taken = set(int(x) for x in exclude.tolist())
@@ -195,6 +206,7 @@ class PartitionStep:
     unused_after: float
     scope: BudgetScope
     n_records: int  # records in the partition (trace only)
+    queued: int  # partitions waiting in the queue (the work meter's count of noisy decisions)
     tag: object = None
     descend: list[tuple[int, object]] | None = None
 
@@ -237,7 +249,7 @@ def partition_steps(db: TransactionDB, tax: ContextFreeTaxonomy, budget: float, 
             np.concatenate([nonempty[passed], empty_masks]), np.concatenate([res.explicit[passed], res.zero_passed]),
             kept_rows,
             np.concatenate([np.zeros(passed.size, dtype=bool), np.ones(empty_masks.size, dtype=bool)]),
-            p.unused - eps_op, p.scope, int(p.rows.size), p_tag)
+            p.unused - eps_op, p.scope, int(p.rows.size), len(queue), p_tag)
         yield step
         if leaf_level:
             continue
@@ -247,16 +259,19 @@ def partition_steps(db: TransactionDB, tax: ContextFreeTaxonomy, budget: float, 
                                      step.unused_after, p.scope.branch()), child_tag))
 
 
-def _validate(epsilon: float, fanout: int, c1: float, c2: float) -> float:
+def _validate(epsilon: float, fanout: int, c1: float, c2: float, spurious_bound: float | None = None,
+              branching_bound: float | None = None) -> float:
     eps = check_epsilon(epsilon)
     if not (2 <= int(fanout) <= MAX_FANOUT):
         raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
-    for name, value in (("--c1", c1), ("--c2", c2)):
-        if not (value > 0 and math.isfinite(value)):
+    for name, value in (("--c1", c1), ("--c2", c2), ("--spurious-bound", spurious_bound),
+                        ("--branching-bound", branching_bound)):
+        if value is not None and not (value > 0 and math.isfinite(value)):
             raise ParameterError(f"{name} must be a finite number > 0, got {value}")
     return eps
 
 
+@records_run_start
 def diffpart(
     db: TransactionDB,
     universe: Universe,
@@ -278,10 +293,11 @@ def diffpart(
     ``branching_bound`` (default 0.5; None turns it off) is the termination guard: at operations whose
     children partition again, at most that many empty children are expected.
     """
-    B = _validate(epsilon, fanout, c1, c2)
+    B = _validate(epsilon, fanout, c1, c2, spurious_bound, branching_bound)
     if db.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     tax = ContextFreeTaxonomy.build(universe.size, int(fanout))
+    meter = WorkMeter("diffpart")  # stops the run past the output/memory limits, from noisy counts only
     accountant = BudgetAccountant(B, keep_ledger=keep_trace)
     trace: list[TraceEvent] = []
     out_sets: list[np.ndarray] = []
@@ -322,25 +338,29 @@ def diffpart(
                 trace.append(TraceEvent("leaf_counts" if step.leaf_level else "partition", step.cut, step.node,
                                         step.epsilon, step.threshold, int(step.masks.size)))
             if step.leaf_level:
+                meter.released(step.masks.size, int(np.clip(step.values, 0, None).sum()))
                 for mask, value in zip(step.masks.tolist(), step.values.tolist()):
                     out_sets.append(np.asarray(replace_node(step.cut, step.node, step.kids, mask), dtype=np.int64))
                     out_counts.append(int(value))
-            # non-leaf: the default descent (every kept cell, real ones first) is DiffPart's
+            else:  # the default descent (every kept cell, real ones first) is DiffPart's
+                meter.queued(step.queued + step.masks.size)
             if bar is not None:
                 bar.update(1)
     if bar is not None:
         bar.close()
 
+    n_released = int(np.clip(out_counts, 0, None).sum()) if out_counts else 0
+    size_note = release_size_note("diffpart", n_released, "records")
     manifest = build_manifest(
         "diffpart",
         epsilon=B,
+        notes=[size_note] if size_note else None,
         parameters={"fanout": int(fanout), "c1": c1, "c2": c2, "branching_bound": branching_bound}
         | ({"spurious_bound": spurious_bound} if spurious_bound is not None else {}),
         noise=noise,
         accountant=accountant,
         domain=universe.describe(),
-        release={"records": int(np.clip(out_counts, 0, None).sum()) if out_counts else 0,
-                 "distinct_records": len(out_counts)},
+        release={"records": n_released, "distinct_records": len(out_counts)},
         budget_split={
             "leaf_counts": "B/2 + unused partitioning budget of the chain (Algorithm 1, line 12)",
             "partitioning": "B/2 in all; alpha = B~/|InternalNodes(cut)| per partition operation "
@@ -354,6 +374,8 @@ def diffpart(
 
 def _progress_bar(enabled: bool):
     if not enabled:
+        return None
+    if not sys.stderr.isatty():  # no carriage returns in a log file or a pipe
         return None
     from tqdm import tqdm
 

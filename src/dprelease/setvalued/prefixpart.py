@@ -50,7 +50,7 @@ from ..data.universe import Universe
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts, noisy_values
 from ..privacy.privtree import PrivTreeSplitter
-from ..release import SetValuedRelease, build_manifest
+from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note
 
 __all__ = [
     "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
@@ -116,6 +116,7 @@ def _validate(epsilon: float, selection_share: float, structure_share: float, re
     return eps
 
 
+@records_run_start
 def prefix_diffpart(
     db: TransactionDB,
     universe: Universe,
@@ -221,16 +222,19 @@ def prefix_diffpart(
     out = np.flatnonzero(total >= merge_at)
     itemsets, counts = _patterns_to_itemsets(pattern_all[out], total[out], F, n, noisy_support, noise)
 
+    n_released = int(counts.sum()) if counts.size else 0
+    size_note = release_size_note("diffpart-prefix", n_released, "records")
     manifest = build_manifest(
         "diffpart-prefix",
         epsilon=B,
+        notes=[size_note] if size_note else None,
         parameters={"selection_share": selection_share, "structure_share": structure_share,
                     "record_bound": int(record_bound), "max_items": int(max_items), "beta": float(beta),
                     "theta": int(theta), "merge_below": float(merge_below)},
         noise=noise,
         accountant=accountant,
         domain=universe.describe(),
-        release={"records": int(counts.sum()) if counts.size else 0, "distinct_records": len(itemsets),
+        release={"records": n_released, "distinct_records": len(itemsets),
                  "frequent_items": m, "privtree_scale": splitter.lam, "privtree_depth_bias": splitter.delta},
         budget_split={
             "item_order": f"{selection_share} B: weighted item supports, Laplace(l/eps) with l = record_bound",

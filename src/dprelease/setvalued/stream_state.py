@@ -5,8 +5,11 @@ Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
 * ``meta(key, value)`` -- JSON values: format, epsilon, updates (U; null = no limit, parallel
   accounting only), accounting ("paper": epsilon/(U+1) per append, sequential; "parallel":
   epsilon per append against its own batch; absent in states made before it existed = "paper"),
-  fanout, c1, c2, theta_rule, new_cells, n_items, universe (labels, source, spec; or null until
-  the first append derives it), rng (mode and, in experiment mode, the init seed).
+  fanout, c1, c2, theta_rule, new_cells, routing (absent = "paper"), n_items, universe (labels,
+  source, spec; or null until the first append derives it), rng (mode and, in experiment mode, the
+  init seed), stream_id (random; ``seeded-SEED`` in experiment mode): the stream's name in its
+  releases' manifests, so that ``append``/``release`` may replace the stream's own previous release
+  without --force.
 * ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
   random source used (seeded streams: the per-append seed derived from the init seed).
 * ``nodes(id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha, class)`` --
@@ -40,6 +43,7 @@ import math
 import os
 import sqlite3
 import tempfile
+import uuid
 import warnings
 from contextlib import closing
 from dataclasses import dataclass
@@ -49,11 +53,11 @@ from ..data.io import read_transactions
 from ..data.universe import Universe, parse_universe_spec
 from ..errors import BudgetExceededError, DPReleaseError, InputError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
-from ..release import write_set_valued_release
+from ..release import records_run_start, release_size_note, write_set_valued_release
 from .inctdpart import TBPNode, TBPTree, append_seed
 
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
-           "stream_status", "DEFAULT_WAIT"]
+           "stream_status", "stream_identity", "owns_release", "DEFAULT_WAIT"]
 
 FORMAT = "dprelease-inctdpart-state/2"
 _USER_VERSION = 2
@@ -111,12 +115,15 @@ def _open(path: str | os.PathLike, wait: float = DEFAULT_WAIT) -> sqlite3.Connec
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such stream state (create it with `dprelease stream init`)")
-    conn = _connect(path, wait)
+    try:
+        conn = _connect(path, wait)
+    except sqlite3.DatabaseError:
+        raise InputError(f"{path}: not a dprelease stream state (not an SQLite file)") from None
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     except sqlite3.DatabaseError:
         conn.close()
-        raise InputError(f"{path}: not a dprelease stream state") from None
+        raise InputError(f"{path}: not a dprelease stream state (not an SQLite file of this format)") from None
     if row is not None and json.loads(row[0]) in _OLD_FORMATS:
         conn.close()
         raise InputError(f"{path}: stream state of an older dprelease ({json.loads(row[0])}: its node ids reveal which "
@@ -144,16 +151,19 @@ def _universe_json(universe: Universe) -> dict[str, object]:
 
 def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, fanout: int, c1: float, c2: float,
                universe_spec: str | None = None, seed: int | None = None, theta_rule: str = "example3",
-               new_cells: str = "first-visit", accounting: str = "paper") -> StreamStatus:
+               new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper") -> StreamStatus:
     """Create a new state file (refuses to overwrite); built beside it and renamed into place."""
     path = Path(path)
     if path.exists():
         raise InputError(f"{path}: already exists; a stream state is created once (remove it to start over)")
     universe = parse_universe_spec(universe_spec) if universe_spec else None
     probe = TBPTree(universe.size if universe else 2, epsilon, updates, fanout=fanout, c1=c1, c2=c2,
-                    theta_rule=theta_rule, new_cells=new_cells, accounting=accounting)  # validates every parameter
-    if not path.parent.exists():
-        raise InputError(f"{path.parent}: no such directory")
+                    theta_rule=theta_rule, new_cells=new_cells, accounting=accounting,
+                    routing=routing)  # validates every parameter
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # like every other output
+    except OSError as exc:
+        raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror or exc})") from None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     os.unlink(tmp)
@@ -168,11 +178,14 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, 
                     conn.execute(stmt)
             meta = {
                 "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates,
-                "accounting": probe.accounting, "fanout": probe.fanout,
+                "accounting": probe.accounting, "routing": probe.routing, "fanout": probe.fanout,
                 "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
                 "n_items": universe.size if universe else None,
                 "universe": _universe_json(universe) if universe else None,
                 "rng": {"mode": "secure", "seed": None} if seed is None else {"mode": "seeded", "seed": int(seed)},
+                # names the stream in its releases' manifests (random and public; in seeded experiment mode
+                # derived from the seed, so that a seeded state is reproducible byte for byte)
+                "stream_id": uuid.uuid4().hex if seed is None else f"seeded-{int(seed)}",
             }
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
             conn.execute("COMMIT")
@@ -195,7 +208,8 @@ def _accounting(meta: dict[str, object]) -> str:
 def _tree_from(conn: sqlite3.Connection, meta: dict[str, object]) -> TBPTree:
     tree = TBPTree(int(meta["n_items"]), float(meta["epsilon"]), _updates(meta), fanout=int(meta["fanout"]),
                    c1=float(meta["c1"]), c2=float(meta["c2"]), theta_rule=str(meta["theta_rule"]),
-                   new_cells=str(meta["new_cells"]), accounting=_accounting(meta))
+                   new_cells=str(meta["new_cells"]), accounting=_accounting(meta),
+                   routing=str(meta.get("routing", "paper")))
     tree.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
     rows = conn.execute("SELECT id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha FROM nodes "
                         "ORDER BY id").fetchall()
@@ -233,14 +247,48 @@ def stream_status(path: str | os.PathLike) -> StreamStatus:
     return StreamStatus(float(meta["epsilon"]), total, _updates(meta), len(spent), accounting)
 
 
-def _check_output(output: str | os.PathLike, state: Path) -> Path:
-    out = Path(output)
-    if out.resolve() == state.resolve():
-        raise InputError(f"-o {out}: the release must not overwrite the state file")
-    parent = out.parent if str(out.parent) else Path(".")
-    if parent.exists() and not os.access(parent, os.W_OK):
-        raise InputError(f"-o {out}: directory {parent} is not writable")
-    return out
+def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLike | None = None,
+                  force: bool = False) -> Path:
+    """The release path is checked before anything is committed: never the state or the batch, an existing
+    file only if it is this stream's own previous release (or with ``force``), a writable folder."""
+    from ..data.io import check_output_path
+    from ..release import manifest_path
+
+    inputs = [state, Path(str(state) + "-wal"), Path(str(state) + "-shm")] + ([Path(batch)] if batch else [])
+    return check_output_path(output, inputs=inputs, companions=[manifest_path(output)], force=force,
+                             may_replace=lambda out: owns_release(state, out))
+
+
+def _size_note(release) -> None:
+    note = release_size_note("inctdpart", release.n_records, "records")
+    if note:
+        release.manifest.setdefault("notes", []).append(note)
+
+
+def stream_identity(path: str | os.PathLike) -> dict[str, object]:
+    """How a release's manifest names its stream: the state file's name (not its folder) and its id."""
+    path = Path(path)
+    with closing(_open(path)) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'stream_id'").fetchone()
+    return {"state": path.name, "id": json.loads(row[0]) if row else None}
+
+
+def owns_release(state: str | os.PathLike, output: str | os.PathLike) -> bool:
+    """Whether ``output`` is a release of this stream (its manifest names the stream): append and release
+    may replace it without --force."""
+    from ..release import read_manifest
+
+    try:
+        manifest = read_manifest(output, verify=False)
+        ident = stream_identity(state)
+    except DPReleaseError:
+        return False
+    named = manifest.get("stream")
+    if manifest.get("algorithm") != "inctdpart" or not isinstance(named, dict):
+        return False
+    if ident["id"] is not None and named.get("id") is not None:
+        return named.get("id") == ident["id"]
+    return named.get("state") == ident["state"]
 
 
 def _noise_info(meta: dict[str, object]) -> dict[str, object]:
@@ -250,8 +298,9 @@ def _noise_info(meta: dict[str, object]) -> dict[str, object]:
     return rng
 
 
+@records_run_start
 def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str | os.PathLike, *,
-                 wait: float = DEFAULT_WAIT) -> dict[str, object]:
+                 wait: float = DEFAULT_WAIT, force: bool = False) -> dict[str, object]:
     """Append one batch (the first is the initial dataset): one committed transaction, then the release file.
 
     Raises :class:`BudgetExceededError` (nothing changed) after U + 1 appends,
@@ -259,7 +308,8 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     when another append holds the lock longer than ``wait`` seconds.
     """
     path = Path(path)
-    out = _check_output(output, path)
+    out = _check_output(output, path, batch, force)
+    ident = stream_identity(path)
     conn = _open(path, wait)
     with closing(conn):
         meta = _meta(conn)
@@ -318,21 +368,31 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 conn.execute("ROLLBACK")
             raise
     release = tree.release(universe, _noise_info(meta))
-    paths = write_set_valued_release(release, out)
+    release.manifest["stream"] = ident
+    _size_note(release)
+    try:
+        paths = write_set_valued_release(release, out)
+    except (OSError, DPReleaseError) as exc:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"append {n + 1} committed (epsilon spent), but writing {out} failed ({detail}); "
+                         f"re-emit it with `dprelease stream release {path} -o RELEASE`") from None
     return {"append": n, "epsilon": delta.epsilon, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
             "updates": tree.updates, "accounting": tree.accounting, "release": str(paths[0]), "manifest": str(paths[1]),
             "released_records": release.n_records, "warnings": [str(w.message) for w in caught]}
 
 
-def reemit(path: str | os.PathLike, output: str | os.PathLike) -> dict[str, object]:
+@records_run_start
+def reemit(path: str | os.PathLike, output: str | os.PathLike, *, force: bool = False) -> dict[str, object]:
     """Write the latest release again from the state; spends nothing."""
     path = Path(path)
-    out = _check_output(output, path)
+    out = _check_output(output, path, force=force)
     tree, meta = load_tree(path)
     if tree is None or tree.appends == 0:
         raise InputError(f"{path}: nothing released yet (no append was made)")
     universe = _universe(meta)
     release = tree.release(universe, _noise_info(meta))
+    release.manifest["stream"] = stream_identity(path)
+    _size_note(release)
     paths = write_set_valued_release(release, out)
     return {"appends": tree.appends, "epsilon_spent": tree.epsilon_spent, "release": str(paths[0]),
             "manifest": str(paths[1]), "released_records": release.n_records}

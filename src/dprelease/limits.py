@@ -1,0 +1,320 @@
+"""Work bounds: estimate output size and memory from public quantities and refuse, before starting, past a limit.
+
+A command that could fill the disk or the memory (``basic`` at a tiny epsilon, ``diffgen`` with a
+large h, a universe of 10^9 items, DiffPart with a large fan-out) estimates its work from public
+inputs only -- epsilon, the universe size, the fan-out, h, the schema's domains -- *before it reads
+the data*, and refuses with :class:`WorkLimitError` (one line with the estimate; the CLI exits 2)
+past :attr:`Limits.max_output_records` or :attr:`Limits.max_memory`. ``--max-output-records`` and
+``--max-memory`` raise them (:func:`limits_set`).
+
+Where the work depends on the data (how many partitions DiffPart's noisy counts let through), a
+:class:`WorkMeter` follows the *noisy* quantities as the run goes and stops it past the same
+limits: a refusal that depends only on noisy values is post-processing, so it is still a
+function of public inputs and noisy values (rule 1). Nothing here looks at raw data.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .errors import ParameterError
+
+__all__ = [
+    "Limits", "WorkLimitError", "WorkMeter", "current", "limits_set", "parse_size", "format_size",
+    "DEFAULT_MAX_OUTPUT_RECORDS", "DEFAULT_MAX_MEMORY", "UNIVERSE_BYTES_PER_ITEM",
+    "check", "check_universe", "basic_estimate", "diffpart_estimate", "diffgen_max_leaves", "diffgen_estimate",
+    "generate_estimate",
+]
+
+DEFAULT_MAX_OUTPUT_RECORDS = 5_000_000  # about 5 x MSNBC's 989,818 records; ~100 MB of text
+DEFAULT_MAX_MEMORY = 4 * 2**30  # 4 GiB
+UNIVERSE_BYTES_PER_ITEM = 120  # a label string, its tuple slot and the int64 label (measured: ~114)
+TAXONOMY_BYTES_PER_ITEM = 160  # DiffPart's context-free taxonomy arrays, built from Python lists (measured: ~150)
+_RELEASED_CELL_BYTES = 160  # one released itemset held in memory: a small numpy array plus list slots
+_PARTITION_BYTES = 200  # one queued DiffPart partition (dataclass, tuple cut, empty rows array)
+
+
+class WorkLimitError(ParameterError):
+    """The estimated output or memory of a run exceeds a limit (the message gives the estimate)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_output_records: int = DEFAULT_MAX_OUTPUT_RECORDS
+    max_memory: int = DEFAULT_MAX_MEMORY  # bytes
+
+
+_CURRENT: ContextVar[Limits] = ContextVar("dprelease_limits", default=Limits())
+
+
+def current() -> Limits:
+    return _CURRENT.get()
+
+
+@contextmanager
+def limits_set(max_output_records: int | None = None, max_memory: int | None = None) -> Iterator[Limits]:
+    """Run a block under other limits (the CLI's ``--max-output-records`` / ``--max-memory``)."""
+    new = current()
+    if max_output_records is not None:
+        new = replace(new, max_output_records=int(max_output_records))
+    if max_memory is not None:
+        new = replace(new, max_memory=int(max_memory))
+    token = _CURRENT.set(new)
+    try:
+        yield new
+    finally:
+        _CURRENT.reset(token)
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """``4G``, ``512M``, ``1.5GiB``, ``800000000`` -> bytes (K/M/G/T are powers of 1024)."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise ValueError(f"expected a size such as 4G, 512M or a number of bytes, got {text!r}")
+    value = float(m.group(1)) * 1024 ** " kmgt".index((m.group(2) or " ").lower())
+    if not (math.isfinite(value) and value >= 1):
+        raise ValueError(f"expected a size of at least 1 byte, got {text!r}")
+    return int(value)
+
+
+def format_size(n: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} bytes"
+
+
+def _count(x: float) -> str:
+    return f"{x:,.0f}" if x < 1e12 else f"{x:.3g}"
+
+
+def check(what: str, *, records: float | None = None, memory: float | None = None, why: str = "") -> None:
+    """Raise :class:`WorkLimitError` if the expected ``records`` or ``memory`` (bytes) pass the limits."""
+    lim = current()
+    detail = f" ({why})" if why else ""
+    if records is not None and not records <= lim.max_output_records:
+        raise WorkLimitError(
+            f"{what}: about {_count(records)} output records expected{detail}, over the limit of "
+            f"{lim.max_output_records:,}; change the parameters, or raise the limit with --max-output-records")
+    if memory is not None and not memory <= lim.max_memory:
+        raise WorkLimitError(
+            f"{what}: about {format_size(memory)} of memory needed{detail}, over the limit of "
+            f"{format_size(lim.max_memory)}; change the parameters, or raise the limit with --max-memory")
+
+
+def check_universe(n_items: int, spec: str) -> None:
+    """A universe of ``n_items`` labels must fit in memory (``--universe 1..1000000000`` does not)."""
+    check(f"--universe {spec}", memory=float(n_items) * UNIVERSE_BYTES_PER_ITEM,
+          why=f"{_count(n_items)} items at ~{UNIVERSE_BYTES_PER_ITEM} bytes each")
+
+
+# --- expected numbers of released cells under discrete Laplace noise -------------------------------------
+
+
+def _dlap_tail(epsilon: float, k: int) -> float:
+    """P(X >= k) for X ~ DLap(1/epsilon) and an integer k >= 1: t^k / (1 + t), t = exp(-epsilon)."""
+    t = math.exp(-epsilon)
+    return math.exp(k * -epsilon) / (1.0 + t)
+
+
+def _dlap_positive_mean(epsilon: float) -> float:
+    """E[max(X, 0)] for X ~ DLap(1/epsilon): sum_{k>=1} P(X >= k) = t / (1 - t^2)."""
+    t = math.exp(-epsilon)
+    return t / -math.expm1(-2.0 * epsilon)
+
+
+def basic_estimate(n_items: int, epsilon: float) -> tuple[float, float, float]:
+    """Basic (DiffPart section 4.1): (expected released records of the empty cells, expected released
+    cells, memory in bytes). Every one of the 2^|I| - 1 cells gets DLap(1/B) noise; an empty cell
+    releases max(0, X) copies, so the records released by empty cells alone are (2^|I| - 1) t/(1 - t^2)
+    with t = exp(-B) (a lower bound of the release size: public, whatever the data)."""
+    cells = math.ldexp(1.0, int(n_items)) - 1.0 if n_items < 1024 else math.inf
+    records = cells * _dlap_positive_mean(epsilon)
+    passing = cells * _dlap_tail(epsilon, 1)
+    memory = cells * 8.0 * 5 + passing * _RELEASED_CELL_BYTES
+    return records, passing, memory
+
+
+def check_basic(n_items: int, epsilon: float) -> None:
+    records, _, memory = basic_estimate(n_items, epsilon)
+    why = f"2^{n_items} - 1 cells with noise of scale 1/{epsilon:g}"
+    check(f"basic --epsilon {epsilon:g} over {n_items} items", records=records, memory=memory, why=why)
+
+
+def _threshold_k(threshold: float) -> int:
+    return max(1, math.ceil(threshold - 1e-12))
+
+
+def diffpart_estimate(n_items: int, fanout: int, epsilon: float, c1: float,
+                      spurious_bound: float | None = None) -> tuple[float, float, float, int]:
+    """DiffPart: expected *empty* cells released per leaf-level partition operation, public inputs only.
+
+    A leaf-level operation tests all 2^l - 1 combinations of the l <= f children of a height-1
+    node with budget B/2 + unused in [B/2, B] and threshold sqrt(2) C1 / budget (Algorithm 1
+    lines 12-13); each empty combination passes with P(DLap >= ceil(threshold)). We take the
+    smaller of the two ends of the budget range (a lower bound of the expectation), and the
+    threshold raised by ``spurious_bound`` where set. Returns (expected records per operation, expected
+    cells per operation, memory per operation in bytes, number of height-1 taxonomy nodes).
+    """
+    leaf_width = min(int(fanout), int(n_items))
+    combos = math.ldexp(1.0, leaf_width) - 1.0
+    cells = math.inf
+    records = math.inf
+    for eps_op in (epsilon / 2.0, epsilon):
+        threshold = math.sqrt(2.0) * c1 / eps_op
+        if spurious_bound is not None:
+            threshold = max(threshold, math.log(combos / spurious_bound) / eps_op)
+        k = _threshold_k(threshold)
+        p = _dlap_tail(eps_op, k)
+        c = combos * p
+        mean_value = k + math.exp(-eps_op) / -math.expm1(-eps_op)  # k + E[Geometric]: memoryless tail
+        if c < cells:
+            cells, records = c, c * mean_value
+    height1 = max(1, math.ceil(n_items / fanout)) if n_items > fanout else 1
+    return records, cells, cells * _RELEASED_CELL_BYTES, height1
+
+
+def check_diffpart(n_items: int, fanout: int, epsilon: float, c1: float, spurious_bound: float | None = None,
+                   what: str = "diffpart") -> None:
+    """Refuse settings whose leaf operations alone would release too many empty cells (issue 8, defect 7)."""
+    records, cells, memory, height1 = diffpart_estimate(n_items, fanout, epsilon, c1, spurious_bound)
+    leaf_width = min(int(fanout), int(n_items))
+    why = (f"{_count(records)} spurious records from the 2^{leaf_width} - 1 combinations of each of the "
+           f"{_count(height1)} lowest taxonomy nodes; lower --fanout or set --spurious-bound")
+    check(f"{what} --fanout {fanout} over {n_items} items", records=records * height1,
+          memory=memory * height1 + float(n_items) * TAXONOMY_BYTES_PER_ITEM, why=why)
+
+
+class WorkMeter:
+    """Follows noisy quantities during a run (released records and cells, queued partitions) and
+    stops it past the limits. Every value it sees is noisy or public, so its refusal is too."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.limits = current()
+        self.records = 0
+        self.cells = 0
+
+    def released(self, cells: int, records: int) -> None:
+        self.cells += int(cells)
+        self.records += int(records)
+        if self.records > self.limits.max_output_records:
+            raise WorkLimitError(
+                f"{self.what}: the release grew past {self.limits.max_output_records:,} records (noisy count) and "
+                f"was stopped; lower --fanout, set --spurious-bound, or raise --max-output-records")
+        self._memory(0)
+
+    def queued(self, partitions: int) -> None:
+        self._memory(partitions)
+
+    def _memory(self, partitions: int) -> None:
+        need = self.cells * _RELEASED_CELL_BYTES + partitions * _PARTITION_BYTES
+        if need > self.limits.max_memory:
+            raise WorkLimitError(
+                f"{self.what}: {self.cells:,} released cells and {partitions:,} queued partitions (noisy counts) "
+                f"need about {format_size(need)}, over the limit of {format_size(self.limits.max_memory)}; "
+                f"the run was stopped; lower --fanout, set --spurious-bound, or raise --max-memory")
+
+
+# --- DiffGen: the largest contingency table h specializations can make ---------------------------------
+
+
+def _maxplus(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
+    """c[t] = max_{i+j=t} a[i] + b[j] for t < size (log-space products)."""
+    out = np.full(size, -np.inf)
+    for i in np.flatnonzero(np.isfinite(a[:size])).tolist():
+        span = min(size - i, b.size)
+        np.maximum(out[i:i + span], a[i] + b[:span], out=out[i:i + span])
+    return out
+
+
+def _taxonomy_cut_sizes(taxonomy, budget: int) -> np.ndarray:
+    """log of the largest cut of a taxonomy after s top-down specializations, for s = 0..budget."""
+    memo: dict[int, np.ndarray] = {}
+
+    def best(u: int) -> np.ndarray:  # plain (not log) cut sizes of the subtree of u, as floats
+        if u in memo:
+            return memo[u]
+        out = np.full(budget + 1, -np.inf)
+        out[0] = 1.0
+        kids = taxonomy.children[u]
+        if kids and budget >= 1:
+            comb = np.full(budget + 1, -np.inf)
+            comb[0] = 0.0
+            for c in kids:
+                bc = best(c)
+                new = np.full(budget + 1, -np.inf)
+                for i in np.flatnonzero(np.isfinite(comb)).tolist():
+                    span = budget + 1 - i
+                    np.maximum(new[i:], comb[i] + bc[:span], out=new[i:])
+                comb = new
+            out[1:] = np.maximum(out[1:], comb[:-1])
+        memo[u] = out
+        return out
+
+    sizes = best(0)
+    sizes = np.maximum.accumulate(np.where(np.isfinite(sizes), sizes, 0.0))
+    return np.log(np.maximum(sizes, 1.0))
+
+
+def diffgen_max_leaves(schema, h: int) -> float:
+    """The largest number of leaf partitions (cells per class) any h specializations can produce.
+
+    Each attribute's cut grows by (children - 1) per categorical specialization and by 1 per numeric
+    split (at most width - 1 splits for an integer attribute); the table has the product of the cut
+    sizes as its cells (DiffGen releases every one, empty or not). A max-plus knapsack over the
+    attributes gives the exact maximum: a function of the schema and h only.
+    """
+    h = int(h)
+    total = np.full(h + 1, -np.inf)
+    total[0] = 0.0
+    for a in schema.attributes:
+        if a.kind == "numeric":
+            s = np.arange(h + 1, dtype=np.float64)
+            if a.integer:
+                s = np.minimum(s, max(0.0, a.hi - a.lo - 1))
+            g = np.log1p(s)
+        else:
+            internal = sum(1 for kids in a.taxonomy.children if kids)
+            g_small = _taxonomy_cut_sizes(a.taxonomy, min(h, internal))
+            g = np.concatenate([g_small, np.full(h + 1 - g_small.size, g_small[-1])])
+        total = _maxplus(total, g, h + 1)
+    best = float(np.max(total[np.isfinite(total)]))
+    return math.exp(best) if best < 700 else math.inf
+
+
+def diffgen_estimate(schema, h: int) -> tuple[float, float]:
+    """(largest possible released rows = leaves x classes, memory in bytes) of DiffGen with h specializations."""
+    leaves = diffgen_max_leaves(schema, h)
+    rows = leaves * schema.n_classes
+    d = len(schema.attributes)
+    # every partition ever made (<= 2 x leaves) keeps a generalized record (d int64) and 4 more arrays;
+    # the released table holds a row per (leaf, class).
+    memory = 2.0 * leaves * 8.0 * (d + 5) + rows * 64.0
+    return rows, memory
+
+
+def check_diffgen(schema, h: int, what: str = "diffgen") -> None:
+    rows, memory = diffgen_estimate(schema, h)
+    why = f"h = {h} specializations can make up to {_count(rows)} leaf x class cells"
+    check(f"{what} -H {h}", records=rows, memory=memory, why=why)
+
+
+def generate_estimate(records: int, items: int, mean_length: float) -> float:
+    """Memory (bytes) of ``generate``: item and row ids (int64) plus temporaries, per item occurrence."""
+    return float(records) * float(mean_length) * 48.0 + float(records) * 24.0 + float(items) * 32.0
+
+
+def check_generate(records: int, items: int, mean_length: float) -> None:
+    check(f"generate --records {records} --items {items} --mean-length {mean_length:g}",
+          memory=generate_estimate(records, items, mean_length), why="item and record ids of the generated data")
