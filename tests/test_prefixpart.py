@@ -163,11 +163,16 @@ def test_cli_defaults_to_prefix_and_keeps_the_faithful_method(tmp_path, capsys):
     assert set(manifest["parameters"]) >= {"selection_share", "structure_share", "record_bound", "max_items", "beta"}
     assert len(out.read_text().splitlines()) == manifest["release"]["records"]
     assert main(["diffpart", str(EXAMPLE), "--universe", "1..12", "-e", "1", "-o", str(out), "-q",
-                 "--method", "faithful", "--fanout", "4"]) == 0
+                 "--method", "faithful", "--fanout", "4", "--force"]) == 0
     manifest = json.loads(Path(str(out) + ".manifest.json").read_text())
     assert manifest["algorithm"] == "diffpart" and manifest["parameters"]["fanout"] == 4
+    # an option of the faithful method selects it when --method is not given; with --method prefix it is an error
+    assert main(["diffpart", str(EXAMPLE), "--universe", "1..12", "-e", "1", "-o", str(out), "-q", "--c1", "2",
+                 "--force"]) == 0
+    assert json.loads(Path(str(out) + ".manifest.json").read_text())["algorithm"] == "diffpart"
     capsys.readouterr()
-    assert main(["diffpart", str(EXAMPLE), "--universe", "1..12", "-e", "1", "-o", str(out), "--c1", "2"]) == 2
+    assert main(["diffpart", str(EXAMPLE), "--universe", "1..12", "-e", "1", "-o", str(out), "--c1", "2",
+                 "--method", "prefix", "--force"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--c1 only applies to --method faithful" in err
 

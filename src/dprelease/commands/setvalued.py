@@ -52,13 +52,25 @@ _FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no
 _PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
 
 
+def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n) not in (None, False)]
+
+
 def _check_method_options(args: argparse.Namespace) -> None:
-    names = _FAITHFUL_ONLY if args.method == "prefix" else _PREFIX_ONLY
-    other = ["--" + n.replace("_", "-") for n in names if getattr(args, n) not in (None, False)]
+    """Resolve --method: when it is not given, an option of the faithful method selects that method (so
+    commands written before the prefix method existed keep their meaning); giving an option of the other
+    method beside an explicit --method is an error."""
+    faithful_opts, prefix_opts = _given(args, _FAITHFUL_ONLY), _given(args, _PREFIX_ONLY)
+    if args.method is None:
+        if faithful_opts and prefix_opts:
+            raise ParameterError(f"{', '.join(faithful_opts)} (--method faithful) and {', '.join(prefix_opts)} "
+                                 "(--method prefix) do not go together; choose one --method")
+        args.method = "faithful" if faithful_opts else DEFAULT_METHOD  # the manifest names the algorithm
+    other = prefix_opts if args.method == "faithful" else faithful_opts
     if other:
         wanted = "faithful" if args.method == "prefix" else "prefix"
         raise ParameterError(f"{', '.join(other)} only appl{'ies' if len(other) == 1 else 'y'} to --method {wanted}; "
-                             f"add --method {wanted} (this run uses --method {args.method})")
+                             f"this run asks for --method {args.method}")
     if args.method == "faithful":  # the faithful defaults
         for name, default in (("fanout", DEFAULT_FANOUT), ("c1", DEFAULT_C1), ("c2", DEFAULT_C2),
                               ("branching_bound", DEFAULT_BRANCHING_BOUND)):
@@ -263,10 +275,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
     add_output(p)
     add_epsilon(p)
-    p.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+    p.add_argument("--method", choices=METHODS, default=None,
                    help=f"prefix: partition over a private frequency-ordered item prefix hierarchy and release "
-                        f"generalized records (default {DEFAULT_METHOD}); faithful: the paper's Algorithm 1 "
-                        "(releases nothing on universes of thousands of items)")
+                        f"generalized records; faithful: the paper's Algorithm 1 (releases nothing on universes of "
+                        f"thousands of items). Default {DEFAULT_METHOD}, or faithful when an option of the faithful "
+                        f"method (--fanout, --c1, --c2, --spurious-bound, --branching-bound, --no-branching-guard) "
+                        f"is given")
     _prefix_options(p)
     _diffpart_options(p)
     add_universe(p)

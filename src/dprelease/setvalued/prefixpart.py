@@ -47,6 +47,7 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from .. import limits
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts, noisy_values
 from ..privacy.privtree import PrivTreeSplitter
@@ -223,6 +224,10 @@ def prefix_diffpart(
     itemsets, counts = _patterns_to_itemsets(pattern_all[out], total[out], F, n, noisy_support, noise)
 
     n_released = int(counts.sum()) if counts.size else 0
+    cap = limits.current().max_output_records
+    if n_released > cap:  # a noisy count: refusing on it is post-processing
+        raise limits.WorkLimitError(f"diffpart-prefix: the release has {n_released:,} records (noisy count), over "
+                                    f"--max-output-records {cap:,}; raise --max-output-records")
     size_note = release_size_note("diffpart-prefix", n_released, "records")
     manifest = build_manifest(
         "diffpart-prefix",
