@@ -8,7 +8,7 @@ import sys
 from ..setvalued.inctdpart import (
     ACCOUNTING_RULES, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, ROUTING_RULES, THETA_RULES,
 )
-from ..setvalued.stream_state import DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
+from ..setvalued.stream_state import PARTITIONINGS, DEFAULT_WAIT, append_batch, init_state, reemit, stream_status
 from .. import limits
 from ..errors import ParameterError
 from .common import (
@@ -34,12 +34,13 @@ def _run_init(args: argparse.Namespace) -> int:
     if args.accounting == "paper" and args.updates is None:
         raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
     eps_append = args.epsilon if args.accounting == "parallel" else args.epsilon / (args.updates + 1)
-    if args.universe:  # public: bound each append's work before the stream exists
+    if args.universe and args.partitioning == "tdpart":  # public: bound each append's work before the stream exists
         u = parse_universe_spec(args.universe)
         limits.check_diffpart(u.size, args.fanout, eps_append, args.c2, None, what="stream init")
     st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
                     c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
-                    new_cells=args.new_cells, accounting=args.accounting, routing=args.routing)
+                    new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
+                    partitioning=args.partitioning, refine=not args.no_refine)
     if st.accounting == "parallel":
         limit = "no limit on appends" if st.updates is None else f"at most {st.updates} updates"
         say(args, f"stream state {args.state}: epsilon {st.epsilon:g} on every append's own batch (parallel "
@@ -127,6 +128,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--routing", choices=ROUTING_RULES, default="paper",
                    help="paper: later batches pay a noisy count at every visited node (R2; default); free: split "
                         "nodes route records without a count, the leaf counts get the whole append budget")
+    q.add_argument("--partitioning", choices=PARTITIONINGS, default="tdpart",
+                   help="tdpart: IncTDPart's TBP-tree over the context-free taxonomy (the paper; default); prefix: "
+                        "the initial dataset is partitioned by DiffPart-Prefix, later batches are routed down its "
+                        "trie and counted (IncTDPart section 4.1 allows any sanitizer for the initial dataset; "
+                        "docs/inctdpart.md). --fanout, --c1, --c2, --theta-rule, --new-cells and --routing apply to "
+                        "tdpart only")
+    q.add_argument("--no-refine", action="store_true",
+                   help="--partitioning prefix: do not split classes whose p-sum has grown large (accumulate, then "
+                        "split); default: refine")
     q.add_argument("--fanout", type=_fanout, default=DEFAULT_FANOUT, metavar="F",
                    help=f"fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
     add_universe(q, help_text="the public item universe, declared now for the whole stream: LO..HI (integers) or a "
@@ -217,7 +227,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
     from pathlib import Path
 
-    from ..experiments.inctdpart import METHODS
+    from ..experiments.inctdpart import DEFAULT_METHODS, METHODS
     from .common import choice_list, epsilon_list
 
     default_data = Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets" / "msnbc" / "msnbc.dat"
@@ -257,8 +267,9 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--routing", choices=ROUTING_RULES, default="paper",
                    help="IncTDPart's routing of later batches: paper (a noisy count of every stored child of every "
                         "visited node; default) or free (split nodes route without counts; improvement)")
-    p.add_argument("--methods", type=choice_list(METHODS), default=METHODS, metavar="NAMES",
-                   help="comma-separated methods among IncTDPart, Solution 1, Solution 2 (default all three)")
+    p.add_argument("--methods", type=choice_list(METHODS), default=DEFAULT_METHODS, metavar="NAMES",
+                   help="comma-separated methods among IncTDPart, Solution 1, Solution 2, IncTDPart-Prefix (default "
+                        "the first three)")
     p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
                    help="counting queries of the workload (default 50000)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (default 0)")

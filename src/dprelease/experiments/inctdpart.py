@@ -6,7 +6,9 @@ workload (DiffPart section 5.1, :mod:`dprelease.evaluation.counting`) on T_U, fo
 
 * IncTDPart (the TBP-tree, epsilon/(U+1) per append; :mod:`dprelease.setvalued.inctdpart`),
 * Solution 1 (DiffPart per batch with the full epsilon, releases merged),
-* Solution 2 (DiffPart on the whole T_U with epsilon/(U+1): the last of U+1 re-publications).
+* Solution 2 (DiffPart on the whole T_U with epsilon/(U+1): the last of U+1 re-publications),
+* IncTDPart-Prefix (optional, ``--methods``): the stream over DiffPart-Prefix's trie
+  (:mod:`dprelease.setvalued.incprefix`), charged like IncTDPart (``--accounting``).
 
 Runs use the seeded experiment mode (run r: data sample and noise from ``seed + r``;
 IncTDPart's append i uses :func:`append_seed`), so a reproduction is repeatable.
@@ -29,12 +31,14 @@ from ..privacy import make_noise
 from ..setvalued.baselines import solution1, solution2
 from ..setvalued.diffpart import DEFAULT_C1 as DP_C1
 from ..setvalued.diffpart import DEFAULT_C2 as DP_C2
+from ..setvalued.incprefix import PrefixStream
 from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, TBPTree, append_seed
 from .common import mean_se, save_png, write_csv
 
 __all__ = ["IncTDPartExperiment", "run_inctdpart_experiment", "METHODS"]
 
-METHODS = ("IncTDPart", "Solution 1", "Solution 2")
+METHODS = ("IncTDPart", "Solution 1", "Solution 2", "IncTDPart-Prefix")
+DEFAULT_METHODS = ("IncTDPart", "Solution 1", "Solution 2")
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,8 @@ class IncTDPartExperiment:
     routing: str = "paper"  # IncTDPart's: "paper" (R2: count every stored child) or "free" (improvement)
     queries: int = 50_000
     seed: int = 0
-    methods: tuple[str, ...] = field(default=METHODS)
+    methods: tuple[str, ...] = field(default=DEFAULT_METHODS)
+    refine: bool = True  # IncTDPart-Prefix: accumulate, then split
 
 
 
@@ -93,6 +98,11 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                         for i, b in enumerate(batches):
                             tree.append(b, make_noise(append_seed(seed, i)))
                         release = tree.release(universe, {"mode": "seeded", "seed": seed})
+                    elif method == "IncTDPart-Prefix":
+                        stream = PrefixStream(universe.size, eps, U, accounting=cfg.accounting, refine=cfg.refine)
+                        for i, b in enumerate(batches):
+                            stream.append(b, make_noise(append_seed(seed, i)))
+                        release = stream.release(universe, {"mode": "seeded", "seed": seed})
                     elif method == "Solution 1":
                         release = solution1(batches, universe, eps, fanout=cfg.fanout, c1=cfg.dp_c1, c2=cfg.dp_c2,
                                             noises=[make_noise(append_seed(seed + 7919, i)) for i in range(U + 1)])
