@@ -282,3 +282,23 @@ def test_audit_100k_runs(algorithm):
     res = run_audit(algorithm, epsilon=1.0, runs=100_000, seed=2026)
     bad = [c.as_json() for c in res.cases if (c.violation or c.error) and c.name not in PENDING]
     assert not bad, json.dumps(bad, indent=1)
+
+
+# --- event helpers ------------------------------------------------------------------------------------
+
+
+def test_event_helpers():
+    from dprelease.audit import set_valued_events, value_events
+    from dprelease.audit.events import manifest_events, written_release_events
+
+    ev = set_valued_events([np.array([2, 0]), np.array([1])], [3, 1], grid=range(2, 5))
+    assert ev[0] == "release {0,2}:3;{1}:1" and "{0,2}>=3" in ev and "{0,2}>=4" not in ev
+    assert "{0,2} before {1}" in ev and "{1} before {0,2}" not in ev and "total=4" in ev
+    text = "1 3\n1 3\n1 3\n2\n"
+    wev = written_release_events(text, grid=range(2, 5))
+    assert wev[0] == "file {1,3}:3;{2}:1" and "{1,3}>=3" in wev and "{1,3} before {2}" in wev
+    assert value_events("x", 1.3, [0, 1, 2]) == ["x>=0", "x>=1", "x in [1,2)"]
+    assert value_events("x", -5.0, [0, 1]) == ["x in [-inf,0)"]
+    m = {"algorithm": "a", "created_utc": "now", "rng": {"seed": 3}, "release": {"records": 2}, "body_sha256": "f"}
+    (only,) = manifest_events(m)
+    assert "now" not in only and "seed" not in only and "records" in only

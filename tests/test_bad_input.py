@@ -87,6 +87,7 @@ CASES = [
     _c("stream-status-not-sqlite", "not a dprelease stream state", "stream", "status", "{w}/small.dat"),
     _c("stream-append-not-sqlite", "not a dprelease stream state", "stream", "append", "{w}/small.dat", "{w}/small.dat", "-o", "{w}/o.dat"),
     _c("stream-release-not-sqlite", "not a dprelease stream state", "stream", "release", "{w}/binary.bin", "-o", "{w}/o.dat"),
+    _c("stream-init-updates-huge", "below the smallest budget", "stream", "init", "{w}/new.db", "-e", "1", "-U", "10" * 12),
     _c("stream-init-exists", "already exists", "stream", "init", "{w}/state.db", "-e", "1", "-U", "2"),
     _c("stream-append-batch-missing", "cannot read", "stream", "append", "{w}/state.db", "{w}/missing.dat", "-o", "{w}/o.dat"),
     _c("fanout-1", "--fanout", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/o.dat", "--fanout", "1"),
@@ -134,10 +135,15 @@ CASES = [
     _c("o-exists-tds", "already exists", "tds", "{w}/t.csv", "--schema", "{w}/s.yaml", "-o", "{w}/exists.dat"),
     _c("o-exists-generate", "already exists", "generate", "{w}/exists.dat", "--records", "10"),
     _c("o-is-input-generate", "already exists", "generate", "{w}/small.dat", "--records", "10"),
+    _c("o-empty-name", "empty", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", ""),
+    _c("o-empty-name-stream", "empty", "stream", "append", "{w}/state.db", "{w}/small.dat", "-o", ""),
+    _c("o-dot", "is a directory", "tds", "{w}/t.csv", "--schema", "{w}/s.yaml", "-o", ".", "--force"),
     _c("o-is-directory", "is a directory", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/sub", "--force"),
     _c("experiment-out-holds-input", "is the input file", "experiment", "diffpart", "--dataset", "{w}/exp2/summary.json", "--universe", "1..12", "--out", "{w}/exp2"),
     # --- release pairs and tables ------------------------------------------------------------------
     _c("evaluate-mismatched-pair", "does not match its manifest", "evaluate", "counting", "{w}/small.dat", "{w}/rel-mismatch.dat", "--universe", "1..12"),
+    _c("evaluate-counting-itemset-release", "is a PrivBasis release", "evaluate", "counting", "{w}/small.dat", "{w}/pb.csv", "--universe", "1..12"),
+    _c("evaluate-itemsets-set-valued-release", "is a diffpart release", "evaluate", "itemsets", "{w}/small.dat", "{w}/dp.dat", "-k", "3", "--universe", "1..12"),
     _c("evaluate-no-manifest", "no manifest", "evaluate", "topk", "{w}/small.dat", "{w}/exists.dat", "--universe", "1..12", "-k", "3"),
     _c("table-semicolon", "--delimiter ';'", "diffgen", "{w}/semi.csv", "--schema", "{w}/s.yaml", "-e", "1", "-H", "2", "-o", "{w}/o.csv"),
     _c("table-extra-field", "4 fields", "tds", "{w}/extra.csv", "--schema", "{w}/s.yaml", "-o", "{w}/o.csv"),
@@ -190,6 +196,8 @@ def _build_workspace(w: Path) -> None:
         assert main(["stream", "append", "state.db", "small.dat", "-o", "stream-rel.dat", "-q"]) == 0
         assert main(["diffpart", "small.dat", "--universe", "1..12", "-e", "1", "-o", "rel-mismatch.dat", "--seed", "2", "-q"]) == 0
         assert main(["privbasis", "small.dat", "-k", "3", "-e", "1", "--universe", "1..12", "-o", "top.csv", "--seed", "3", "-q"]) == 0
+        assert main(["privbasis", "small.dat", "-k", "3", "-e", "1", "--universe", "1..12", "-o", "pb.csv", "--seed", "3", "-q"]) == 0
+        assert main(["diffpart", "small.dat", "--universe", "1..12", "-e", "1", "-o", "dp.dat", "--seed", "2", "-q"]) == 0
     with open(w / "rel-mismatch.dat", "a") as fh:
         fh.write("1 2 3\n")  # the body no longer matches its manifest
     (w / "top.csv").write_bytes(bytes(range(256)))  # a binary file where the CSV was

@@ -197,3 +197,50 @@ def test_inctdpart_experiment_labels_data_by_file_name(tmp_path: Path, capsys):
     assert code == 0, err
     rows = list(csv.DictReader(open(out / "inctdpart_summary.csv")))
     assert rows and {r["dataset"] for r in rows} == {"shop"}
+
+
+def test_derived_universe_error_does_not_say_declared(tmp_path: Path):
+    from dprelease.errors import InputError
+
+    first = tmp_path / "a.dat"
+    first.write_text("1 2\n3\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, derived = read_transactions(first, None)
+    later = tmp_path / "b.dat"
+    later.write_text("1\n9\n")
+    try:
+        read_transactions(later, derived)
+    except InputError as exc:
+        msg = str(exc)
+    assert "b.dat:2: item 9 is not in the universe derived from the data" in msg and "(derived)" not in msg
+    with pytest.raises(InputError, match=r"not in the declared universe \(1\.\.3\)"):
+        read_transactions(later, Universe.from_range(1, 3, "1..3"))
+
+
+def test_privbasis_figure_has_every_series_in_its_legend(tmp_path: Path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from dprelease.experiments.privbasis import plot
+
+    legends = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: legends.append(
+        sorted({t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()})))
+    row = {"k": 50, "epsilon": 1.0, "fnr_mean": 0.1, "fnr_se": 0.0, "re_mean": 0.1, "re_se": 0.0, "m": ""}
+    summary = [{**row, "dataset": "msnbc", "method": "diffpart"}, {**row, "dataset": "msnbc", "method": "pb"},
+               {**row, "dataset": "retail", "method": "pb"}]  # DiffPart absent from the last panel
+    plot(summary, tmp_path)
+    assert legends and all(lg == ["diffpart", "pb"] for lg in legends)
+
+
+def test_killed_stream_init_leftovers_are_removed(tmp_path: Path, capsys):
+    dead = 2**22 + 4242
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f".s.db.{dead}.abcd1234.tmp{suffix}").write_text("")
+    assert _run(capsys, "stream", "init", tmp_path / "s.db", "-e", "1", "-U", "1", "--universe", "1..12")[0] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]

@@ -129,6 +129,15 @@ def test_diffgen_max_leaves_is_exact(schema_file: str, hs):
         assert limits.diffgen_max_leaves(schema, h) == pytest.approx(_brute_max_leaves(schema, h)), h
 
 
+def test_diffgen_bound_for_huge_h_is_immediate():
+    """Past every possible specialization the table stops growing; a huge h costs no work to bound."""
+    table1 = load_schema(REPO / "examples" / "table1-schema.yaml")
+    assert limits.diffgen_max_leaves(table1, 10**9) == pytest.approx(4 * 47)  # 4 jobs x 47 ages
+    adult = load_schema(REPO / "examples" / "adult-schema.yaml")
+    assert limits.diffgen_max_leaves(adult, 10**12) == math.inf or limits.diffgen_max_leaves(adult, 10**12) > 1e30
+    assert limits.diffgen_max_leaves(adult, 3000) >= limits.diffgen_max_leaves(adult, 2000)
+
+
 def test_diffgen_bounds_on_adult():
     schema = load_schema(REPO / "examples" / "adult-schema.yaml")
     for h in (10, 16):  # the paper's Figure 3 range passes

@@ -123,23 +123,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # the full command in messages: "dprelease experiment diffgen-classification: error: ..."
+    name = " ".join(str(x) for x in (args.command, getattr(args, "kind", None), getattr(args, "stream_command", None))
+                    if x)
     try:
         return int(args.handler(args) or 0)
     except DPReleaseError as exc:
-        print(f"dprelease {args.command}: error: {exc}", file=sys.stderr)
+        print(f"dprelease {name}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"dprelease {args.command}: interrupted; no output was written", file=sys.stderr)
+        print(f"dprelease {name}: interrupted; no output was written", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
     except MemoryError:
-        print(f"dprelease {args.command}: error: out of memory (raise the machine's memory or lower the "
+        print(f"dprelease {name}: error: out of memory (raise the machine's memory or lower the "
               f"parameters; --max-memory bounds what dprelease attempts)", file=sys.stderr)
         return 2
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"dprelease {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"dprelease {name}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

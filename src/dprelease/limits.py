@@ -276,6 +276,21 @@ def diffgen_max_leaves(schema, h: int) -> float:
     attributes gives the exact maximum: a function of the schema and h only.
     """
     h = int(h)
+    caps = []  # the most specializations each attribute can take (a real-valued attribute: no limit)
+    for a in schema.attributes:
+        if a.kind == "numeric":
+            caps.append(max(0, int(a.hi - a.lo) - 1) if a.integer else math.inf)
+        else:
+            caps.append(sum(1 for kids in a.taxonomy.children if kids))
+    h = int(min(h, sum(caps)))  # past that, DiffGen stops: nothing is left to specialize
+    if h > _DP_MAX_H:
+        # The exact knapsack costs O(h^2) per attribute. Past _DP_MAX_H use the AM-GM bound: a cut grows by at
+        # most (children - 1) per specialization, so the product is <= (1 + h (c_max - 1) / d)^d.
+        c_max = max([2] + [max((len(k) for k in a.taxonomy.children), default=1) for a in schema.attributes
+                           if a.kind != "numeric"])
+        d = len(schema.attributes)
+        log_bound = d * math.log1p(h * (c_max - 1) / d)
+        return math.exp(log_bound) if log_bound < 700 else math.inf
     total = np.full(h + 1, -np.inf)
     total[0] = 0.0
     for a in schema.attributes:
@@ -291,6 +306,9 @@ def diffgen_max_leaves(schema, h: int) -> float:
         total = _maxplus(total, g, h + 1)
     best = float(np.max(total[np.isfinite(total)]))
     return math.exp(best) if best < 700 else math.inf
+
+
+_DP_MAX_H = 2000
 
 
 def diffgen_estimate(schema, h: int) -> tuple[float, float]:

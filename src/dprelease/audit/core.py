@@ -162,7 +162,7 @@ class CaseResult:
 
 
 def _finite(x: float) -> float | None:
-    return round(float(x), 6) if math.isfinite(x) else None
+    return round(float(x), 6) + 0.0 if math.isfinite(x) else None  # + 0.0: no -0.0
 
 
 @dataclass

@@ -238,7 +238,15 @@ def prepare_output(args: argparse.Namespace, output: str | os.PathLike, *, input
     --force (or when ``may_replace`` says it is this command's own), a writable folder."""
     from ..release import manifest_path
 
+    if not str(output).strip():
+        from ..errors import ParameterError
+
+        raise ParameterError(f"{option}: the output file name is empty")
     out = Path(output)
+    if not out.name or out.is_dir():
+        from ..errors import ParameterError
+
+        raise ParameterError(f"{option} {out} is a directory; give a file name")
     comp = [manifest_path(out), *companions]
     return check_output_path(out, inputs=[str(i) for i in inputs if i], force=bool(getattr(args, "force", False)),
                              companions=comp, may_replace=may_replace, option=option)

@@ -144,11 +144,11 @@ def _run_tf(args: argparse.Namespace) -> int:
     noise = noise_from_args(args)
     with timed(args, "tf"):
         release = tf(db, universe, args.k, args.epsilon, args.m, noise=noise, variant=args.variant, rho=args.rho)
-    plan = release.trace["plan"]
-    if plan.degenerate:  # custodian-only, stderr: depends on the raw data
-        print(f"warning: TF degenerates here: gamma*N = {plan.gamma_count:.0f} >= f_k*N = {plan.fk_count} "
-                  f"(m = {args.m}); the truncation prunes nothing and the selection is close to random "
-                  f"(PrivBasis section 3.1)", file=sys.stderr)
+    # Public facts only (issue 8, defect 5): printed on every run, so whether f_k*N < gamma*N is not said.
+    gamma = release.trace["plan"].gamma_count  # from k, epsilon, m, |I| and rho alone
+    print(f"note: TF truncates counts below f_k*N - gamma*N with gamma*N = {gamma:.0f} (from k, epsilon, m, "
+          f"|I| and rho); where the k-th largest count is below gamma*N the truncation prunes nothing and the "
+          f"selection is close to random (PrivBasis section 3.1)", file=sys.stderr)
     manifest = _manifest("TF", args, release, universe, noise)
     note = report_release_size(args, "tf", len(release.itemsets), "itemsets", requested=args.k)
     if note:
@@ -160,7 +160,10 @@ def _run_tf(args: argparse.Namespace) -> int:
 
 def _run_eval_itemsets(args: argparse.Namespace) -> int:
     raw, universe = load_transactions(args.raw, args.universe, args)
-    read_manifest(args.published)  # the CSV and its manifest must be one release
+    algorithm = str(read_manifest(args.published).get("algorithm", ""))  # the CSV and its manifest: one release
+    if algorithm.lower() in ("diffpart", "basic", "inctdpart", "diffgen", "tds") or algorithm.startswith("solution"):
+        raise InputError(f"{args.published} is a {algorithm} release; evaluate itemsets reads the CSV written by "
+                         f"privbasis or tf")
     published, _, freqs = read_itemset_release(args.published, universe)
     result = itemset_metrics(raw, published, freqs, args.k)
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["register", "register_experiment", "records_path"]
 
 SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked in tests/test_cli.py)
+# == dprelease.experiments.diffgen.METHODS (checked in tests/test_diffgen_plus.py)
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "recommended", "tds", "diffp-c45", "mst", "aim")
+RELEASE_METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "recommended")
 
 # pandas/pyarrow (data.table, relational.diffgen, relational.tds) are imported inside the handlers, so
 # that `dprelease --help` and the set-valued commands start without them.
@@ -88,22 +91,35 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     from ..data.table import read_table
     from ..relational.diffgen import diffgen
 
+    method = "diffgen-plus" if args.method == "recommended" else args.method  # our best eps-DP method
+    if method in ("diffgen", "diffgen-local") and args.specializations is None:
+        raise ParameterError(f"--specializations is required for --method {args.method}")
     prepare_output(args, args.output, inputs=_table_inputs(args),
-                   companions=[records_path(args.output)] if args.records else [])
+                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
     schema = _schema(args)
-    limits.check_diffgen(schema, args.specializations)  # public: the schema and h, before reading the data
+    # public: the schema and h (DiffGen+: its rounds, at most 12 when chosen from the noisy size)
+    limits.check_diffgen(schema, args.specializations or 12)
     with timed(args, "read"):
         table = read_table(args.table, schema)
     noise = noise_from_args(args)
+    notes = ["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
+             "counts: discrete Laplace, rounded to non-negative integers (post-processing)"]
     with timed(args, "diffgen"):
-        release = diffgen(table, args.epsilon, args.specializations, noise=noise, score=args.score,
-                          recycle=args.recycle, local=args.local)
+        if method == "diffgen-plus":
+            from ..relational.diffgen_plus import diffgen_plus
+
+            release = diffgen_plus(table, args.epsilon, noise=noise, rounds=args.specializations)
+            notes = [notes[0] + "; DiffGen+ (dprelease issue 13: docs/diffgen.md)",
+                     "counts: discrete Laplace, then per class one shift and clipping at 0 keeping the noisy class "
+                     "total (Norm-Sub, post-processing)"]
+        else:
+            release = diffgen(table, args.epsilon, args.specializations, noise=noise, score=args.score,
+                              recycle=args.recycle, local=args.local or method == "diffgen-local")
     parts = release.manifest
+    parts["parameters"].setdefault("method", args.method)
     manifest = build_manifest(
         "diffgen", epsilon=args.epsilon, parameters=parts["parameters"], noise=noise, accountant=release.accountant,
-        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"],
-        notes=["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
-               "counts: discrete Laplace, rounded to non-negative integers (post-processing)"])
+        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"], notes=notes)
     with timed(args, "write"):
         _write_release(args, release, manifest)
     return 0
@@ -114,7 +130,7 @@ def _run_tds(args: argparse.Namespace) -> int:
     from ..relational.tds import tds
 
     prepare_output(args, args.output, inputs=_table_inputs(args),
-                   companions=[records_path(args.output)] if args.records else [])
+                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
     schema = _schema(args)
     table = read_table(args.table, schema)
     print("warning: TDS publishes a k-anonymous table with EXACT counts: it is NOT differentially private",
@@ -165,9 +181,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "counts of every leaf partition x class (Mohammed et al., KDD 2011).")
     _table_args(p)
     add_epsilon(p)
-    p.add_argument("--specializations", "-H", type=positive_int, required=True, metavar="H",
-                   help="number of specializations h (required; the paper's Figure 3 peaks near 10 on Adult; "
-                        "bounded by --max-output-records: the table has a row per leaf partition and class)")
+    p.add_argument("--specializations", "-H", type=positive_int, default=None, metavar="H",
+                   help="number of specializations h (the paper's Figure 3 peaks near 10 on Adult; bounded by "
+                        "--max-output-records: the table has a row per leaf partition and class); required for "
+                        "--method diffgen/diffgen-local; for diffgen-plus the number of rounds (default: chosen "
+                        "from a noisy record count)")
+    p.add_argument("--method", choices=RELEASE_METHODS, default="diffgen",
+                   help="release method: diffgen (default: faithful Algorithm 1), diffgen-local (= --local), "
+                        "diffgen-plus (issue 13), recommended (our best eps-DP method, now diffgen-plus)")
     p.add_argument("--score", choices=SCORES, default="max", help="candidate score: Max (default) or InfoGain")
     p.add_argument("--recycle", action="store_true",
                    help="improvement: give unused line-9 budget to the counts (default: faithful, charged as reserved)")
@@ -186,8 +207,50 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_run_tds)
 
 
+def _parse_methods(text: str) -> list[str]:
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in names if m not in METHODS]
+    if not names or unknown:
+        raise ParameterError(f"--methods: unknown method {', '.join(unknown) or repr(text)}; "
+                             f"choose from {','.join(METHODS)}")
+    return list(dict.fromkeys(names))
+
+
+def _run_methods(args: argparse.Namespace, table, methods: list[str], out: Path) -> int:
+    """Issue 13: several methods on the same splits; one table (CSV) and one plot (PNG); JSON for one epsilon."""
+    from ..experiments import diffgen as exp
+    from ..experiments.common import write_csv
+
+    peers = [m for m in methods if m in exp.PEERS]
+    if peers and not exp.peers_available():
+        say(args, f"{','.join(peers)}: smartnoise-synth is not importable here; skipped (run from its own venv: "
+                  "python3 -m venv /tmp/synthvenv && /tmp/synthvenv/bin/pip install smartnoise-synth==1.0.8 "
+                  "scikit-learn pyarrow PyYAML matplotlib; "
+                  "PYTHONPATH=src /tmp/synthvenv/bin/python -m dprelease.cli ...)")
+        methods = [m for m in methods if m not in exp.PEERS]
+    h = args.specializations[0] if args.specializations else 10
+    with timed(args, "experiment"):
+        rows = exp.methods_experiment(table, methods=methods, epsilons=args.epsilon, h=h, runs=args.runs,
+                                      seed=args.seed, tds_k=args.tds or 5, jobs=args.jobs, peer_runs=args.peer_runs,
+                                      progress=lambda m: say(args, m))
+    summary = exp.summarize_methods(rows)
+    write_csv(out / "methods_runs.csv", [asdict(r) for r in rows])
+    write_csv(out / "methods_summary.csv", summary)
+    exp.plot_methods(summary, out / "methods_accuracy.png", title=table.schema.name or Path(args.data).name)
+    say(args, f"wrote {out}/methods_summary.csv, methods_runs.csv, methods_accuracy.png")
+    if args.json and len(args.epsilon) == 1:
+        print_json(exp.methods_json(rows, summary))
+    elif args.json:
+        print_json(summary)
+    else:
+        for s in summary:
+            print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()}))
+    return 0
+
+
 ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
 _EXPERIMENT_FILES = ("diffgen_runs.csv", "diffgen_summary.csv", "diffgen_figure3.png")
+_METHODS_FILES = ("methods_runs.csv", "methods_summary.csv", "methods_accuracy.png")
 
 
 def _experiment_schema(args: argparse.Namespace):
@@ -208,6 +271,16 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
     args.table = args.data
     inputs = _table_inputs(args)
+    if args.methods:
+        methods = _parse_methods(args.methods)  # a bad name is refused before any work
+        out = Path(args.out_dir or "results/diffgen-methods")
+        for name in _METHODS_FILES:
+            prepare_output(args, out / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+        limits.check_diffgen(schema, max(args.specializations or [10]), what="experiment diffgen-classification")
+        say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
+        return _run_methods(args, read_table(args.data, schema), methods, out)
+    if not args.specializations:
+        raise ParameterError("--specializations is required unless --methods is given")
     if args.out_dir:
         for name in _EXPERIMENT_FILES:  # its own files are replaced; an input never is
             prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
@@ -266,13 +339,20 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     _add_delimiter(p)
     p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E",
                    help="one or more total budgets (required)")
-    p.add_argument("--specializations", "-H", type=positive_int, nargs="+", required=True, metavar="H",
-                   help="one or more numbers of specializations h (required)")
+    p.add_argument("--specializations", "-H", type=positive_int, nargs="+", default=None, metavar="H",
+                   help="one or more numbers of specializations h (required without --methods; with --methods the "
+                        "first is DiffGen's h, default 10)")
     p.add_argument("--runs", type=positive_int, default=10, metavar="N", help="random splits (runs) per setting (default 10)")
     p.add_argument("--score", choices=[*SCORES, "both"], default="max",
                    help="DiffGen candidate score: max, infogain or both (default max)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S",
                    help="seed of the splits and the (seeded, experiment-mode) noise (default 0)")
+    p.add_argument("--methods", default=None, metavar="LIST",
+                   help=f"comma-separated methods to compare on the same splits ({','.join(METHODS)}; "
+                        "recommended = our best eps-DP method); writes a table and a plot to --out-dir "
+                        "(default results/diffgen-methods); default: off (DiffGen only, today's output)")
+    p.add_argument("--peer-runs", type=positive_int, default=None, metavar="R",
+                   help="runs of mst/aim with --methods (default: --runs); they take minutes each")
     p.add_argument("--recycle", action="store_true", help="improvement: unused line-9 budget to the counts")
     p.add_argument("--local", action="store_true", help="improvement: partition-local Max scores")
     p.add_argument("--tds", type=positive_int, default=None, metavar="K",

@@ -168,6 +168,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+_NOT_SET_VALUED = ("privbasis", "tf", "diffgen", "tds")
+
+
 def read_release_db(path: str, universe: Universe):
     """A published set-valued release (checked against its manifest), as a database; an empty release is
     allowed (DiffPart can release nothing), it then has no records."""
@@ -177,6 +180,10 @@ def read_release_db(path: str, universe: Universe):
     from ..release import read_manifest
 
     manifest = read_manifest(path)
+    algorithm = str(manifest.get("algorithm", ""))
+    if algorithm.lower() in _NOT_SET_VALUED:
+        raise InputError(f"{path} is a {algorithm} release; this evaluation reads set-valued releases "
+                         f"(diffpart, basic, stream)")
     release = manifest.get("release") or {}
     if isinstance(release, dict) and release.get("records") == 0:
         return TransactionDB.from_lists([], universe.size), manifest

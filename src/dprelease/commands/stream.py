@@ -31,9 +31,14 @@ def _run_init(args: argparse.Namespace) -> int:
 
     if universe_inputs(args.universe):
         check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
+    from .common import MAX_SEED, MIN_EPSILON
+
     if args.accounting == "paper" and args.updates is None:
         raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
     eps_append = args.epsilon if args.accounting == "parallel" else args.epsilon / (args.updates + 1)
+    if (args.updates is not None and args.updates >= MAX_SEED) or eps_append < MIN_EPSILON:
+        raise ParameterError(f"--updates {args.updates}: each append would get epsilon/(U+1) = "
+                             f"{eps_append:.3g}, below the smallest budget {MIN_EPSILON:g}")
     if args.universe and args.partitioning == "tdpart":  # public: bound each append's work before the stream exists
         u = parse_universe_spec(args.universe)
         limits.check_diffpart(u.size, args.fanout, eps_append, args.c2, None, what="stream init")

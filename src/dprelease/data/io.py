@@ -47,7 +47,7 @@ def read_transactions(path: str | os.PathLike, universe: Universe | None) -> tup
     return read_fimi(path, universe)
 
 
-_TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp$"
+_TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp(?:-wal|-shm|-journal)?$"  # SQLite side files too
 
 
 def _umask() -> int:
@@ -227,7 +227,11 @@ def check_output_path(
     """
     from ..errors import ParameterError
 
+    if not str(output).strip():
+        raise ParameterError(f"{option}: the output file name is empty")
     out = Path(output)
+    if out.is_dir() or not out.name:
+        raise ParameterError(f"{option} {out} is a directory; give a file name")
     written = [out, *(Path(c) for c in companions)]
     for src in inputs:
         if src is None:

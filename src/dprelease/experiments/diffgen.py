@@ -33,7 +33,8 @@ from ..relational.diffgen import diffgen
 from ..relational.tds import tds
 
 __all__ = ["RunRow", "split_table", "run_one", "classification_experiment", "summarize", "write_csv", "plot_figure3",
-           "peers_available", "run_peer"]
+           "peers_available", "run_peer", "METHODS", "RECOMMENDED", "release_method", "methods_experiment",
+           "summarize_methods", "methods_json", "plot_methods"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,27 +179,42 @@ class _SampleMethod:
 PEER_BINS = 32
 
 
-def _binned(schema, columns) -> dict[str, np.ndarray]:
-    """Numeric attributes in PEER_BINS equal-width bins over the schema's public bounds; categoricals as leaf codes."""
+def _edges(a, bins: str) -> np.ndarray:
+    """Inner bin edges of a numeric attribute over its public bounds: PEER_BINS equal-width bins, or
+    ``bins="grid"``: DiffGen+'s public split grid (equal-width + geometric points, ``split_grid``)."""
+    if bins == "grid":
+        from ..relational.diffgen_plus import split_grid
+
+        return split_grid(a.lo, a.hi, a.integer, PEER_BINS - 1)
+    return a.lo + (a.hi - a.lo) * np.arange(1, PEER_BINS) / PEER_BINS
+
+
+def _binned(schema, columns, bins: str = "equal") -> dict[str, np.ndarray]:
+    """Numeric attributes as bin codes over the schema's public bounds; categoricals as leaf codes."""
     out = {}
     for a, col in zip(schema.attributes, columns):
         if a.kind == "numeric":
-            out[a.name] = np.clip(((col - a.lo) / (a.hi - a.lo) * PEER_BINS).astype(np.int64), 0, PEER_BINS - 1)
+            out[a.name] = np.searchsorted(_edges(a, bins), col, side="right").astype(np.int64)
         else:
             out[a.name] = np.asarray(col, dtype=np.int64)
     return out
 
 
-def _bin_table(table: EncodedTable, codes: dict[str, np.ndarray], y: np.ndarray) -> EncodedTable:
+def _bin_table(table: EncodedTable, codes: dict[str, np.ndarray], y: np.ndarray, bins: str = "equal") -> EncodedTable:
     """Back to an EncodedTable whose numeric values are bin midpoints (for the same tree features)."""
     cols = []
     for a in table.schema.attributes:
         v = np.asarray(codes[a.name], dtype=np.int64)
-        cols.append(a.lo + (v + 0.5) * (a.hi - a.lo) / PEER_BINS if a.kind == "numeric" else v)
+        if a.kind == "numeric":
+            edges = np.concatenate([[a.lo], _edges(a, bins), [a.hi]])
+            v = np.clip(v, 0, edges.size - 2)
+            cols.append((edges[v] + edges[v + 1]) / 2.0)
+        else:
+            cols.append(v)
     return EncodedTable(table.schema, tuple(cols), np.asarray(y, dtype=np.int64))
 
 
-def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int) -> RunRow:
+def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int, bins: str = "equal") -> RunRow:
     """MST or AIM (smartnoise-synth, optional) on the train split, sampled i.i.d.; the same tree on the synthetic data.
 
     Same split as DiffGen's run ``run``; CA on the binned test split. Wall time is fit + sample.
@@ -208,7 +224,7 @@ def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int
 
     train, test = split_table(table, seed, run)
     schema = train.schema
-    frame = pd.DataFrame({**_binned(schema, train.columns), schema.class_attribute.name: train.y})
+    frame = pd.DataFrame({**_binned(schema, train.columns, bins), schema.class_attribute.name: train.y})
     t0 = time.perf_counter()
     synth = Synthesizer.create(name, epsilon=float(epsilon), verbose=False)
     synth.fit(frame, preprocessor_eps=0.0, categorical_columns=list(frame.columns))
@@ -217,8 +233,9 @@ def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int
     seconds = time.perf_counter() - t0
     if not isinstance(sample, pd.DataFrame):
         sample = pd.DataFrame(list(sample), columns=list(frame.columns))
-    fake = _bin_table(train, {c: sample[c].to_numpy() for c in frame.columns}, sample[schema.class_attribute.name].to_numpy())
-    binned_test = _bin_table(test, _binned(schema, test.columns), test.y)
+    fake = _bin_table(train, {c: sample[c].to_numpy() for c in frame.columns},
+                      sample[schema.class_attribute.name].to_numpy(), bins)
+    binned_test = _bin_table(test, _binned(schema, test.columns, bins), test.y, bins)
     from ..relational.classify import make_tree
 
     tree = make_tree().fit(raw_features(fake), fake.y)
@@ -232,3 +249,159 @@ def settings_note() -> dict[str, object]:
 
 def load_adult(data: str | os.PathLike, schema: TableSchema) -> EncodedTable:
     return read_table(Path(data), schema)
+
+
+# -- issue 13: several methods side by side (accuracy vs epsilon) ----------------------------------
+#: every name `--methods` accepts; "recommended" is our best eps-DP release method (RECOMMENDED)
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "recommended", "tds", "diffp-c45", "mst", "aim")
+RECOMMENDED = "diffgen-plus"
+PEERS = ("mst", "aim")
+
+
+def release_method(name: str, train: EncodedTable, epsilon: float, h: int, noise):
+    """One eps-DP release of a table method (a GeneralizedTable); ``recommended`` is :data:`RECOMMENDED`."""
+    from ..relational.diffgen_plus import diffgen_plus
+
+    if name == "recommended":
+        name = RECOMMENDED
+    if name == "diffgen":
+        return diffgen(train, epsilon, h, noise=noise)
+    if name == "diffgen-local":
+        return diffgen(train, epsilon, h, noise=noise, local=True)
+    if name == "diffgen-plus":
+        return diffgen_plus(train, epsilon, noise=noise)
+    raise ValueError(f"not a table method: {name}")
+
+
+def _method_seed(seed: int, run: int, eps: float, name: str) -> int:
+    key = RECOMMENDED if name == "recommended" else name
+    return int(np.random.default_rng([seed, run, int(round(eps * 1e6)), sum(map(ord, key)), len(key)]).integers(2**62))
+
+
+def run_methods_one(args: tuple) -> list[RunRow]:
+    """Every (non-peer) method at every epsilon on split ``run``. Seconds: the release (or tree) only."""
+    from ..relational.diffp_c45 import diffp_c45
+
+    table, seed, run, methods, epsilons, h, tds_k = args
+    train, test = split_table(table, seed, run)
+    ba = baseline_accuracy(train, test)
+    la = lower_bound_accuracy(train, test)
+    rows = []
+    for name in methods:
+        if name in PEERS:
+            continue
+        if name == "tds":
+            t0 = time.perf_counter()
+            release = tds(train, tds_k)
+            secs = time.perf_counter() - t0
+            rows.append(RunRow("tds", None, len(release.trace), run, generalized_accuracy(release, test), ba, la, secs))
+            continue
+        for eps in epsilons:
+            noise = make_noise(_method_seed(seed, run, eps, name))
+            t0 = time.perf_counter()
+            if name == "diffp-c45":
+                model = diffp_c45(train, eps, noise=noise)
+                secs = time.perf_counter() - t0
+                acc = float((model.predict(test) == test.y).mean())
+                rows.append(RunRow(name, eps, model.manifest["parameters"]["depth"], run, acc, ba, la, secs))
+                continue
+            release = release_method(name, train, eps, h, noise)
+            secs = time.perf_counter() - t0
+            hh = len(release.trace)
+            rows.append(RunRow(name, eps, hh, run, generalized_accuracy(release, test), ba, la, secs))
+    return rows
+
+
+def methods_experiment(table: EncodedTable, *, methods: list[str], epsilons: list[float], h: int, runs: int,
+                       seed: int = 0, tds_k: int = 5, jobs: int = 1, peer_runs: int | None = None,
+                       progress=None) -> list[RunRow]:
+    """All methods on the same splits (run r uses split (seed, r)); peers (MST/AIM) on the first ``peer_runs``."""
+    tasks = [(table, seed, r, methods, epsilons, h, tds_k) for r in range(runs)]
+    if jobs > 1 and runs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            parts = list(pool.map(run_methods_one, tasks))
+    else:
+        parts = [run_methods_one(t) for t in tasks]
+    rows = [row for part in parts for row in part]
+    for name in methods:
+        if name in PEERS:
+            for eps in epsilons:
+                for r in range(runs if peer_runs is None else peer_runs):
+                    if progress:
+                        progress(f"{name} eps={eps:g} run {r}")
+                    rows.append(run_peer(name, table, eps, seed, r))
+    return rows
+
+
+def summarize_methods(rows: list[RunRow]) -> list[dict[str, object]]:
+    """Mean, stdev (percent) and mean seconds per (method, epsilon); TDS has epsilon None."""
+    groups: dict[tuple, list[RunRow]] = {}
+    for r in rows:
+        groups.setdefault((r.method, r.epsilon), []).append(r)
+    out = []
+    for (method, eps), rs in groups.items():
+        acc = [100.0 * r.accuracy for r in rs]
+        out.append({
+            "method": method, "epsilon": eps, "runs": len(rs),
+            "accuracy": statistics.fmean(acc), "stdev": statistics.stdev(acc) if len(acc) > 1 else 0.0,
+            "seconds": statistics.fmean(r.seconds for r in rs),
+            "baseline_accuracy": 100.0 * statistics.fmean(r.baseline_accuracy for r in rs),
+            "lower_bound_accuracy": 100.0 * statistics.fmean(r.lower_bound_accuracy for r in rs),
+        })
+    order = {m: i for i, m in enumerate(METHODS)}
+    out.sort(key=lambda s: (order.get(str(s["method"]), len(order)), -1.0 if s["epsilon"] is None else s["epsilon"]))
+    return out
+
+
+def methods_json(rows: list[RunRow], summary: list[dict[str, object]]) -> dict[str, object]:
+    """The issue 13 JSON for one epsilon: BA and LA over the runs' splits, and each method's mean/stdev/seconds."""
+    split_rows = {r.run: r for r in rows}
+    return {
+        "baseline_accuracy": 100.0 * statistics.fmean(r.baseline_accuracy for r in split_rows.values()),
+        "lower_bound_accuracy": 100.0 * statistics.fmean(r.lower_bound_accuracy for r in split_rows.values()),
+        "methods": {str(s["method"]): {"accuracy": s["accuracy"], "stdev": s["stdev"], "seconds": s["seconds"]}
+                    for s in summary},
+    }
+
+
+def plot_methods(summary: list[dict[str, object]], path: Path, title: str = "Adult") -> None:
+    """Accuracy vs epsilon, one labelled line per method, mean +- stdev as a band; not-DP TDS, BA, LA as lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .common import save_png
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    methods = []
+    for s in summary:
+        if s["method"] not in methods:
+            methods.append(s["method"])
+    for m in methods:
+        rows = sorted((s for s in summary if s["method"] == m), key=lambda s: s["epsilon"] or 0.0)
+        if rows[0]["epsilon"] is None:  # TDS: not DP, one value
+            mu, sd = rows[0]["accuracy"], rows[0]["stdev"]
+            ax.axhline(mu, ls="-.", color="tab:brown", label=f"{m} (k-anonymity, not DP) {mu:.1f}%")
+            ax.axhspan(mu - sd, mu + sd, color="tab:brown", alpha=0.08)
+            continue
+        xs = [s["epsilon"] for s in rows]
+        mu = np.asarray([s["accuracy"] for s in rows])
+        sd = np.asarray([s["stdev"] for s in rows])
+        alias = f" = {RECOMMENDED}" if m == "recommended" else ""
+        style = {"ls": "--", "marker": "x"} if m == "recommended" else {"marker": "o"}
+        (line,) = ax.plot(xs, mu, label=f"{m}{alias} ({rows[0]['runs']} runs)", **style)
+        ax.fill_between(xs, mu - sd, mu + sd, color=line.get_color(), alpha=0.15)
+    ba = statistics.fmean(s["baseline_accuracy"] for s in summary)
+    la = statistics.fmean(s["lower_bound_accuracy"] for s in summary)
+    ax.axhline(ba, ls=":", color="k", label=f"BA = {ba:.1f}%")
+    ax.axhline(la, ls="--", color="grey", label=f"LA = {la:.1f}%")
+    ax.set_xscale("log")
+    ax.set_xlabel("privacy budget ε")
+    ax.set_ylabel("classification accuracy CA (%)")
+    ax.set_title(f"{title}: CA vs ε (mean ± stdev over runs)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_png(fig, path)

@@ -14,7 +14,8 @@ Budget: eps/2 to select k itemsets, eps/2 to release their counts (section 3).
 * Release: Lap(2k/eps) on the k selected counts (eps/2, sensitivity k). To publish frequencies without a
   public N, N is released in the same vector (sensitivity k + 1, so Lap(2(k+1)/eps)); the paper treats N
   as known. When gamma*N >= c_k the truncation prunes nothing ("degenerate", section 3.1): enumeration
-  then covers every itemset of U that occurs at all, and it is refused when that is infeasible.
+  then covers every itemset of U that occurs at all. Whether that happens depends on the data, so the refusal
+  is decided from public inputs alone: m >= 3 with |U| > MAX_DEGENERATE_CANDIDATES is always refused.
 * One exact pass finds both c_k and the enumerated candidates (:func:`_plan_and_candidates`): for m <= 2,
   c_k comes from item and pair supports and the candidates keep their historical order (seeded releases
   unchanged); for m >= 3 one mining at a lower bound of the threshold serves both, and the candidates are
@@ -41,7 +42,8 @@ from .privbasis import ItemsetRelease
 __all__ = ["TFPlan", "candidate_space_size", "tf_gamma_count", "tf_plan", "explicit_candidates", "tf",
            "MAX_DEGENERATE_CANDIDATES", "kth_support_upto_pairs"]
 
-# Refuse to enumerate more than this many candidates of length >= 3 when the truncation prunes nothing.
+# TF refuses m >= 3 over more candidates than this (public inputs only): when the truncation prunes nothing
+# (gamma*N >= f_k*N, data-dependent) every candidate that occurs would have to be enumerated.
 MAX_DEGENERATE_CANDIDATES = 5_000_000
 
 
@@ -126,11 +128,6 @@ def _plan_and_candidates(db: TransactionDB, k: int, epsilon: float, m: int, rho:
         return (plan, *explicit_candidates(db, m, threshold(plan.fk_count)))
     c2 = kth_support_upto_pairs(db, k)
     lower = min(threshold(c2), max(c2, 1))  # <= the final threshold, and <= c_k so the top k get mined
-    if lower <= 1 and n_cand > MAX_DEGENERATE_CANDIDATES:
-        plan = tf_plan(db, k, epsilon, m, rho)  # mining everything is infeasible: is it degenerate?
-        if threshold(plan.fk_count) <= 1:
-            _refuse_degenerate(n_cand, m)
-        return (plan, *explicit_candidates(db, m, threshold(plan.fk_count)))
     mined = mine_frequent(db, lower, max_length=m)
     counts = np.fromiter((c for _, c in mined), dtype=np.int64, count=len(mined))
     plan = plan_of(_kth_largest(counts, k))
@@ -141,9 +138,11 @@ def _plan_and_candidates(db: TransactionDB, k: int, epsilon: float, m: int, rho:
 
 
 def _refuse_degenerate(n_cand: int, m: int) -> None:
+    """Refuse m >= 3 over more than MAX_DEGENERATE_CANDIDATES candidates, whatever the data (public inputs only)."""
     raise ParameterError(
-        f"TF degenerates here (gamma*N >= f_k*N, so the truncation prunes nothing) and |U| = {n_cand:.3g} "
-        f"itemsets of length <= {m} cannot be enumerated; use a smaller -m"
+        f"-m {m}: |U| = {n_cand:.3g} itemsets of length <= {m}; when gamma*N >= f_k*N (which depends on the data, "
+        f"so it is not checked) TF must enumerate every one that occurs, infeasible beyond "
+        f"{MAX_DEGENERATE_CANDIDATES:,} candidates: use -m 2 or less, or a smaller universe"
     )
 
 
@@ -235,6 +234,10 @@ def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *,
     m = int(min(m, db.n_items))
     n_cand = candidate_space_size(db.n_items, m)
     k = int(min(k, n_cand))
+    if m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
+        # Decided from public inputs only (issue 8, defect 5): whether the enumeration is feasible depends on
+        # f_k*N vs gamma*N, and a refusal that depended on f_k would release it.
+        _refuse_degenerate(n_cand, m)
     plan, sets, counts = _plan_and_candidates(db, k, eps, m, rho)
     n_implicit = n_cand - len(sets)
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
+from ..errors import ParameterError
 from .accountant import BudgetScope
-from .noise import NoiseSource, geometric_from_discrete_laplace
+from .noise import NoiseSource, geometric_from_discrete_laplace, sequential_gumbel_rounds
 
 __all__ = [
     "noisy_counts",
@@ -32,6 +34,7 @@ __all__ = [
     "exponential_mechanism_disjoint",
     "laplace_top_k_implicit",
     "exponential_top_k_implicit",
+    "selection_scale",
 ]
 
 
@@ -59,18 +62,33 @@ def noisy_values(
     label: str,
     sensitivity: float,
 ) -> np.ndarray:
-    """Real values plus floating-point-safe Laplace noise of scale sensitivity/epsilon."""
+    """Real values plus floating-point-safe Laplace noise of scale sensitivity/epsilon.
+
+    The true values go into the noise source's measurement (:meth:`NoiseSource.add_laplace`): in secure
+    mode OpenDP adds the noise and rounds, so outputs lie on one lattice whatever the true value.
+    """
     values = np.asarray(values, dtype=np.float64)
     scope.spend(epsilon, label)
-    return values + noise.laplace(sensitivity / epsilon, values.size).reshape(values.shape)
+    return noise.add_laplace(values, sensitivity / epsilon)
+
+
+# Private switch (tests / the audit's broken fixture only): 1e-12 restores the pre-fix rule of issue 8 defect 9
+# (generated cells with k = ceil(threshold - 1e-12), real cells with >= threshold). 0.0 = one exact rule.
+_THRESHOLD_SLACK = 0.0
 
 
 def discrete_laplace_tail(epsilon: float, threshold: float, sensitivity: int = 1) -> tuple[int, float]:
     """For X ~ DLap(scale=sensitivity/epsilon): the least integer k >= threshold and log P(X >= k).
 
-    P(X >= k) = t^k / (1 + t) with t = exp(-epsilon/sensitivity), for k >= 1.
+    P(X >= k) = t^k / (1 + t) with t = exp(-epsilon/sensitivity), for k >= 1, so ``threshold`` must be > 0.
+    ``k = ceil(threshold)`` exactly (no slack): an integer count c passes ``c >= threshold`` iff ``c >= k``,
+    the one comparison rule :func:`threshold_counts` applies to real and generated cells alike (issue 8,
+    defect 9: a slack of 1e-12 let a generated cell pass with count n at a threshold in (n, n + 1e-12]).
     """
-    k = max(1, math.ceil(threshold - 1e-12))
+    threshold = float(threshold)
+    if not (threshold > 0.0 and math.isfinite(threshold)):
+        raise ParameterError(f"a count threshold must be a finite number > 0, got {threshold!r}")
+    k = max(1, math.ceil(threshold - _THRESHOLD_SLACK))
     log_t = -epsilon / sensitivity
     return k, k * log_t - math.log1p(math.exp(log_t))
 
@@ -99,6 +117,10 @@ class ThresholdRelease:
     zero_passed: np.ndarray
 
 
+# threshold_counts refuses (from public inputs) when more cells than this are expected to pass.
+MAX_EXPECTED_GENERATED = float(1 << 26)
+
+
 def threshold_counts(
     counts: np.ndarray,
     n_implicit_zeros: int,
@@ -117,10 +139,21 @@ def threshold_counts(
     zero cells that pass is Binomial(n, P(X >= k)); each passing value is k plus a
     Geometric draw (the discrete Laplace tail is memoryless).
     """
+    counts = np.asarray(counts, dtype=np.int64)
+    n_implicit = int(n_implicit_zeros)
+    if n_implicit < 0:
+        raise ParameterError(f"the number of implicit zero cells must be >= 0, got {n_implicit}")
+    k, log_q = discrete_laplace_tail(epsilon, threshold)  # validates the threshold
+    q = math.exp(log_q)
+    expected = (counts.size + n_implicit) * q  # cells x P(a zero cell passes): public inputs only
+    if expected > MAX_EXPECTED_GENERATED:
+        raise ParameterError(
+            f"test-and-generate would release about {expected:.3g} cells of {counts.size + n_implicit:.3g} "
+            f"(threshold {threshold:.4g} at epsilon {epsilon:.4g}); raise the threshold or lower the fan-out")
     explicit = noisy_counts(counts, epsilon, scope=scope, noise=noise, label=label)
-    passed = explicit >= threshold
-    k, log_q = discrete_laplace_tail(epsilon, threshold)
-    n_pass = noise.binomial(int(n_implicit_zeros), math.exp(log_q)) if n_implicit_zeros > 0 else 0
+    # one rule: an integer passes iff it is >= k = ceil(threshold), as generated cells do
+    passed = explicit >= (threshold if _THRESHOLD_SLACK else k)
+    n_pass = noise.binomial(n_implicit, q) if n_implicit > 0 else 0
     if n_pass:
         tail = geometric_from_discrete_laplace(noise.discrete_laplace(1.0 / epsilon, n_pass))
         zero_values = k + tail
@@ -129,9 +162,18 @@ def threshold_counts(
     return ThresholdRelease(explicit, passed, zero_values.astype(np.int64))
 
 
-def _log_weights(scores: np.ndarray, epsilon: float, sensitivity: float, monotonic: bool) -> np.ndarray:
-    factor = epsilon / (sensitivity if monotonic else 2.0 * sensitivity)
-    return factor * np.asarray(scores, dtype=np.float64)
+def selection_scale(epsilon: float, sensitivity: float, *, monotonic: bool = False, rounds: int = 1) -> float:
+    """The Gumbel scale b of an exponential mechanism that is epsilon-DP over ``rounds`` rounds (epsilon/rounds each).
+
+    P(i) ~ exp(q_i / b) is (2*Delta/b)-DP (Delta/b for monotone scores; McSherry-Talwar), so
+    b = 2*Delta*rounds/epsilon. Computed in exact rational arithmetic and rounded *up* to a float, so that
+    2*Delta*rounds/b <= epsilon holds exactly (the safe side).
+    """
+    target = Fraction(sensitivity) * (1 if monotonic else 2) * int(rounds) / Fraction(epsilon)
+    b = float(target)
+    if Fraction(b) < target:
+        b = math.nextafter(b, math.inf)
+    return b
 
 
 def exponential_mechanism(
@@ -147,19 +189,22 @@ def exponential_mechanism(
 ) -> int:
     """Pick index i with probability proportional to mu_i * exp(epsilon * score_i / (2 * sensitivity)).
 
-    Gumbel-max in log space: argmax(log mu_i + epsilon*score_i/(2*sensitivity) + G_i),
-    so no exponential is ever formed (no overflow at N = 10^6). ``monotonic=True``
-    uses epsilon/sensitivity, valid only when every score moves in the same
-    direction between neighbours (the paper must justify it). ``log_base_measure``
-    is a data-independent log weight (e.g. log interval length, DiffGen eq. 6).
+    Secure mode samples this law exactly (OpenDP's Gumbel report-noisy-max, scale b = 2*sensitivity/epsilon,
+    with b * log mu_i folded into the score); seeded mode uses float Gumbel-max in log space,
+    argmax(score_i/b + log mu_i + G_i). Either way no exponential is formed (no overflow at N = 10^6).
+    ``monotonic=True`` uses epsilon/sensitivity, valid only when every score moves in the same direction
+    between neighbours (the paper must justify it). ``log_base_measure`` is a data-independent log weight
+    (e.g. log interval length, DiffGen eq. 6).
     """
-    logw = _log_weights(scores, epsilon, sensitivity, monotonic)
-    if log_base_measure is not None:
-        logw = logw + np.asarray(log_base_measure, dtype=np.float64)
-    if logw.size == 0:
+    scores = np.asarray(scores, dtype=np.float64)
+    base = None if log_base_measure is None else np.asarray(log_base_measure, dtype=np.float64)
+    if scores.size == 0:
         raise ValueError("exponential mechanism over an empty candidate set")
+    if base is not None and base.shape != scores.shape:
+        raise ValueError("log_base_measure must have one entry per score")
+    scale = selection_scale(epsilon, sensitivity, monotonic=monotonic)
     scope.spend(epsilon, label)
-    return int(np.argmax(logw + noise.gumbel(logw.size)))
+    return noise.gumbel_argmax(scores, scale, base)
 
 
 def exponential_top_k(
@@ -175,18 +220,17 @@ def exponential_top_k(
 ) -> np.ndarray:
     """k distinct indices, as k rounds of the exponential mechanism without replacement, each with epsilon/k.
 
-    One-shot Gumbel top-k with per-round epsilon/k has exactly the distribution of
-    the k sequential rounds; the total charge is ``epsilon``. Returned in pick order.
+    One-shot Gumbel top-k with per-round epsilon/k (scale b = 2*sensitivity*k/epsilon) has exactly the
+    distribution of the k sequential rounds; the total charge is ``epsilon``. Returned in pick order.
+    Secure mode: OpenDP's exact noisy top-k with Gumbel noise.
     """
     scores = np.asarray(scores, dtype=np.float64)
     k = int(min(k, scores.size))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    logw = _log_weights(scores, epsilon / k, sensitivity, monotonic)
+    scale = selection_scale(epsilon, sensitivity, monotonic=monotonic, rounds=k)
     scope.spend(epsilon, label)
-    keyed = logw + noise.gumbel(logw.size)
-    top = np.argpartition(-keyed, k - 1)[:k]
-    return top[np.argsort(-keyed[top], kind="stable")].astype(np.int64)
+    return noise.gumbel_top_k(scores, k, scale)
 
 
 def uniform_choice(n: int, noise: NoiseSource) -> int:
@@ -215,22 +259,30 @@ def exponential_mechanism_disjoint(
     if not score_blocks:
         return []
     measures = log_base_measures or [None] * len(score_blocks)
-    logws = []
+    if len(measures) != len(score_blocks):
+        raise ValueError("one log base measure (or None) per block")
+    blocks: list[tuple[np.ndarray, np.ndarray | None]] = []
     for scores, base in zip(score_blocks, measures):
-        logw = _log_weights(scores, epsilon, sensitivity, False)
-        if base is not None:
-            logw = logw + np.asarray(base, dtype=np.float64)
-        if logw.size == 0:
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.size == 0:
             raise ValueError("exponential mechanism over an empty candidate set")
-        logws.append(logw)
+        base_arr = None if base is None else np.asarray(base, dtype=np.float64)
+        if base_arr is not None and base_arr.shape != scores.shape:
+            raise ValueError("log_base_measure must have one entry per score")
+        blocks.append((scores, base_arr))
+    scale = selection_scale(epsilon, sensitivity)
     scope.spend(epsilon, label)
-    return [int(np.argmax(logw + noise.gumbel(logw.size))) for logw in logws]
+    return [noise.gumbel_argmax(scores, scale, base_arr) for scores, base_arr in blocks]
 
 
 # --- Top-k selection over explicit candidates plus many implicit ones sharing one score (TF, Bhaskar et al.) --
 # Appended for the TF baseline of PrivBasis (section 3). The implicit candidates are never enumerated: the
 # largest noisy values among n i.i.d. draws come from the top order statistics of n uniforms,
 # log F_(1) = log(U_1)/n, log F_(j) = log F_(j-1) + log(U_j)/(n-j+1) (exact, in log space).
+
+
+# Secure mode draws every implicit candidate's Laplace noise with OpenDP up to this many candidates.
+MAX_MATERIALIZED_IMPLICIT = 1 << 16
 
 
 def _top_order_log_cdf(n: int, k: int, noise: NoiseSource) -> np.ndarray:
@@ -274,10 +326,15 @@ def laplace_top_k_implicit(
     implicit candidates selected). Charges ``epsilon`` once.
     """
     explicit_scores = np.asarray(explicit_scores, dtype=np.float64)
+    n_implicit = int(n_implicit)
     scope.spend(epsilon, label)
     scale = sensitivity / epsilon
-    ex = explicit_scores + noise.laplace(scale, explicit_scores.size)
-    log_f = _top_order_log_cdf(int(n_implicit), k, noise)
+    ex = noise.add_laplace(explicit_scores, scale)
+    if noise.exact_selection and n_implicit <= MAX_MATERIALIZED_IMPLICIT:
+        # Secure mode, few implicit candidates: noise every one of them with the same float-safe sampler.
+        return _select_top(ex, noise.add_laplace(np.full(n_implicit, float(implicit_score)), scale), k)
+    # Known limit (docs/privacy.md): the implicit order statistics are floats computed from secure uniforms.
+    log_f = _top_order_log_cdf(n_implicit, k, noise)
     surv = -np.expm1(log_f)  # P(X > x) for the order statistic
     with np.errstate(divide="ignore"):
         x = np.where(surv <= 0.5, -scale * np.log(2.0 * surv), scale * (math.log(2.0) + log_f))
@@ -301,12 +358,15 @@ def exponential_top_k_implicit(
     explicit candidates plus ``n_implicit`` candidates sharing ``implicit_score``; the implicit Gumbel keys
     are the top order statistics of n Gumbels. Returns (explicit indices, number of implicit selected)."""
     explicit_scores = np.asarray(explicit_scores, dtype=np.float64)
-    k = int(min(k, explicit_scores.size + int(n_implicit)))
+    n_implicit = int(n_implicit)
+    k = int(min(k, explicit_scores.size + n_implicit))
     if k <= 0:
         return np.zeros(0, dtype=np.int64), 0
-    factor = (epsilon / k) / (sensitivity if monotonic else 2.0 * sensitivity)
+    scale = selection_scale(epsilon, sensitivity, monotonic=monotonic, rounds=k)
     scope.spend(epsilon, label)
-    ex = factor * explicit_scores + noise.gumbel(explicit_scores.size)
-    log_f = _top_order_log_cdf(int(n_implicit), k, noise)
-    im = factor * float(implicit_score) - np.log(-log_f)
+    if noise.exact_selection:
+        return sequential_gumbel_rounds(noise, explicit_scores, k, scale, n_implicit, float(implicit_score))
+    ex = explicit_scores / scale + noise.gumbel(explicit_scores.size)
+    log_f = _top_order_log_cdf(n_implicit, k, noise)
+    im = float(implicit_score) / scale - np.log(-log_f)
     return _select_top(ex, im, k)

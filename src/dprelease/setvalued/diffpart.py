@@ -212,18 +212,22 @@ class PartitionStep:
 
 
 def partition_steps(db: TransactionDB, tax: ContextFreeTaxonomy, budget: float, threshold, *, noise: NoiseSource,
-                    scope: BudgetScope, tag: object = None):
+                    scope: BudgetScope, tag: object = None, rows: np.ndarray | None = None):
     """DiffPart's top-down partitioning of ``db`` under ``budget`` (= B) as a generator of :class:`PartitionStep`.
 
     The one partition loop of the package: :func:`diffpart` and IncTDPart's first append (TBP-Tree_(0) =
     DiffPart(T, H, epsilon'), IncTDPart Algorithm 1 line 4) both run it. Budget split as in the module
     docstring (B/2 partitioning, alpha per operation, leaf counts B/2 + unused). ``threshold(leaf_level,
     eps_op, n_combos, n_internal, height)`` gives each operation's threshold from public values only.
+    ``rows``: the records to partition (default: every record with at least one item; an empty record
+    holds no item of any cut, so it belongs to no partition -- issue 8, defect 10).
     """
     if tax.is_leaf(tax.root):
         return
     queue: deque[tuple[_Partition, object]] = deque()
-    queue.append((_Partition((tax.root,), np.arange(db.n_records, dtype=np.int64), budget / 2.0, scope), tag))
+    if rows is None:
+        rows = np.flatnonzero(db.lengths > 0).astype(np.int64)
+    queue.append((_Partition((tax.root,), rows, budget / 2.0, scope), tag))
     empty_rows = np.zeros(0, dtype=np.int64)
     while queue:
         p, p_tag = queue.popleft()
@@ -303,10 +307,14 @@ def diffpart(
     out_sets: list[np.ndarray] = []
     out_counts: list[int] = []
     root_scope = accountant.root()
+    # An empty record holds no item of any cut, so it belongs to no partition (issue 8, defect 10: it used to
+    # become a real cell of mask 0 and be released as an empty itemset). It is still a record: it is simply
+    # in no cell, as under Basic.
+    all_rows = np.flatnonzero(db.lengths > 0).astype(np.int64)
 
     if tax.is_leaf(tax.root):
         # One-item universe: the only partition is already a leaf; all of B goes to its count.
-        res = threshold_counts(np.array([db.n_records]), 0, B, _SQRT2 * c1 / B, scope=root_scope, noise=noise,
+        res = threshold_counts(np.array([all_rows.size]), 0, B, _SQRT2 * c1 / B, scope=root_scope, noise=noise,
                                label="leaf counts")
         if res.passed[0]:
             out_sets.append(np.array([0], dtype=np.int64))
@@ -333,7 +341,7 @@ def diffpart(
 
     bar = _progress_bar(progress)
     if not tax.is_leaf(tax.root):
-        for step in partition_steps(db, tax, B, threshold, noise=noise, scope=root_scope):
+        for step in partition_steps(db, tax, B, threshold, noise=noise, scope=root_scope, rows=all_rows):
             if keep_trace:
                 trace.append(TraceEvent("leaf_counts" if step.leaf_level else "partition", step.cut, step.node,
                                         step.epsilon, step.threshold, int(step.masks.size)))

@@ -139,7 +139,7 @@ class PrefixStream:
             eps_counts = eps
             record_class = self.tree.classes_of(db)
         classes = np.flatnonzero(self.tree.is_class)
-        true = np.bincount(record_class, minlength=self.tree.n_nodes)[classes]
+        true = np.bincount(record_class[record_class >= 0], minlength=self.tree.n_nodes)[classes]
         noisy = noisy_counts(true, eps_counts, scope=scope, noise=noise, label="class counts")
         self.psum[classes] += noisy
         self.inv2[classes] += 1.0 / eps_counts**2

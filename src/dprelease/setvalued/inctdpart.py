@@ -295,7 +295,8 @@ class TBPTree:
             self.ledger.append(eps_p)
             return delta
         tax = self.taxonomy
-        queue = deque([(0, np.arange(db.n_records, dtype=np.int64), eps_p / 2.0, inner.root())])
+        # an empty record belongs to no cell (issue 8, defect 10), as in DiffPart
+        queue = deque([(0, np.flatnonzero(db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
         while queue:
             pid, rows, unused, scope = queue.popleft()
             p = self.nodes[pid]

@@ -153,7 +153,7 @@ def prefix_diffpart(
 
     # 3. counts of the disjoint classes (sensitivity 1), then post-processing
     classes = np.flatnonzero(tree.is_class)
-    true_counts = np.bincount(record_class, minlength=tree.n_nodes)[classes]
+    true_counts = np.bincount(record_class[record_class >= 0], minlength=tree.n_nodes)[classes]
     released = noisy_counts(true_counts, eps_counts, scope=scope, noise=noise, label="class counts")
     total = np.zeros(tree.n_nodes, dtype=np.int64)
     total[classes] = released
@@ -218,12 +218,13 @@ class PrefixTree:
         return int(self.pattern.size)
 
     def classes_of(self, db: TransactionDB) -> np.ndarray:
-        """The class of every record of ``db``: its path through the kept cells (deterministic, no noise)."""
+        """The class of every record of ``db``: its path through the kept cells (deterministic, no noise);
+        -1 for an empty record (it belongs to no class)."""
         rank = np.full(self.n_items, -1, dtype=np.int64)
         rank[self.F] = np.arange(self.m)
         masks = item_masks(db, rank)
         node = np.zeros(db.n_records, dtype=np.int64)
-        open_ = ~self.is_class[node]
+        open_ = ~self.is_class[node] & (db.lengths > 0)
         for j in range(self.m):
             idx = np.flatnonzero(open_)
             if idx.size == 0:
@@ -231,6 +232,7 @@ class PrefixTree:
             nxt = self.child[node[idx], (masks[idx] >> np.int64(j)) & 1]
             node[idx] = nxt
             open_[idx] = ~self.is_class[nxt]
+        node[db.lengths == 0] = -1
         return node
 
     def release(self, total: np.ndarray, merge_at: int | np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
@@ -282,8 +284,9 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
     n_nodes = 1
     active = np.zeros(1, dtype=np.int64)  # node ids of the kept cells of the last level
     active_pattern = np.zeros(1, dtype=np.int64)
-    alive = np.arange(db.n_records, dtype=np.int64)
-    alive_pos = np.zeros(db.n_records, dtype=np.int64)  # index into `active`
+    # an empty record holds no item, so it belongs to no class (as in DiffPart; issue 8, defect 10)
+    alive = np.flatnonzero(db.lengths > 0).astype(np.int64)
+    alive_pos = np.zeros(alive.size, dtype=np.int64)  # index into `active`
     record_class = np.full(db.n_records, -1, dtype=np.int64)
     for j in range(m):
         n_cells = 2 * active.size

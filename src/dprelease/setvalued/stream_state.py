@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.io import read_transactions
+from ..data.io import read_transactions, remove_stale_temps
 from ..data.universe import Universe, parse_universe_spec
 from ..errors import BudgetExceededError, DPReleaseError, InputError, ParameterError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
@@ -184,7 +184,8 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, 
         path.parent.mkdir(parents=True, exist_ok=True)  # like every other output
     except OSError as exc:
         raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror or exc})") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temps(path)  # left by a killed init (the pid in the name tells a live writer's from a dead one's)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     os.unlink(tmp)
     tmp_path = Path(tmp)
@@ -323,7 +324,8 @@ def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLi
     from ..release import manifest_path
 
     inputs = [state, Path(str(state) + "-wal"), Path(str(state) + "-shm")] + ([Path(batch)] if batch else [])
-    return check_output_path(output, inputs=inputs, companions=[manifest_path(output)], force=force,
+    companions = [manifest_path(output)] if Path(output).name else []  # an empty name is refused below
+    return check_output_path(output, inputs=inputs, companions=companions, force=force,
                              may_replace=lambda out: owns_release(state, out))
 
 

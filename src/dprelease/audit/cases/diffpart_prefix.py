@@ -4,8 +4,8 @@ Pairs stress each of its three mechanisms and the post-processing: a record touc
 (all weighted supports and one path through the trie), a cell whose count sits exactly at the
 PrivTree split threshold of depth 1, a record at the selection cutoff of a universe larger than
 ``max_items`` (it decides whether the item is in F, and where outside records go), two items whose
-order a single record flips, and an empty record passed through the API (it belongs to the empty
-prefix class). Events: the release as written (contents and order), presence and counts of every
+order a single record flips, and an empty record passed through the API (it belongs to no class, as
+in DiffPart). Events: the release as written (contents and order), presence and counts of every
 itemset, the manifest (number of selected items, PrivTree scale) without clock and seed.
 """
 
@@ -87,6 +87,6 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
     cases.append(AuditCase(
         "diffpart-prefix/empty-record", TransactionDB.from_lists(emp, 4), TransactionDB.from_lists(emp + [[]], 4),
         epsilon, _run(u4, epsilon), _events(range(0, 8)),
-        description="universe 1..4; D = 5 x {1,2} + {3}; D' adds an empty record (API): it belongs to the "
-                    "empty-prefix class"))
+        description="universe 1..4; D = 5 x {1,2} + {3}; D' adds an empty record (API): it belongs to no "
+                    "class"))
     return cases

@@ -178,7 +178,9 @@ register_cases("threshold_counts")(threshold_counts_cases)
 
 
 def exponential_mechanism_cases(epsilon: float, fn: Callable | None = None) -> list[AuditCase]:
-    """Scores = counts of 4 candidates (sensitivity 1), with and without a base measure."""
+    """Scores = counts of 4 candidates (sensitivity 1), with and without a base measure; and scores that move
+    in opposite directions (q = (c_A, -c_A, 0)), where the mechanism's epsilon is nearly reached (0.9 eps),
+    with seeded and with secure noise (the secure path is a different sampler)."""
     from ...privacy import exponential_mechanism
 
     fn = fn or exponential_mechanism
@@ -193,6 +195,18 @@ def exponential_mechanism_cases(epsilon: float, fn: Callable | None = None) -> l
             f"exponential_mechanism/{tag}", d, d + [2], epsilon, run, lambda i: [f"pick {int(i)}"],
             description="4 candidates scored by counts [3,2,0,1]; D' adds a record to candidate 2"
                         + ("; base measure (1, 3, 0.5, 2)" if base is not None else "")))
+
+    def run_opposite(records, noise):
+        c_a = float(sum(1 for r in records if r == 0))
+        return fn(np.array([c_a, -c_a, 0.0]), epsilon, sensitivity=1.0, scope=_scope(epsilon), noise=noise,
+                  label="audit")
+
+    for secure in (False, True):
+        cases.append(AuditCase(
+            "exponential_mechanism/opposite-scores" + ("-secure" if secure else ""), [0, 0, 0, 1], [0, 0, 0, 0, 1],
+            epsilon, run_opposite, lambda i: [f"pick {int(i)}"], secure=secure,
+            description="3 candidates scored (c_A, -c_A, 0) (sensitivity 1), c_A = 3 on D, 4 on D'"
+                        + ("; secure noise" if secure else "")))
     return cases
 
 
@@ -213,8 +227,10 @@ def exponential_top_k_cases(epsilon: float, fn: Callable | None = None) -> list[
     def events(picks) -> list[str]:
         return [f"picks {picks}", f"first {picks[0]}", f"set {sorted(picks)}"] + [f"has {p}" for p in picks]
 
-    return [AuditCase("exponential_top_k/k2-of-5", d, d + [2], epsilon, run, events,
-                      description="5 candidates scored by counts [3,2,0,1,1], k = 2; D' adds a record to candidate 2")]
+    return [AuditCase("exponential_top_k/k2-of-5" + ("-secure" if secure else ""), d, d + [2], epsilon, run, events,
+                      secure=secure, description="5 candidates scored by counts [3,2,0,1,1], k = 2; D' adds a record "
+                                                 "to candidate 2" + ("; secure noise" if secure else ""))
+            for secure in (False, True)]
 
 
 register_cases("exponential_top_k")(exponential_top_k_cases)
@@ -229,6 +245,7 @@ def exponential_mechanism_disjoint_cases(epsilon: float, fn: Callable | None = N
 
     def run(records, noise):
         blocks = [_hist([c for b, c in records if b == blk], 3).astype(np.float64) for blk in (0, 1)]
+        blocks[0] = blocks[0] - blocks[0][::-1]  # block 0 scores (c0 - c2, 0, c2 - c0): they move oppositely
         return fn(blocks, epsilon, sensitivity=1.0, scope=_scope(epsilon), noise=noise, label="audit",
                   log_base_measures=[None, np.log(np.array([1.0, 2.0, 1.0]))])
 
@@ -236,8 +253,9 @@ def exponential_mechanism_disjoint_cases(epsilon: float, fn: Callable | None = N
         return [f"picks {picks}", f"block 0 picks {picks[0]}", f"block 1 picks {picks[1]}"]
 
     return [AuditCase("exponential_mechanism_disjoint/two-blocks", d, d + [(0, 2)], epsilon, run, events,
-                      description="two blocks of 3 candidates over disjoint records (block 1 with a base "
-                                  "measure); D' adds a record to candidate 2 of block 0")]
+                      description="two blocks of 3 candidates over disjoint records; block 0 scored (c0 - c2, 0, "
+                                  "c2 - c0), block 1 by counts with a base measure; D' adds a record to "
+                                  "candidate 2 of block 0")]
 
 
 register_cases("exponential_mechanism_disjoint")(exponential_mechanism_disjoint_cases)
@@ -267,9 +285,12 @@ def _implicit_cases(name: str, epsilon: float, fn: Callable, sensitivity: float)
         return ([f"chosen {sorted(chosen)}", f"explicit-first {chosen[0] if chosen else None}"]
                 + [f"has {c}" for c in chosen] + [f"has a cell >= 4: {any(c >= 4 for c in chosen)}"])
 
-    return [AuditCase(f"{name}/top2-of-50", d, d + [2], epsilon, run, events,
+    return [AuditCase(f"{name}/top2-of-50" + ("-secure" if secure else ""), d, d + [2], epsilon, run, events,
+                      secure=secure,
                       description="50 candidates scored by counts [3,2,0,1,0,...]; the empty ones implicit "
-                                  "(score 0); k = 2; D' adds a record to candidate 2 (implicit -> explicit)")]
+                                  "(score 0); k = 2; D' adds a record to candidate 2 (implicit -> explicit)"
+                                  + ("; secure noise" if secure else ""))
+            for secure in (False, True)]
 
 
 def exponential_top_k_implicit_cases(epsilon: float, fn: Callable | None = None) -> list[AuditCase]:

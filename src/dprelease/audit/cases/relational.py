@@ -1,0 +1,107 @@
+"""Audit cases of the relational releases of issue 13: DiffGen+ and the DiffP-C4.5 baseline.
+
+Pairs: tiny tables (one integer attribute on [0, 8), one categorical attribute with a two-level
+taxonomy, two classes) where the added record flips the best first split (DiffGen+ with a fixed number
+of rounds), sits in the noisy record count that sizes the run (DiffGen+ with rounds and score chosen
+from it), and changes a node's majority / the attribute choice (DiffP-C4.5).
+Events: the release as written (contents and order), the final cut, every released count, the
+manifest parts (parameters and budget split, which include the rounds played); for DiffP-C4.5 the tree
+(attributes, split points, leaf labels) and every leaf's noisy class counts.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..core import AuditCase, register_cases
+from ..events import value_events
+
+_SCHEMA = {
+    "class": {"name": "cls", "values": ["n", "y"]},
+    "attributes": [
+        {"name": "x", "type": "numeric", "bounds": [0, 8], "integer": True},
+        {"name": "c", "type": "categorical", "taxonomy": {"Any": [{"A": ["a1", "a2"]}, "b"]}},
+    ],
+}
+# (x, c leaf code: a1 = 0, a2 = 1, b = 2, class)
+_BASE = [(1, 0, 0), (2, 0, 0), (2, 1, 0), (3, 2, 0), (5, 0, 1), (6, 1, 1), (6, 2, 1), (7, 2, 1), (4, 2, 0),
+         (4, 0, 1)]
+
+
+def _table(rows):
+    import numpy as np
+
+    from ...data.table import EncodedTable, parse_schema
+
+    schema = parse_schema(_SCHEMA)
+    arr = np.asarray(rows, dtype=np.float64)
+    return EncodedTable(schema, (arr[:, 0], arr[:, 1].astype(np.int64)), arr[:, 2].astype(np.int64))
+
+
+def _table_events(release) -> list[str]:
+    labels = release.cut_labels()
+    n_cls = release.schema.n_classes
+    rows = []
+    for i in range(release.cells.shape[0]):
+        key = "|".join(labels[a.name][release.cells[i, j]] for j, a in enumerate(release.schema.attributes))
+        for c in range(n_cls):
+            rows.append((f"{key}|{release.schema.class_attribute.values[c]}", int(release.counts[i, c])))
+    out = ["cut " + json.dumps(labels, sort_keys=True), "release " + json.dumps(rows),
+           "manifest " + json.dumps(release.manifest, sort_keys=True, default=str)]
+    for key, count in rows:
+        out += value_events(f"count[{key}]", count, range(0, 30, 2))
+    return out
+
+
+@register_cases("diffgen-plus")
+def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
+    from ...relational.diffgen_plus import diffgen_plus
+
+    d = _table(_BASE * 4)
+    flip = _table(_BASE * 4 + [(4, 2, 1)])  # x = 4 moves the best numeric split point; c = b tips the categorical gain
+    fixed = lambda data, noise: diffgen_plus(data, epsilon, noise=noise, rounds=2, score="gini")  # noqa: E731
+    auto = lambda data, noise: diffgen_plus(data, epsilon, noise=noise)  # noqa: E731
+    tv = lambda data, noise: diffgen_plus(data, epsilon, noise=noise, rounds=1, score="tv", stop=False)  # noqa: E731
+    return [
+        AuditCase("diffgen-plus/flip-first-split", d, flip, epsilon, fixed, _table_events,
+                  description="4 x 10 records (x in [0,8), c in {a1,a2,b}); D' adds (x=4, c=b, y): "
+                              "2 rounds, Gini, stop"),
+        AuditCase("diffgen-plus/size-sets-rounds", d, flip, epsilon, auto, _table_events,
+                  description="same pair, rounds and score chosen from the noisy record count (default settings)"),
+        AuditCase("diffgen-plus/tv-one-round", d, flip, epsilon, tv, _table_events,
+                  description="same pair, one round of the TV score without the stop candidate"),
+    ]
+
+
+def _tree_events(model) -> list[str]:
+    out, leaves = [], []
+
+    def walk(node, path: str) -> str:
+        if node.attr < 0:
+            leaves.append((path, [int(c) for c in node.counts]))
+            return f"leaf({node.label})"
+        kids = ",".join(walk(ch, f"{path}/{node.attr}:{i}") for i, ch in enumerate(node.children))
+        return f"{node.attr}@{node.split}[{kids}]"
+
+    out.append("tree " + walk(model.root, ""))
+    for path, counts in leaves:
+        for c, v in enumerate(counts):
+            out += value_events(f"leaf{path} class {c}", v, range(-2, 40, 2))
+    out.append("manifest " + json.dumps(model.manifest, sort_keys=True, default=str))
+    return out
+
+
+@register_cases("diffp-c45")
+def _diffp_c45_cases(epsilon: float) -> list[AuditCase]:
+    from ...relational.diffp_c45 import diffp_c45
+
+    d = _table(_BASE * 6)
+    flip = _table(_BASE * 6 + [(4, 2, 1)])
+    run1 = lambda data, noise: diffp_c45(data, epsilon, noise=noise, depth=1)  # noqa: E731
+    run0 = lambda data, noise: diffp_c45(data, epsilon, noise=noise, depth=0)  # noqa: E731
+    return [
+        AuditCase("diffp-c45/depth-1-split-and-leaves", d, flip, epsilon, run1, _tree_events,
+                  description="6 x 10 records; D' adds (x=4, c=b, y): node size, split point, attribute, leaf counts"),
+        AuditCase("diffp-c45/depth-0-majority", d, flip, epsilon, run0, _tree_events,
+                  description="same pair, a single leaf: the noisy size and the class counts that set the label"),
+    ]

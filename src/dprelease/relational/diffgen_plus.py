@@ -1,0 +1,311 @@
+"""DiffGen+ : DiffGen (Mohammed et al., KDD 2011) with the budget spent where it buys accuracy (issue 13).
+
+The release is the same object as DiffGen's: a generalized contingency table over a
+product cut (every combination of cut values, empty ones included) with noisy counts
+per leaf partition x class. What changes is how the cut is chosen and how the counts
+are post-processed; every change is switchable and measured in docs/diffgen.md.
+
+Budget split (all on the one record set D; ``eps_sel = (1 - count_share) * eps``)::
+
+    round i = 1..R   one exponential mechanism over {stop} u {categorical candidates}
+                     u {(numeric candidate, grid split point)}        eps_sel / R each (sequential)
+    counts           every leaf partition x class, discrete Laplace  count_share * eps
+                     + the shares of the rounds not played (after "stop")
+    total            = eps
+
+Compared with Algorithm 1 (eps' = eps / (2(|A_n| + 2h)), line 3):
+
+* no line 4 (|A_n| eps' for the numeric top splits) and no line 9 (h eps' for the new
+  numeric children's split values): a numeric candidate's split point is drawn in the
+  same exponential mechanism as the candidate, from a public grid of split points (the
+  schema's bounds only), each candidate carrying total base measure 1 (eq. 6's
+  measure weighting, normalised per candidate so that wide intervals do not win by
+  their length);
+* the score is the partition-local Gini gain (sum over the leaf partitions of Link_v of
+  the unnormalised Gini impurity drop), sensitivity 2 (see :func:`gini_sensitivity`)
+  instead of eq. 4's Max over D_v (a split that keeps every child's majority scores
+  like a useless one under Max);
+* h is chosen by the data through the paid-for mechanism: "stop" is a candidate whose
+  score is 0, every other candidate's score is its Gini gain minus a public price per
+  new leaf partition (``penalty / eps_count``); after "stop" the rounds' shares go to
+  the counts (adaptive sequential composition: the decision is a mechanism output);
+* counts are post-processed (never re-read from the data): per class, the noisy cells
+  are shifted down by one common amount and clipped at 0 so that they keep the noisy
+  class total (Norm-Sub), instead of ``max(0, .)``, which adds ~b/2 phantom records of
+  every class to every empty cell.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..data.table import EncodedTable
+from ..errors import ParameterError
+from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
+from .diffgen import GeneralizedTable, _ordered_cells, _splittable
+from .partition import PartitionTree, cut_label
+
+__all__ = ["diffgen_plus", "split_grid", "gini_gain", "tv_gain", "norm_sub", "auto_rounds", "GINI_SENSITIVITY",
+           "SCORES_PLUS"]
+
+# Unnormalised Gini impurity G(n) = |n| - sum_k n_k^2 / |n| changes by a value in [0, 2) when one record
+# is added (0 when it joins a pure majority, 2n/(n+1) when it is the first of its class among n others).
+# A local gain G(p) - sum_c G(p_c) therefore moves by less than 2: only one partition and one child move.
+GINI_SENSITIVITY = 2.0
+
+
+def gini_sensitivity() -> float:
+    """Delta u of the local Gini gain under add/remove-one-record neighbours (< 2, see module docstring)."""
+    return GINI_SENSITIVITY
+
+
+def _gini(counts: np.ndarray) -> np.ndarray:
+    """Unnormalised Gini impurity of each row (last axis: classes); 0 for an empty row."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n = counts.sum(axis=-1)
+    sq = (counts * counts).sum(axis=-1)
+    return n - np.divide(sq, n, out=np.zeros_like(n), where=n > 0)
+
+
+def split_grid(lo: float, hi: float, integer: bool, size: int) -> np.ndarray:
+    """Public split points strictly inside (lo, hi): half equal-width, half geometric from lo (skewed ranges).
+
+    A function of the interval and ``size`` only (never of the data). ``x < s`` goes left.
+    """
+    span = hi - lo
+    if integer:
+        if span - 1 <= size:
+            return lo + np.arange(1, int(span), dtype=np.float64)
+        half = size // 2
+        eq = lo + np.round(np.linspace(0, span, half + 2)[1:-1])
+        geo = lo + np.round(np.exp(np.linspace(0.0, math.log(span), size - half + 2))[1:-1])
+        pts = np.unique(np.concatenate([eq, geo]))
+        return pts[(pts > lo) & (pts < hi)]
+    if span <= 0:
+        return np.zeros(0)
+    half = size // 2
+    eq = lo + np.linspace(0, span, half + 2)[1:-1]
+    geo = lo + np.expm1(np.linspace(0.0, math.log1p(span), size - half + 2))[1:-1]
+    pts = np.unique(np.concatenate([eq, geo]))
+    return pts[(pts > lo) & (pts < hi)]
+
+
+def norm_sub(noisy: np.ndarray, target: float) -> np.ndarray:
+    """Non-negative integers summing to about ``target``: ``max(0, x - d)`` with one shift d for all cells.
+
+    Post-processing of noisy counts (Norm-Sub, Wang et al., "Locally differentially private
+    protocols for frequency estimation", 2017 line of work, here for central noise).
+    """
+    x = np.asarray(noisy, dtype=np.float64).ravel()
+    if target <= 0 or x.size == 0:
+        return np.zeros(np.shape(noisy), dtype=np.int64)
+    s = np.sort(x)[::-1]
+    csum = np.cumsum(s)
+    # d such that sum over the k largest (s_i - d) = target with s_k > d >= s_{k+1}
+    k = np.arange(1, s.size + 1)
+    d = (csum - target) / k
+    nxt = np.concatenate([s[1:], [-np.inf]])
+    ok = (s > d) & (d >= nxt)
+    d_star = float(d[np.flatnonzero(ok)[0]]) if ok.any() else float(d[-1])
+    out = np.maximum(0.0, x - d_star)
+    return np.floor(out + 0.5).astype(np.int64).reshape(np.shape(noisy))
+
+
+class _Scorer:
+    """Local gains of every candidate (and of every grid split of a numeric one) over the partitions of Link_v."""
+
+    def __init__(self, tree: PartitionTree, grid: int, score: str):
+        self.tree = tree
+        self.grid = grid
+        self.score = score
+        self.n_cls = tree.schema.n_classes
+        self._grids: dict[int, np.ndarray] = {}
+
+    def points(self, v: int) -> np.ndarray:
+        if v not in self._grids:
+            cv = self.tree.values[v]
+            a = self.tree.schema.attributes[cv.attr]
+            self._grids[v] = split_grid(cv.lo, cv.hi, a.integer, self.grid)
+        return self._grids[v]
+
+    def gains(self, v: int) -> np.ndarray:
+        """Categorical v: one gain. Numeric v: one gain per grid split point (``x < s`` left)."""
+        tree = self.tree
+        link = tree.link[v]
+        pos, rank = tree.positions(link)
+        recs = tree.rec[pos]
+        y = tree.table.y[recs]
+        n_cls = self.n_cls
+        cv = tree.values[v]
+        a = tree.schema.attributes[cv.attr]
+        parent = np.bincount(rank * n_cls + y, minlength=link.size * n_cls).reshape(link.size, n_cls)
+        if a.kind == "categorical":
+            k, kids = tree.child_index(v, recs)
+            m = len(kids)
+            cells = np.bincount((rank * m + k) * n_cls + y, minlength=link.size * m * n_cls
+                                ).reshape(link.size, 1, m, n_cls)
+        else:
+            pts = self.points(v)
+            if pts.size == 0:
+                return np.zeros(0)
+            b = np.searchsorted(pts, tree.table.columns[cv.attr][recs], side="right")  # bin 0: x < pts[0]
+            nb = pts.size + 1
+            binned = np.bincount((rank * nb + b) * n_cls + y, minlength=link.size * nb * n_cls
+                                 ).reshape(link.size, nb, n_cls)
+            left = np.cumsum(binned, axis=1)[:, :-1, :]  # (partitions, splits, classes)
+            cells = np.stack([left, parent[:, None, :] - left], axis=2)  # (partitions, splits, 2, classes)
+        if self.score == "tv":
+            return tv_gain(parent, cells)
+        return gini_gain(parent, cells)
+
+
+def gini_gain(parent: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Sum over partitions of G(parent) - sum_children G(child), G(n) = |n| - sum_k n_k^2/|n|.
+
+    ``parent``: (P, K) class counts; ``cells``: (P, S, m, K), S alternative splits into m children.
+    Returns (S,). Sensitivity < 2 (module docstring).
+    """
+    return _gini(parent).sum() - _gini(cells).sum(axis=(0, 2))
+
+
+def tv_gain(parent: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Sum over partitions and children of half the L1 distance between the child's class counts and
+    its size times the parent's class mix: sum_p sum_c sum_k |n_pck - n_pc n_pk / n_p| / 2.
+
+    Sensitivity < 2: adding a record of class j to child c of partition p moves child c's term by at most
+    (1 - p'_j) + n_pc (1 - p_j)/(n_p + 1) and the other children's by at most (n_p - n_pc)(1 - p_j)/(n_p + 1)
+    (the parent mix moves by (1 - p_j)/(n_p + 1) in L1/2); the sum is below 2. Shape as :func:`gini_gain`.
+    """
+    n_p = parent.sum(axis=-1)
+    mix = np.divide(parent, n_p[:, None], out=np.zeros(parent.shape), where=n_p[:, None] > 0)
+    n_c = cells.sum(axis=-1, keepdims=True)
+    dev = np.abs(cells - n_c * mix[:, None, None, :]).sum(axis=-1) / 2.0
+    return dev.sum(axis=(0, 2))
+
+
+SCORES_PLUS = ("auto", "gini", "tv")
+#: share of eps spent on the noisy record count that sizes the run (rounds, score) when either is "auto"
+SIZE_SHARE = 0.01
+#: eps * N at which "auto" switches from the TV score to Gini (docs/diffgen.md, "DiffGen+": TV is the better
+#: score while the selection is starved, Gini once it can afford to find small pure groups)
+AUTO_GINI_AT = 10_000.0
+
+
+def auto_rounds(eps_n: float) -> int:
+    """Rounds R from the effective sample size eps * N (noisy N): log2(eps N / 150), clipped to 3..12."""
+    return int(min(12, max(3, round(math.log2(max(eps_n, 1.0) / 150.0)))))
+
+
+def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
+                 score: str = "auto", count_share: float = 0.3, grid: int = 32, penalty: float = 1.0,
+                 stop: bool = True, postprocess: str = "normsub") -> GeneralizedTable:
+    """DiffGen+ (module docstring): a generalized contingency table over a product cut, eps-DP.
+
+    ``rounds=None`` and ``score="auto"`` are decided from a noisy record count N~ (``SIZE_SHARE * eps``):
+    R = :func:`auto_rounds` (eps N~), the score is TV below eps N~ = ``AUTO_GINI_AT`` and Gini above.
+    """
+    eps = check_epsilon(epsilon)
+    if rounds is not None and int(rounds) < 1:
+        raise ParameterError(f"rounds must be at least 1, got {rounds}")
+    if score not in SCORES_PLUS:
+        raise ParameterError(f"score must be one of {SCORES_PLUS}, got {score!r}")
+    if not 0.0 < count_share < 1.0:
+        raise ParameterError(f"count_share must be in (0, 1), got {count_share}")
+    if int(grid) < 1:
+        raise ParameterError(f"grid must be at least 1, got {grid}")
+    if not penalty >= 0.0:
+        raise ParameterError(f"penalty must be >= 0, got {penalty}")
+    if postprocess not in ("normsub", "clip"):
+        raise ParameterError(f"postprocess must be 'normsub' or 'clip', got {postprocess!r}")
+    schema = table.schema
+    n_cls = schema.n_classes
+    accountant = BudgetAccountant(eps)
+    scope = accountant.root()
+    budget = eps
+    n_noisy: int | None = None
+    if rounds is None or score == "auto":
+        # The run's size from paid-for information: one noisy count of D (sensitivity 1).
+        eps_size = SIZE_SHARE * eps
+        n_noisy = int(noisy_counts(np.asarray([table.n_records]), eps_size, scope=scope, noise=noise,
+                                   label="size: noisy record count (sets rounds / score)")[0])
+        budget -= eps_size
+    eps_n = eps * max(n_noisy or 0, 0)
+    n_rounds = int(rounds) if rounds is not None else auto_rounds(eps_n)
+    used_score = score if score != "auto" else ("tv" if eps_n < AUTO_GINI_AT else "gini")
+    eps_round = (1.0 - count_share) * budget / n_rounds
+    eps_count_base = count_share * budget
+    tree = PartitionTree(table)
+    scorer = _Scorer(tree, int(grid), used_score)
+    # Public price of a new leaf partition, in score units: penalty x classes / (count epsilon), i.e.
+    # proportional to the noise the new cells will carry. "Stop" scores 0.
+    price = penalty * n_cls / eps_count_base if stop else 0.0
+    trace = []
+    played = 0
+    for i in range(1, n_rounds + 1):
+        scores, bases, owner = [], [], []
+        if stop:
+            scores.append(np.zeros(1))
+            bases.append(np.zeros(1))
+            owner.append((-1, -1))
+        for v in tree.cut_values():
+            if not _splittable(tree, v):
+                continue
+            g = scorer.gains(v)
+            if g.size == 0:
+                continue
+            cv = tree.values[v]
+            a = schema.attributes[cv.attr]
+            m = len(a.taxonomy.children[cv.node]) if a.kind == "categorical" else 2
+            new_parts = tree.link[v].size * (m - 1)  # a function of the cut only
+            scores.append(g - price * new_parts)
+            # each candidate carries base measure 1, spread evenly over its grid split points (eq. 6's
+            # measure weighting, normalised per candidate so that a long interval does not win by its length)
+            bases.append(np.full(g.size, -math.log(g.size)))
+            owner.extend((v, j) for j in range(g.size))
+        if len(owner) == int(stop):
+            break  # nothing left to specialize: a function of the cut only; the rest goes to the counts
+        # One exponential mechanism per round (eq. 5 with eqs. 6-7 folded in), sensitivity 2.
+        pick = exponential_mechanism(np.concatenate(scores), eps_round, sensitivity=GINI_SENSITIVITY, scope=scope,
+                                     noise=noise, label=f"round {i}: candidate and split point ({used_score})",
+                                     log_base_measure=np.concatenate(bases))
+        played = i
+        v, j = owner[pick]
+        if v < 0:
+            break  # "stop" drawn: the remaining rounds' shares go to the counts
+        cv = tree.values[v]
+        a = schema.attributes[cv.attr]
+        split = None if a.kind == "categorical" else float(scorer.points(v)[j])
+        trace.append((i, cut_label(schema, cv), a.name, split))
+        tree.specialize(v, split)
+
+    count_eps = budget - eps_round * played
+    leaves, exact = tree.leaf_class_counts()
+    noisy = noisy_counts(exact, count_eps, scope=scope, noise=noise, label="leaf x class counts")
+    if postprocess == "normsub":
+        # Post-processing: per class, one shift for all cells keeps the noisy class total (Norm-Sub).
+        totals = noisy.sum(axis=0)
+        noisy = np.stack([norm_sub(noisy[:, c], float(totals[c])) for c in range(n_cls)], axis=1)
+    else:
+        noisy = np.maximum(noisy, 0)
+    cut, cells, order = _ordered_cells(tree, leaves)
+    noisy = noisy[order]
+    budget_split = {
+        "size_noisy_count": eps - budget,
+        "rounds": n_rounds,
+        "rounds_played": played,
+        "per_round_selection": eps_round,
+        "selection_total": eps_round * played,
+        "counts": count_eps,
+        "formula": "size = 0.01 eps (if auto); round = (1 - count_share)(eps - size)/R; "
+                   "counts = eps - size - rounds played x round",
+    }
+    manifest_parts = {
+        "parameters": {"method": "diffgen-plus", "rounds": n_rounds, "rounds_auto": rounds is None,
+                       "score": used_score, "score_requested": score, "score_sensitivity": GINI_SENSITIVITY,
+                       "count_share": count_share, "grid": int(grid), "penalty": penalty, "stop": stop,
+                       "postprocess": postprocess, "specializations": len(trace)},
+        "budget_split": budget_split,
+    }
+    return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
