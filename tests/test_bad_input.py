@@ -143,7 +143,7 @@ CASES = [
     # --- release pairs and tables ------------------------------------------------------------------
     _c("evaluate-mismatched-pair", "does not match its manifest", "evaluate", "counting", "{w}/small.dat", "{w}/rel-mismatch.dat", "--universe", "1..12"),
     _c("evaluate-counting-itemset-release", "is a PrivBasis release", "evaluate", "counting", "{w}/small.dat", "{w}/pb.csv", "--universe", "1..12"),
-    _c("evaluate-itemsets-set-valued-release", "is a diffpart release", "evaluate", "itemsets", "{w}/small.dat", "{w}/dp.dat", "-k", "3", "--universe", "1..12"),
+    _c("evaluate-itemsets-set-valued-release", "is a diffpart-prefix release", "evaluate", "itemsets", "{w}/small.dat", "{w}/dp.dat", "-k", "3", "--universe", "1..12"),
     _c("evaluate-no-manifest", "no manifest", "evaluate", "topk", "{w}/small.dat", "{w}/exists.dat", "--universe", "1..12", "-k", "3"),
     _c("table-semicolon", "--delimiter ';'", "diffgen", "{w}/semi.csv", "--schema", "{w}/s.yaml", "-e", "1", "-H", "2", "-o", "{w}/o.csv"),
     _c("table-extra-field", "4 fields", "tds", "{w}/extra.csv", "--schema", "{w}/s.yaml", "-o", "{w}/o.csv"),
