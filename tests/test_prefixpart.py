@@ -191,6 +191,7 @@ class _EighthNoise:
         return getattr(self._inner, name)
 
 
+@pytest.mark.slow
 def test_audit_passes_and_flags_a_broken_noise_source():
     """`dprelease audit diffpart-prefix` finds nothing at the threshold pair, and flags 8x too little noise."""
     from dprelease.audit import audit_case, cases_for
@@ -198,3 +199,12 @@ def test_audit_passes_and_flags_a_broken_noise_source():
     case = [c for c in cases_for("diffpart-prefix", 1.0) if c.name.endswith("count-at-split-threshold")][0]
     assert not audit_case(case, runs=1200, seed=1).violation
     assert audit_case(case, runs=1200, seed=1, noise_wrapper=_EighthNoise).violation
+
+
+@pytest.mark.slow
+def test_stream_parallel_audit_finds_no_violation():
+    """`dprelease audit stream-parallel`: parallel accounting (tdpart and prefix partitioning, SQLite state)."""
+    from dprelease.audit import run_audit
+
+    res = run_audit("stream-parallel", epsilon=1.0, runs=2000, seed=7)
+    assert res.cases and not any(c.violation or c.error for c in res.cases), res.as_json()
