@@ -7,8 +7,9 @@ DiffPart-Prefix's (:mod:`dprelease.setvalued.prefixpart`): a private frequency-o
 
 Budget (``epsilon_append`` = epsilon/(U+1) under the paper's accounting, epsilon under parallel accounting):
 
-* append 0 (the initial dataset): DiffPart-Prefix's three mechanisms -- item order 0.1, PrivTree
-  structure 0.7, class counts 0.2 of epsilon_append -- composed sequentially on the batch;
+* append 0 (the initial dataset): DiffPart-Prefix's three mechanisms -- item order, PrivTree structure,
+  class counts: 0.15/0.5/0.35 of epsilon_append under the paper's accounting, 0.1/0.7/0.2 under parallel
+  accounting (``STREAM_SHARES``) -- composed sequentially on the batch;
 * append i >= 1: the batch's records are routed down the public trie (no budget: the structure is a
   function of earlier noisy outputs); every record ends in exactly one class, so one vector of exact
   discrete Laplace counts of all classes (sensitivity 1) costs epsilon_append, added to the p-sums.
@@ -37,17 +38,20 @@ from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon,
 from ..release import SetValuedRelease, build_manifest
 from .inctdpart import _NoiseInfo
 from .prefixpart import (
-    DEFAULT_BETA, DEFAULT_MAX_ITEMS, DEFAULT_MERGE_BELOW, DEFAULT_RECORD_BOUND, PrefixTree, build_prefix_tree,
+    DEFAULT_BETA, DEFAULT_MAX_ITEMS, DEFAULT_MERGE_BELOW, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE,
+    DEFAULT_STRUCTURE_SHARE, PrefixTree, build_prefix_tree,
 )
 
-__all__ = ["PrefixStream", "DEFAULT_REFINE_AT", "STREAM_SELECTION_SHARE", "STREAM_STRUCTURE_SHARE"]
+__all__ = ["PrefixStream", "DEFAULT_REFINE_AT", "STREAM_SHARES"]
 
 DEFAULT_REFINE_AT = 8.0  # noise scales: a class this far above zero has records to refine
-# The first append spends more on the structure than a one-off DiffPart-Prefix release (0.15/0.5/0.35):
-# every later append counts every class again, so the initial counts matter less and the trie more.
-# Measured on MSNBC (U = 10, 3 seeds; docs/inctdpart.md): 0.1/0.7 beat 0.15/0.5, 0.1/0.6 and 0.15/0.4.
-STREAM_SELECTION_SHARE = 0.1
-STREAM_STRUCTURE_SHARE = 0.7
+# Under parallel accounting the first append spends more on the structure than a one-off DiffPart-Prefix
+# release (0.15/0.5/0.35): every later append counts every class again at the full epsilon, so the initial
+# counts matter less and the trie more. Under the paper's accounting every append has only epsilon/(U+1)
+# and the initial counts carry most of the data, so the one-off split is kept. Measured on MSNBC (section 5
+# grid, 3 seeds; docs/inctdpart.md): parallel 0.1/0.7 is 0.096-0.142 against 0.101-0.152 for 0.15/0.5; paper
+# 0.15/0.5 is better at U >= 30 (0.266-0.289 against 0.285-0.353 at U = 50).
+STREAM_SHARES = {"parallel": (0.1, 0.7), "paper": (DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)}
 
 
 @dataclass(eq=False)
@@ -61,8 +65,8 @@ class PrefixStream:
     refine: bool = False
     refine_at: float = DEFAULT_REFINE_AT
     merge_below: float = DEFAULT_MERGE_BELOW
-    selection_share: float = STREAM_SELECTION_SHARE
-    structure_share: float = STREAM_STRUCTURE_SHARE
+    selection_share: float | None = None  # default by accounting: STREAM_SHARES
+    structure_share: float | None = None
     beta: float = DEFAULT_BETA
     ledger: list[float] = field(default_factory=list)
     tree: PrefixTree | None = None
@@ -80,6 +84,9 @@ class PrefixStream:
             raise ParameterError(f"--updates must be a whole number >= 0, got {self.updates}")
         if not (self.refine_at > 0 and math.isfinite(self.refine_at)):
             raise ParameterError(f"refine threshold must be a finite number > 0, got {self.refine_at}")
+        sel, struct = STREAM_SHARES[self.accounting]
+        self.selection_share = sel if self.selection_share is None else float(self.selection_share)
+        self.structure_share = struct if self.structure_share is None else float(self.structure_share)
 
     # -- budget ---------------------------------------------------------------------------------------
     @property
