@@ -220,7 +220,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
         out_dir=out, label=label, initial=args.initial, batch=args.batch,
         updates=args.updates, epsilons=args.epsilons, runs=args.runs, fanout=args.fanout,
         theta_rule=args.theta_rule, new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
-        queries=args.queries, seed=args.seed,
+        topk=args.topk, queries=args.queries, seed=args.seed,
         methods=args.methods, **extra)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     run_inctdpart_experiment(cfg, log=log)
@@ -277,6 +277,8 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                         "the first three)")
     p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
                    help="counting queries of the workload (default 50000)")
+    p.add_argument("--topk", type=positive_int, default=None, metavar="K",
+                   help="also report the top-K utility of every release (DiffPart Appendix E); default: not computed")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (default 0)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

@@ -27,6 +27,7 @@ from ..data.io import atomic_output, read_transactions
 from ..data.universe import Universe
 from ..errors import InputError
 from ..evaluation.counting import SupportCounter, evaluate_counting, make_workload
+from ..evaluation.topk import topk_utility
 from ..privacy import make_noise
 from ..setvalued.baselines import solution1, solution2
 from ..setvalued.diffpart import DEFAULT_C1 as DP_C1
@@ -65,6 +66,7 @@ class IncTDPartExperiment:
     seed: int = 0
     methods: tuple[str, ...] = field(default=DEFAULT_METHODS)
     refine: bool = True  # IncTDPart-Prefix: accumulate, then split
+    topk: int | None = None  # also the top-K utility (DiffPart Appendix E) of every release
 
 
 
@@ -116,6 +118,8 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                     row = {"dataset": cfg.label, "method": method, "U": U, "epsilon": eps, "run": r,
                            "relative_error": res["mean_relative_error"], "released_records": release.n_records,
                            "true_records": raw.n_records, "seconds": round(seconds, 3)}
+                    if cfg.topk:
+                        row["topk_utility"] = topk_utility(raw, release.to_db(), cfg.topk)
                     rows.append(row)
                     log(f"{cfg.label} run {r} U={U} eps={eps} {method}: RE {row['relative_error']:.4f} "
                         f"({row['released_records']} records, {seconds:.1f} s)")
@@ -140,7 +144,9 @@ def _summarise(rows: list[dict[str, object]]) -> list[dict[str, object]]:
         out.append({"dataset": ds, "method": m, "U": U, "epsilon": eps, "runs": len(sel),
                     "relative_error_mean": round(mean, 6), "relative_error_se": round(se, 6),
                     "released_records_mean": round(float(np.mean([r["released_records"] for r in sel])), 1),
-                    "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3)})
+                    "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3)}
+                   | ({"topk_utility_mean": round(float(np.mean([r["topk_utility"] for r in sel])), 6)}
+                      if "topk_utility" in sel[0] else {}))
     return out
 
 
