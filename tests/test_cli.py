@@ -23,7 +23,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_diffpart_on_the_bundled_example(tmp_path, capsys):
     out = tmp_path / "rel.dat"
-    code, stdout, _ = run(capsys, "diffpart", EXAMPLE, "--universe", "1..12", "--epsilon", "1", "-o", out, "--quiet")
+    code, stdout, _ = run(capsys, "diffpart", EXAMPLE, "--universe", "1..12", "--epsilon", "1", "-o", out, "--quiet",
+                          "--method", "faithful")
     assert code == 0
     assert f"release: {out}" in stdout and "manifest:" in stdout
     manifest = json.loads(Path(str(out) + ".manifest.json").read_text())
@@ -95,11 +96,12 @@ def test_evaluate_and_stats_json(tmp_path, capsys):
     code, stdout, _ = run(capsys, "evaluate", "counting", EXAMPLE, out, "--universe", "1..12", "--queries", "500", "--json")
     assert code == 0
     res = json.loads(stdout)
-    assert set(res) == {"mean_relative_error", "subsets"} and len(res["subsets"]) == 5
+    assert set(res) == {"mean_relative_error", "subsets", "occurrence"} and len(res["subsets"]) == 5
+    assert res["occurrence"]["released_records"] > 0 and 0 <= res["occurrence"]["records_exact"] <= 1
     assert set(res["subsets"][0]) == {"max_length", "mean_relative_error"}
     code, stdout, _ = run(capsys, "evaluate", "topk", EXAMPLE, out, "--universe", "1..12", "-k", "10", "--json")
     res = json.loads(stdout)
-    assert res["k"] == 10 and -1.0 <= res["utility"] <= 1.0
+    assert res["k"] == 10 and -1.0 <= res["utility"] <= 1.0 and "occurrence" in res
     code, stdout, _ = run(capsys, "stats", EXAMPLE, "--universe", "1..12", "--json")
     stats = json.loads(stdout)
     assert stats["N"] == 3000 and stats["items"] == 12 and stats["max_length"] >= 1
@@ -127,8 +129,10 @@ def test_experiment_diffpart_writes_csv_and_png(tmp_path, capsys):
     import csv
 
     rows = list(csv.DictReader(open(out / "fig3_relative_error.csv")))
-    assert {r["method"] for r in rows} == {"DiffPart", "DiffPart+bound", "Basic"}
-    assert len(rows) == 3 * 2 * 6  # methods x budgets x (5 subsets + all)
+    assert {r["method"] for r in rows} == {"DiffPart", "DiffPart-Prefix", "DiffPart+bound", "Basic"}
+    assert len(rows) == 4 * 2 * 6  # methods x budgets x (5 subsets + all)
+    summary = list(csv.DictReader(open(out / "methods_summary.csv")))
+    assert len(summary) == 4 * 2 and all(0 <= float(r["share_records_exact"]) <= 1 for r in summary)
     assert (out / "fig3_relative_error.png").stat().st_size > 0 and (out / "fig8_topk_utility.png").exists()
 
 

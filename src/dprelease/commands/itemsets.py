@@ -182,7 +182,8 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
 
     manifest = read_manifest(args.published)  # the CSV and its manifest: one release
     algorithm = str(manifest.get("algorithm", ""))
-    if algorithm.lower() in ("diffpart", "basic", "inctdpart", "diffgen", "tds") or algorithm.startswith("solution"):
+    if algorithm.lower() in ("diffpart", "diffpart-prefix", "basic", "inctdpart", "inctdpart-prefix", "diffgen",
+                             "tds") or algorithm.startswith("solution"):
         raise InputError(f"{args.published} is a {algorithm} release; evaluate itemsets reads the CSV written by "
                          f"privbasis or tf")
     published, _, freqs = read_itemset_release(args.published, universe)

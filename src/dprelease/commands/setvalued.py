@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING
 from .. import limits
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
+from ..setvalued.prefixpart import (
+    DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, MAX_PREFIX_ITEMS,
+)
+from ..errors import ParameterError
 from .common import (
     add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe, at_least_one,
     epsilon_list, release_cost,
@@ -70,24 +74,64 @@ def _note_release_size(args: argparse.Namespace, release, what: str) -> None:
             notes.append(note)
 
 
+METHODS = ("prefix", "faithful")
+DEFAULT_METHOD = "prefix"
+# options of one method only (default None: "not given"); giving one with the other method is an error
+_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
+_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
+
+
+def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n) not in (None, False)]
+
+
+def _check_method_options(args: argparse.Namespace) -> None:
+    """Resolve --method: when it is not given, an option of the faithful method selects that method (so
+    commands written before the prefix method existed keep their meaning); giving an option of the other
+    method beside an explicit --method is an error."""
+    faithful_opts, prefix_opts = _given(args, _FAITHFUL_ONLY), _given(args, _PREFIX_ONLY)
+    if args.method is None:
+        if faithful_opts and prefix_opts:
+            raise ParameterError(f"{', '.join(faithful_opts)} (--method faithful) and {', '.join(prefix_opts)} "
+                                 "(--method prefix) do not go together; choose one --method")
+        args.method = "faithful" if faithful_opts else DEFAULT_METHOD  # the manifest names the algorithm
+    other = prefix_opts if args.method == "faithful" else faithful_opts
+    if other:
+        wanted = "faithful" if args.method == "prefix" else "prefix"
+        raise ParameterError(f"{', '.join(other)} only appl{'ies' if len(other) == 1 else 'y'} to --method {wanted}; "
+                             f"this run asks for --method {args.method}")
+    if args.method == "faithful":  # the faithful defaults
+        for name, default in (("fanout", DEFAULT_FANOUT), ("c1", DEFAULT_C1), ("c2", DEFAULT_C2),
+                              ("branching_bound", DEFAULT_BRANCHING_BOUND)):
+            if getattr(args, name) is None:
+                setattr(args, name, default)
+
+
 def _run_diffpart(args: argparse.Namespace) -> int:
     from ..release import write_set_valued_release
     from ..setvalued import diffpart
+    from ..setvalued.prefixpart import prefix_diffpart
 
+    _check_method_options(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
+    faithful = args.method == "faithful"
     declared = _declared_universe(args.universe)
-    if declared is not None:  # public: bound the work before reading the data
+    if declared is not None and faithful:  # public: bound the work before reading the data
         limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
-    if declared is None:
+    if declared is None and faithful:
         limits.check_diffpart(universe.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
     noise = noise_from_args(args)
-    with timed(args, "diffpart"):
-        release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
-                           spurious_bound=args.spurious_bound,
-                           branching_bound=None if args.no_branching_guard else args.branching_bound,
-                           progress=not args.quiet)
+    with timed(args, f"diffpart ({args.method})"):
+        if faithful:
+            release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
+                               spurious_bound=args.spurious_bound,
+                               branching_bound=None if args.no_branching_guard else args.branching_bound,
+                               progress=not args.quiet)
+        else:
+            kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
+            release = prefix_diffpart(db, universe, args.epsilon, noise=noise, **kw)
     _note_release_size(args, release, "diffpart")
     with timed(args, "write"):
         paths = write_set_valued_release(release, args.output)
@@ -183,10 +227,12 @@ def read_release_db(path: str, universe: Universe):
 
 def _run_eval_counting(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_counting
+    from ..evaluation.occurrence import occurrence_share
 
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = read_release_db(args.released, universe)
     result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
+    result["occurrence"] = occurrence_share(raw, released)
     if released.n_records == 0:
         result["note"] = "the release is empty: every query answers 0"
     _emit(args, result)
@@ -195,10 +241,12 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
 
 def _run_eval_topk(args: argparse.Namespace) -> int:
     from ..evaluation import topk_utility
+    from ..evaluation.occurrence import occurrence_share
 
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = read_release_db(args.released, universe)
-    result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k)}
+    result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
+                                 "occurrence": occurrence_share(raw, released)}
     if released.n_records == 0:
         result["note"] = "the release is empty: utility 0"
     _emit(args, result)
@@ -213,34 +261,64 @@ def _emit(args: argparse.Namespace, result: dict) -> None:
 
 
 def _diffpart_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fanout", type=fanout_arg, default=DEFAULT_FANOUT, metavar="F",
+    g = p.add_argument_group("--method faithful (the paper's Algorithm 1)")
+    g.add_argument("--fanout", type=fanout_arg, default=None, metavar="F",
                    help=f"fan-out of the context-free taxonomy, 2..{MAX_FANOUT} (default {DEFAULT_FANOUT}, as in the "
                         "paper's experiments; each expansion tests 2^F - 1 combinations, so large values are "
                         "bounded by --max-output-records)")
-    p.add_argument("--c1", type=positive_float, default=DEFAULT_C1, metavar="X",
+    g.add_argument("--c1", type=positive_float, default=None, metavar="X",
                    help=f"leaf threshold constant: keep a leaf if its noisy count >= sqrt(2)*C1/budget (default {DEFAULT_C1})")
-    p.add_argument("--c2", type=positive_float, default=DEFAULT_C2, metavar="Y",
+    g.add_argument("--c2", type=positive_float, default=None, metavar="Y",
                    help=f"partition threshold constant: expand if noisy size >= sqrt(2)*C2*height/alpha (default {DEFAULT_C2})")
+    g.add_argument("--spurious-bound", type=positive_float, default=None, metavar="X",
+                   help="improvement, off by default (faithful): raise every threshold so that at most X empty "
+                        "combinations are expected to pass per partition operation (10 is a good value; "
+                        "see docs/diffpart.md)")
+    g.add_argument("--branching-bound", type=positive_float, default=None, metavar="X",
+                   help="termination guard: where sub-partitions partition again, at most X (> 0) empty ones are "
+                        f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
+                        "the number of empty partitions explode, e.g. on mushroom)")
+    g.add_argument("--no-branching-guard", action="store_true",
+                   help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes); "
+                        "default: off (the guard is on)")
+
+
+def _prefix_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("--method prefix (DiffPart-Prefix, the default; docs/diffpart.md)")
+    g.add_argument("--selection-share", type=positive_float, default=None, metavar="X",
+                   help=f"share of epsilon, in (0, 1), for the noisy item supports that order the items and select "
+                        f"the frequent ones (default {DEFAULT_SELECTION_SHARE})")
+    g.add_argument("--structure-share", type=positive_float, default=None, metavar="X",
+                   help=f"share of epsilon, in (0, 1), for the PrivTree decisions that build the prefix hierarchy "
+                        f"(default {DEFAULT_STRUCTURE_SHARE}); the rest goes to the released counts")
+    g.add_argument("--record-bound", type=positive_int, default=None, metavar="L",
+                   help=f"a record adds min(1, L/|t|) to each of its items' supports, so L bounds its influence "
+                        f"on the item order (default {DEFAULT_RECORD_BOUND})")
+    g.add_argument("--max-items", type=positive_int, default=None, metavar="M",
+                   help=f"at most M items, the most frequent by noisy support, form the hierarchy; records keep only "
+                        f"these (default and maximum {MAX_PREFIX_ITEMS})")
+    g.add_argument("--beta", type=positive_float, default=None, metavar="X",
+                   help=f"PrivTree's beta (> 1): an empty cell is kept with probability below 1/X; larger X needs "
+                        f"more records per level (default {DEFAULT_BETA:g})")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("diffpart", help="publish set-valued data with DiffPart",
-                       description="Publish a transaction file under epsilon-DP with DiffPart (Chen et al., PVLDB 2011).")
+                       description="Publish a transaction file under epsilon-DP with DiffPart (Chen et al., PVLDB "
+                                   "2011): by default its prefix variant, which also works on basket data whose "
+                                   "records are rarely repeated (docs/diffpart.md); --method faithful runs the "
+                                   "paper's algorithm.")
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
     add_output(p)
     add_epsilon(p)
+    p.add_argument("--method", choices=METHODS, default=None,
+                   help=f"prefix: partition over a private frequency-ordered item prefix hierarchy and release "
+                        f"generalized records; faithful: the paper's Algorithm 1 (releases nothing on universes of "
+                        f"thousands of items). Default {DEFAULT_METHOD}, or faithful when an option of the faithful "
+                        f"method (--fanout, --c1, --c2, --spurious-bound, --branching-bound, --no-branching-guard) "
+                        f"is given")
+    _prefix_options(p)
     _diffpart_options(p)
-    p.add_argument("--spurious-bound", type=positive_float, default=None, metavar="X",
-                   help="improvement, off by default (faithful): raise every threshold so that at most X empty "
-                        "combinations are expected to pass per partition operation (10 is a good value; "
-                        "see docs/diffpart.md)")
-    p.add_argument("--branching-bound", type=positive_float, default=DEFAULT_BRANCHING_BOUND, metavar="X",
-                   help="termination guard: where sub-partitions partition again, at most X (> 0) empty ones are "
-                        f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
-                        "the number of empty partitions explode, e.g. on mushroom)")
-    p.add_argument("--no-branching-guard", action="store_true",
-                   help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes); "
-                        "default: off (the guard is on)")
     add_universe(p)
     add_seed(p)
     add_limits(p)
@@ -331,14 +409,14 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
         f = out_dir / name
         prepare_output(args, f, inputs=inputs, option="--out", may_replace=lambda _p: True)
     universe = _declared_universe(args.universe)
-    if universe is not None:
+    if universe is not None and not args.no_faithful:
         for B in args.budgets:
             limits.check_diffpart(universe.size, args.fanout, B, args.c1 or DEFAULT_C1, None, what="experiment diffpart")
     cfg = DiffPartExperiment(
         dataset=Path(args.dataset), universe=universe,
         out_dir=out_dir, budgets=args.budgets, ks=args.ks, runs=args.runs, fanout=args.fanout,
         c1=args.c1, c2=args.c2, queries=args.queries, seed=args.seed, with_basic=not args.no_basic,
-        spurious_bound=args.spurious_bound,
+        spurious_bound=args.spurious_bound, with_prefix=not args.no_prefix, with_faithful=not args.no_faithful,
     )
     summary = run_diffpart_experiment(cfg, log=lambda m: say(args, m))
     if args.json:
@@ -349,13 +427,15 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
 
 
 _DIFFPART_EXPERIMENT_FILES = ("fig3_relative_error.csv", "fig8_topk_utility.csv", "fig3_relative_error.png",
-                               "fig8_topk_utility.png", "summary.json")
+                               "fig8_topk_utility.png", "methods_summary.csv", "summary.json")
 
 
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("diffpart", help="DiffPart Figures 3 and 8: relative error and top-K utility vs B",
-                         description="Reproduce DiffPart's Figure 3 (vs Basic) and Figure 8; writes CSV + PNG "
-                                     "(seeded experiment mode). Replaces its own files in --out.")
+                         description="Reproduce DiffPart's Figure 3 (vs Basic) and Figure 8 for the faithful "
+                                     "algorithm and DiffPart-Prefix; writes CSV + PNG and methods_summary.csv (error, "
+                                     "top-K utility, share of released records that occur in the data; seeded "
+                                     "experiment mode). Replaces its own files in --out.")
     p.add_argument("--dataset", required=True, metavar="FILE",
                    help="transaction file (required; e.g. ../shared/datasets/msnbc/msnbc.dat)")
     add_universe(p)
@@ -373,6 +453,9 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                    help="counting queries of the workload (default 50000)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (experiment mode; default 0)")
     p.add_argument("--no-basic", action="store_true", help="skip the Basic baseline; default: off (Basic runs when |I| <= 20)")
+    p.add_argument("--no-prefix", action="store_true",
+                   help="skip DiffPart-Prefix (the default method of `dprelease diffpart`); default: off (it runs)")
+    p.add_argument("--no-faithful", action="store_true", help="skip the faithful DiffPart; default: off (it runs)")
     p.add_argument("--spurious-bound", type=positive_float, default=None, metavar="X",
                    help="also run DiffPart with this spurious-combination bound (the improvement) beside the "
                         "faithful one; default: not run")

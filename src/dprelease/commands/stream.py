@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, THETA_RULES
-from ..setvalued.stream_state import DEFAULT_WAIT
+from ..setvalued.inctdpart import (
+    ACCOUNTING_RULES, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, ROUTING_RULES, THETA_RULES,
+)
+from ..setvalued.stream_state import PARTITIONINGS, DEFAULT_WAIT, init_state, stream_status
 from .. import limits
+from ..errors import ParameterError
 from .common import (
     LEDGER_ENV, LedgerCost, add_epsilon, add_force, add_ledger, add_limits, add_quiet, add_seed, add_universe,
     int_list, positive_float, positive_int, print_json, say, seed_arg, timed, universe_inputs, warn,
@@ -29,16 +32,17 @@ def _init_checks(args: argparse.Namespace) -> None:
 
     if universe_inputs(args.universe):
         check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
-    from ..errors import ParameterError
     from .common import MAX_SEED, MIN_EPSILON
 
-    if args.updates >= MAX_SEED or args.epsilon / (args.updates + 1) < MIN_EPSILON:
+    if args.accounting == "paper" and args.updates is None:
+        raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
+    eps_append = args.epsilon if args.accounting == "parallel" else args.epsilon / (args.updates + 1)
+    if (args.updates is not None and args.updates >= MAX_SEED) or eps_append < MIN_EPSILON:
         raise ParameterError(f"--updates {args.updates}: each append would get epsilon/(U+1) = "
-                             f"{args.epsilon / (args.updates + 1):.3g}, below the smallest budget {MIN_EPSILON:g}")
-    if args.universe:  # public: bound each append's work before the stream exists
+                             f"{eps_append:.3g}, below the smallest budget {MIN_EPSILON:g}")
+    if args.universe and args.partitioning == "tdpart":  # public: bound each append's work before the stream exists
         u = parse_universe_spec(args.universe)
-        limits.check_diffpart(u.size, args.fanout, args.epsilon / (args.updates + 1), args.c2, None,
-                              what="stream init")
+        limits.check_diffpart(u.size, args.fanout, eps_append, args.c2, None, what="stream init")
 
 
 def _init_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
@@ -59,7 +63,7 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
     """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
     a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
     from ..errors import BudgetExceededError, ParameterError
-    from ..setvalued.stream_state import stream_ledger, stream_status
+    from ..setvalued.stream_state import stream_ledger
 
     recorded = stream_ledger(args.state)
     if recorded is None:
@@ -78,8 +82,6 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
 
 
 def _run_init(args: argparse.Namespace) -> int:
-    from ..setvalued.stream_state import init_state
-
     _init_checks(args)
     reservation = getattr(args, "ledger_charge", None)  # set by the CLI when a ledger reserved the stream's epsilon
     ledger = None
@@ -90,9 +92,15 @@ def _run_init(args: argparse.Namespace) -> int:
         ledger = {**ledger_identity(path), "charge": charge.id}
     st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
                     c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
-                    new_cells=args.new_cells, ledger=ledger)
-    say(args, f"stream state {args.state}: epsilon {st.epsilon:g} over the initial dataset + {st.updates} updates "
-              f"(epsilon' = {st.epsilon / (st.updates + 1):.6g} per append)")
+                    new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
+                    partitioning=args.partitioning, refine=not args.no_refine, ledger=ledger)
+    if st.accounting == "parallel":
+        limit = "no limit on appends" if st.updates is None else f"at most {st.updates} updates"
+        say(args, f"stream state {args.state}: epsilon {st.epsilon:g} on every append's own batch (parallel "
+                  f"accounting), {limit}")
+    else:
+        say(args, f"stream state {args.state}: epsilon {st.epsilon:g} over the initial dataset + {st.updates} "
+                  f"updates (epsilon' = {st.epsilon_per_append:.6g} per append)")
     if args.universe is None:
         warn("no --universe declared: the first append derives it from its batch, which reveals which items occur")
     print(args.state)
@@ -107,7 +115,8 @@ def _run_append(args: argparse.Namespace) -> int:
     for message in info["warnings"]:
         warn(str(message))
     # appends are counted from 1 (the initial dataset is append 1 of U + 1)
-    say(args, f"append {info['append'] + 1} of {info['updates'] + 1}: spent {info['epsilon']:.6g}, "
+    of = "" if info["updates"] is None else f" of {info['updates'] + 1}"
+    say(args, f"append {info['append'] + 1}{of}: spent {info['epsilon']:.6g} ({info['accounting']} accounting), "
               f"total {info['epsilon_spent']:.6g}")
     if info["released_records"] == 0:
         warn(f"append {info['append'] + 1} released no records (no leaf partition passed its threshold): "
@@ -126,10 +135,14 @@ def _run_status(args: argparse.Namespace) -> int:
     else:
         print(f"epsilon: {st.epsilon:g}")
         print(f"epsilon_spent: {st.epsilon_spent:.6g}")
-        print(f"updates: {st.updates}")
-        print(f"appends: {st.appends} of {st.updates + 1}")
-        say(args, f"next append: {st.appends + 1} of {st.updates + 1}" if st.appends <= st.updates
-                  else "every append is made: the stream's epsilon is spent")
+        print(f"accounting: {st.accounting}")
+        print(f"updates: {'no limit' if st.updates is None else st.updates}")
+        print(f"appends: {st.appends}" + ("" if st.max_appends is None else f" of {st.max_appends}"))
+        if st.max_appends is None:
+            say(args, f"next append: {st.appends + 1} (no limit; epsilon {st.epsilon:g} on each batch)")
+        else:
+            say(args, f"next append: {st.appends + 1} of {st.max_appends}" if st.appends < st.max_appends
+                      else "every append is made: the stream's epsilon is spent")
     return 0
 
 
@@ -156,14 +169,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     ss = p.add_subparsers(dest="stream_command", metavar="ACTION", parser_class=type(p))
     ss.required = True
 
-    q = ss.add_parser("init", help="create a stream state (epsilon, U, taxonomy parameters)",
-                      description="Create a stream state: the whole stream's epsilon, the update bound U and the "
-                                  "taxonomy parameters, fixed once. The folder is created if needed.")
+    q = ss.add_parser("init", help="create a stream state (epsilon, U, accounting, taxonomy parameters)",
+                      description="Create a stream state: the whole stream's epsilon, the accounting, the update "
+                                  "bound U and the taxonomy parameters, fixed once. The folder is created if needed.")
     q.add_argument("state", metavar="STATE", help="the SQLite state file to create (never overwritten)")
-    add_epsilon(q, help_text="privacy budget epsilon of the WHOLE stream (required): the initial dataset and all "
-                             "U updates together; each append spends epsilon/(U+1)")
-    q.add_argument("--updates", "-U", type=nonneg_int_arg, required=True, metavar="U",
-                   help="upper bound on updates after the initial dataset (required); each append spends epsilon/(U+1)")
+    add_epsilon(q, help_text="privacy budget epsilon (required): with --accounting paper, of the WHOLE stream (the "
+                             "initial dataset and all U updates together; each append spends epsilon/(U+1)); with "
+                             "parallel, of every append on its own batch")
+    q.add_argument("--updates", "-U", type=nonneg_int_arg, default=None, metavar="U",
+                   help="upper bound on updates after the initial dataset: with --accounting paper each append "
+                        "spends epsilon/(U+1) (required); with parallel it is only a limit (default: none)")
+    q.add_argument("--accounting", choices=ACCOUNTING_RULES, default="paper",
+                   help="paper: appends compose sequentially, epsilon/(U+1) each, so a person with one record in "
+                        "every batch is protected at epsilon (default); parallel: each append is charged epsilon "
+                        "against its own batch only (batches are disjoint records), which protects each record at "
+                        "epsilon but not a person contributing to several batches (docs/inctdpart.md)")
+    q.add_argument("--routing", choices=ROUTING_RULES, default="paper",
+                   help="paper: later batches pay a noisy count at every visited node (R2; default); free: split "
+                        "nodes route records without a count, the leaf counts get the whole append budget")
+    q.add_argument("--partitioning", choices=PARTITIONINGS, default="tdpart",
+                   help="tdpart: IncTDPart's TBP-tree over the context-free taxonomy (the paper; default); prefix: "
+                        "the initial dataset is partitioned by DiffPart-Prefix, later batches are routed down its "
+                        "trie and counted (IncTDPart section 4.1 allows any sanitizer for the initial dataset; "
+                        "docs/inctdpart.md). --fanout, --c1, --c2, --theta-rule, --new-cells and --routing apply to "
+                        "tdpart only")
+    q.add_argument("--no-refine", action="store_true",
+                   help="--partitioning prefix: do not split classes whose p-sum has grown large (accumulate, then "
+                        "split); default: refine")
     q.add_argument("--fanout", type=_fanout, default=DEFAULT_FANOUT, metavar="F",
                    help=f"fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
     add_universe(q, help_text="the public item universe, declared now for the whole stream: LO..HI (integers) or a "
@@ -208,7 +240,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                       description="The stream's epsilon, what is spent, U and the appends made (counted from 1).")
     q.add_argument("state", metavar="STATE", help="the stream state made by `stream init`")
     q.add_argument("--json", action="store_true",
-                   help='print {"epsilon": E, "epsilon_spent": x, "updates": U, "appends": n} on one line')
+                   help='print {"epsilon": E, "epsilon_spent": x, "updates": U or null, "appends": n, '
+                        '"accounting": "paper"|"parallel", "epsilon_per_append": e} on one line')
     add_quiet(q)
     q.set_defaults(handler=_run_status)
 
@@ -246,7 +279,8 @@ def _run_experiment(args: argparse.Namespace) -> int:
         dataset=Path(args.data), universe=parse_universe_spec(args.universe) if args.universe else None,
         out_dir=out, label=label, initial=args.initial, batch=args.batch,
         updates=args.updates, epsilons=args.epsilons, runs=args.runs, fanout=args.fanout,
-        theta_rule=args.theta_rule, new_cells=args.new_cells, queries=args.queries, seed=args.seed,
+        theta_rule=args.theta_rule, new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
+        topk=args.topk, queries=args.queries, seed=args.seed,
         methods=args.methods, **extra)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     run_inctdpart_experiment(cfg, log=log)
@@ -258,7 +292,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
     from pathlib import Path
 
-    from ..experiments.inctdpart import METHODS
+    from ..experiments.inctdpart import DEFAULT_METHODS, METHODS
     from .common import choice_list, epsilon_list
 
     default_data = Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets" / "msnbc" / "msnbc.dat"
@@ -292,10 +326,19 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--theta-rule", choices=THETA_RULES, default="example3", help="IncTDPart's theta rule (default example3)")
     p.add_argument("--new-cells", choices=NEW_CELL_RULES, default="first-visit",
                    help="IncTDPart's new-cell rule (default first-visit)")
-    p.add_argument("--methods", type=choice_list(METHODS), default=METHODS, metavar="NAMES",
-                   help="comma-separated methods among IncTDPart, Solution 1, Solution 2 (default all three)")
+    p.add_argument("--accounting", choices=ACCOUNTING_RULES, default="paper",
+                   help="IncTDPart's accounting: paper (epsilon/(U+1) per append; default) or parallel (epsilon per "
+                        "batch); the baselines are charged as in the paper either way")
+    p.add_argument("--routing", choices=ROUTING_RULES, default="paper",
+                   help="IncTDPart's routing of later batches: paper (a noisy count of every stored child of every "
+                        "visited node; default) or free (split nodes route without counts; improvement)")
+    p.add_argument("--methods", type=choice_list(METHODS), default=DEFAULT_METHODS, metavar="NAMES",
+                   help="comma-separated methods among IncTDPart, Solution 1, Solution 2, IncTDPart-Prefix (default "
+                        "the first three)")
     p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
                    help="counting queries of the workload (default 50000)")
+    p.add_argument("--topk", type=positive_int, default=None, metavar="K",
+                   help="also report the top-K utility of every release (DiffPart Appendix E); default: not computed")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (default 0)")
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

@@ -1,5 +1,7 @@
 """Reproduce DiffPart's Figure 3 (relative error vs B, per query subset, DiffPart vs Basic) and
-Figure 8 (top-K frequent itemset utility vs K) on a transaction dataset; CSV + PNG.
+Figure 8 (top-K frequent itemset utility vs K) on a transaction dataset; CSV + PNG. Beside the
+faithful algorithm it runs DiffPart-Prefix (the default of ``dprelease diffpart``) and reports, per
+method and B, the share of released records that occur in the data (``methods_summary.csv``).
 
 Runs use the seeded experiment mode (run r of a setting uses seed ``seed + r``), so a
 reproduction is repeatable; the secure default is for releases.
@@ -16,9 +18,11 @@ import numpy as np
 from ..data.io import atomic_output, read_transactions
 from ..data.universe import Universe
 from ..evaluation import SupportCounter, evaluate_counting, make_workload
+from ..evaluation.occurrence import occurrence_share
 from ..evaluation.topk import topk_utility_many
 from ..privacy import make_noise
 from ..setvalued import basic, diffpart
+from ..setvalued.prefixpart import prefix_diffpart
 from .common import mean_se, save_png, write_csv
 
 __all__ = ["DiffPartExperiment", "run_diffpart_experiment"]
@@ -39,7 +43,8 @@ class DiffPartExperiment:
     seed: int = 0
     with_basic: bool = True
     spurious_bound: float | None = None  # also run "DiffPart+bound" (the improvement) when set
-
+    with_prefix: bool = True  # also run "DiffPart-Prefix" (the default method of `dprelease diffpart`)
+    with_faithful: bool = True
 
 
 def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, object]:
@@ -47,23 +52,33 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
     workload = make_workload(db.n_items, int(db.lengths.max()), n_queries=cfg.queries, seed=cfg.seed)
     raw_counter = SupportCounter(db)
     kwargs = {k: v for k, v in (("c1", cfg.c1), ("c2", cfg.c2)) if v is not None}
-    methods = ["DiffPart"] + (["DiffPart+bound"] if cfg.spurious_bound is not None else []) \
+    methods = (["DiffPart"] if cfg.with_faithful else []) + (["DiffPart-Prefix"] if cfg.with_prefix else []) \
+        + (["DiffPart+bound"] if cfg.spurious_bound is not None else []) \
         + (["Basic"] if cfg.with_basic and universe.size <= 20 else [])
     fig3_rows: list[dict[str, object]] = []
     fig8_rows: list[dict[str, object]] = []
+    method_rows: list[dict[str, object]] = []
     for B in cfg.budgets:
         for method in methods:
             per_subset: list[list[float]] = [[] for _ in workload.subsets]
             overall: list[float] = []
             utilities: dict[int, list[float]] = {k: [] for k in cfg.ks}
+            shares: dict[str, list[float]] = {"records": [], "records_exact": [], "records_contained": []}
             for r in range(cfg.runs):
                 noise = make_noise(cfg.seed + 1000 * r + 1)
-                if method.startswith("DiffPart"):
+                if method == "DiffPart-Prefix":
+                    rel = prefix_diffpart(db, universe, B, noise=noise)
+                elif method.startswith("DiffPart"):
                     bound = cfg.spurious_bound if method == "DiffPart+bound" else None
                     rel = diffpart(db, universe, B, noise=noise, fanout=cfg.fanout, spurious_bound=bound, **kwargs)
                 else:
                     rel = basic(db, universe, B, noise=noise)
                 released = rel.to_db()
+                occ = occurrence_share(db, released, raw_counter=raw_counter)
+                shares["records"].append(float(released.n_records))
+                for key in ("records_exact", "records_contained"):
+                    if occ[key] is not None:
+                        shares[key].append(occ[key])
                 res = evaluate_counting(db, released, workload=workload, raw_counter=raw_counter)
                 overall.append(res["mean_relative_error"])
                 for i, sub in enumerate(res["subsets"]):
@@ -82,13 +97,27 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
                 m_u, se_u = mean_se(utilities[k])
                 fig8_rows.append({"method": method, "epsilon": B, "k": k, "utility": m_u, "stderr": se_u,
                                   "runs": cfg.runs})
-            log(f"{method:14s} B={B:<5} mean RE {m:.4f}  top-{cfg.ks[-1]} utility {np.mean(utilities[cfg.ks[-1]]):.3f}")
+            k_top = cfg.ks[-1]
+            m_top, se_top = mean_se(utilities[k_top])
+            method_rows.append({
+                "method": method, "epsilon": B, "runs": cfg.runs, "mean_relative_error": m, "re_stderr": se,
+                f"top{k_top}_utility": m_top, "utility_stderr": se_top,
+                "released_records": float(np.mean(shares["records"])),
+                # shares over the runs that released anything (None when none did)
+                "share_records_exact": float(np.mean(shares["records_exact"])) if shares["records_exact"] else None,
+                "share_records_contained": (float(np.mean(shares["records_contained"]))
+                                            if shares["records_contained"] else None),
+            })
+            log(f"{method:15s} B={B:<5} mean RE {m:.4f}  top-{k_top} utility {m_top:.3f}  "
+                f"released {method_rows[-1]['released_records']:.0f} records")
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(cfg.out_dir / "fig3_relative_error.csv", fig3_rows)
     write_csv(cfg.out_dir / "fig8_topk_utility.csv", fig8_rows)
+    write_csv(cfg.out_dir / "methods_summary.csv", method_rows)
     _plot(cfg, fig3_rows, fig8_rows, methods)
     summary = {"dataset": str(cfg.dataset), "runs": cfg.runs, "fanout": cfg.fanout,
-               "relative_error": fig3_rows, "topk_utility": fig8_rows, "out_dir": str(cfg.out_dir)}
+               "relative_error": fig3_rows, "topk_utility": fig8_rows, "methods": method_rows,
+               "out_dir": str(cfg.out_dir)}
     with atomic_output(cfg.out_dir / "summary.json") as fh:
         json.dump(summary, fh, indent=1)
     return summary
@@ -104,7 +133,7 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
     fig, axes = plt.subplots(1, n, figsize=(4 * n, 3.4), sharey=False)
     axes = np.atleast_1d(axes)
     for ax, B in zip(axes, cfg.budgets):
-        for method, marker in zip(methods, "o^s"):
+        for method, marker in zip(methods, "o^sd"):
             rows = [r for r in fig3 if r["method"] == method and r["epsilon"] == B and r["subset"] != "all"]
             ax.errorbar([r["max_length_pct"] for r in rows], [r["mean_relative_error"] for r in rows],
                         yerr=[r["stderr"] for r in rows], marker=marker, label=method, capsize=2)
@@ -118,7 +147,7 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
     save_png(fig, cfg.out_dir / "fig3_relative_error.png")
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for method, style in (("DiffPart", "-"), ("DiffPart+bound", "--")):
+    for method, style in (("DiffPart", "-"), ("DiffPart-Prefix", ":"), ("DiffPart+bound", "--")):
         for B in cfg.budgets:
             rows = [r for r in fig8 if r["method"] == method and r["epsilon"] == B]
             if rows:

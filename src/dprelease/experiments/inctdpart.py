@@ -6,7 +6,9 @@ workload (DiffPart section 5.1, :mod:`dprelease.evaluation.counting`) on T_U, fo
 
 * IncTDPart (the TBP-tree, epsilon/(U+1) per append; :mod:`dprelease.setvalued.inctdpart`),
 * Solution 1 (DiffPart per batch with the full epsilon, releases merged),
-* Solution 2 (DiffPart on the whole T_U with epsilon/(U+1): the last of U+1 re-publications).
+* Solution 2 (DiffPart on the whole T_U with epsilon/(U+1): the last of U+1 re-publications),
+* IncTDPart-Prefix (optional, ``--methods``): the stream over DiffPart-Prefix's trie
+  (:mod:`dprelease.setvalued.incprefix`), charged like IncTDPart (``--accounting``).
 
 Runs use the seeded experiment mode (run r: data sample and noise from ``seed + r``;
 IncTDPart's append i uses :func:`append_seed`), so a reproduction is repeatable.
@@ -25,16 +27,19 @@ from ..data.io import atomic_output, read_transactions
 from ..data.universe import Universe
 from ..errors import InputError
 from ..evaluation.counting import SupportCounter, evaluate_counting, make_workload
+from ..evaluation.topk import topk_utility
 from ..privacy import make_noise
 from ..setvalued.baselines import solution1, solution2
 from ..setvalued.diffpart import DEFAULT_C1 as DP_C1
 from ..setvalued.diffpart import DEFAULT_C2 as DP_C2
+from ..setvalued.incprefix import PrefixStream
 from ..setvalued.inctdpart import DEFAULT_C1, DEFAULT_C2, TBPTree, append_seed
 from .common import mean_se, save_png, write_csv
 
 __all__ = ["IncTDPartExperiment", "run_inctdpart_experiment", "METHODS"]
 
-METHODS = ("IncTDPart", "Solution 1", "Solution 2")
+METHODS = ("IncTDPart", "Solution 1", "Solution 2", "IncTDPart-Prefix")
+DEFAULT_METHODS = ("IncTDPart", "Solution 1", "Solution 2")
 
 
 @dataclass(frozen=True)
@@ -55,9 +60,13 @@ class IncTDPartExperiment:
     dp_c2: float = DP_C2  # DiffPart (baselines) partition constant
     theta_rule: str = "example3"
     new_cells: str = "first-visit"
+    accounting: str = "paper"  # IncTDPart's: "paper" (epsilon/(U+1) per append) or "parallel" (epsilon per batch)
+    routing: str = "paper"  # IncTDPart's: "paper" (R2: count every stored child) or "free" (improvement)
     queries: int = 50_000
     seed: int = 0
-    methods: tuple[str, ...] = field(default=METHODS)
+    methods: tuple[str, ...] = field(default=DEFAULT_METHODS)
+    refine: bool = True  # IncTDPart-Prefix: accumulate, then split
+    topk: int | None = None  # also the top-K utility (DiffPart Appendix E) of every release
 
 
 
@@ -86,10 +95,16 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                     t0 = time.perf_counter()
                     if method == "IncTDPart":
                         tree = TBPTree(universe.size, eps, U, fanout=cfg.fanout, c1=cfg.c1, c2=cfg.c2,
-                                       theta_rule=cfg.theta_rule, new_cells=cfg.new_cells)
+                                       theta_rule=cfg.theta_rule, new_cells=cfg.new_cells,
+                                       accounting=cfg.accounting, routing=cfg.routing)
                         for i, b in enumerate(batches):
                             tree.append(b, make_noise(append_seed(seed, i)))
                         release = tree.release(universe, {"mode": "seeded", "seed": seed})
+                    elif method == "IncTDPart-Prefix":
+                        stream = PrefixStream(universe.size, eps, U, accounting=cfg.accounting, refine=cfg.refine)
+                        for i, b in enumerate(batches):
+                            stream.append(b, make_noise(append_seed(seed, i)))
+                        release = stream.release(universe, {"mode": "seeded", "seed": seed})
                     elif method == "Solution 1":
                         release = solution1(batches, universe, eps, fanout=cfg.fanout, c1=cfg.dp_c1, c2=cfg.dp_c2,
                                             noises=[make_noise(append_seed(seed + 7919, i)) for i in range(U + 1)])
@@ -103,6 +118,8 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                     row = {"dataset": cfg.label, "method": method, "U": U, "epsilon": eps, "run": r,
                            "relative_error": res["mean_relative_error"], "released_records": release.n_records,
                            "true_records": raw.n_records, "seconds": round(seconds, 3)}
+                    if cfg.topk:
+                        row["topk_utility"] = topk_utility(raw, release.to_db(), cfg.topk)
                     rows.append(row)
                     log(f"{cfg.label} run {r} U={U} eps={eps} {method}: RE {row['relative_error']:.4f} "
                         f"({row['released_records']} records, {seconds:.1f} s)")
@@ -127,7 +144,9 @@ def _summarise(rows: list[dict[str, object]]) -> list[dict[str, object]]:
         out.append({"dataset": ds, "method": m, "U": U, "epsilon": eps, "runs": len(sel),
                     "relative_error_mean": round(mean, 6), "relative_error_se": round(se, 6),
                     "released_records_mean": round(float(np.mean([r["released_records"] for r in sel])), 1),
-                    "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3)})
+                    "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3)}
+                   | ({"topk_utility_mean": round(float(np.mean([r["topk_utility"] for r in sel])), 6)}
+                      if "topk_utility" in sel[0] else {}))
     return out
 
 

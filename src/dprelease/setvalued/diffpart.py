@@ -48,7 +48,7 @@ from ..release import SetValuedRelease, build_manifest, records_run_start, relea
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
     "replace_node", "distinct_empty_masks", "DEFAULT_BRANCHING_BOUND", "choose_expansion_node", "operation_budget",
-    "rows_by_mask",
+    "rows_by_mask", "PartitionStep", "partition_steps",
 ]
 
 # Section 5 uses f = 10. Section 4.1: "C2 slightly greater than 1 ... C1 in [1, C2]"; we take
@@ -179,6 +179,90 @@ def distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: No
     return np.asarray(out, dtype=np.int64)
 
 
+@dataclass(slots=True)
+class PartitionStep:
+    """One partition operation of DiffPart's loop (Algorithm 1 / Procedure 1), as yielded by :func:`partition_steps`.
+
+    ``masks``/``values``: every kept sub-partition (noisy count >= threshold; real and test-and-generated),
+    real ones first in ascending mask order, then the generated ones in the order drawn; ``rows[j]`` are the
+    records of ``masks[j]`` (empty for a generated cell); ``generated[j]`` says which is which (never publish
+    it: only the canonical order of the cells may leave). ``tag`` is the caller's tag of the partition.
+    Before resuming the generator, the caller may set ``descend`` to the list of (index into ``masks``, tag)
+    of the kept non-leaf sub-partitions to partition further, in the order to visit them; ``None`` (default)
+    descends into every kept one, in the order above (DiffPart).
+    """
+
+    cut: tuple[int, ...]
+    node: int
+    kids: np.ndarray
+    leaf_level: bool
+    n_internal: int
+    epsilon: float
+    threshold: float
+    masks: np.ndarray
+    values: np.ndarray
+    rows: list[np.ndarray]
+    generated: np.ndarray
+    unused_after: float
+    scope: BudgetScope
+    n_records: int  # records in the partition (trace only)
+    queued: int  # partitions waiting in the queue (the work meter's count of noisy decisions)
+    tag: object = None
+    descend: list[tuple[int, object]] | None = None
+
+
+def partition_steps(db: TransactionDB, tax: ContextFreeTaxonomy, budget: float, threshold, *, noise: NoiseSource,
+                    scope: BudgetScope, tag: object = None, rows: np.ndarray | None = None):
+    """DiffPart's top-down partitioning of ``db`` under ``budget`` (= B) as a generator of :class:`PartitionStep`.
+
+    The one partition loop of the package: :func:`diffpart` and IncTDPart's first append (TBP-Tree_(0) =
+    DiffPart(T, H, epsilon'), IncTDPart Algorithm 1 line 4) both run it. Budget split as in the module
+    docstring (B/2 partitioning, alpha per operation, leaf counts B/2 + unused). ``threshold(leaf_level,
+    eps_op, n_combos, n_internal, height)`` gives each operation's threshold from public values only.
+    ``rows``: the records to partition (default: every record with at least one item; an empty record
+    holds no item of any cut, so it belongs to no partition -- issue 8, defect 10).
+    """
+    if tax.is_leaf(tax.root):
+        return
+    queue: deque[tuple[_Partition, object]] = deque()
+    if rows is None:
+        rows = np.flatnonzero(db.lengths > 0).astype(np.int64)
+    queue.append((_Partition((tax.root,), rows, budget / 2.0, scope), tag))
+    empty_rows = np.zeros(0, dtype=np.int64)
+    while queue:
+        p, p_tag = queue.popleft()
+        cut = np.asarray(p.cut, dtype=np.int64)
+        node = choose_expansion_node(tax, cut, noise)
+        kids = tax.children(node)
+        n_combos = (1 << kids.size) - 1
+        masks = child_masks(db, p.rows, tax, node)
+        nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
+        n_internal, leaf_level, eps_op = operation_budget(tax, cut, p.unused, budget / 2.0)
+        thr = threshold(leaf_level, eps_op, n_combos, n_internal, int(tax.height[cut].max()))
+        res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, thr, scope=p.scope, noise=noise,
+                               label="leaf counts" if leaf_level else "partition")
+        empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
+        passed = np.flatnonzero(res.passed)
+        if leaf_level:  # leaf partitions are not partitioned again: their records are not needed
+            kept_rows = [empty_rows] * (passed.size + empty_masks.size)
+        else:
+            rows_sorted, bounds = rows_by_mask(p.rows, inverse, sizes)
+            kept_rows = [rows_sorted[bounds[j] : bounds[j + 1]] for j in passed.tolist()] + [empty_rows] * empty_masks.size
+        step = PartitionStep(
+            p.cut, node, kids, leaf_level, n_internal, eps_op, thr,
+            np.concatenate([nonempty[passed], empty_masks]), np.concatenate([res.explicit[passed], res.zero_passed]),
+            kept_rows,
+            np.concatenate([np.zeros(passed.size, dtype=bool), np.ones(empty_masks.size, dtype=bool)]),
+            p.unused - eps_op, p.scope, int(p.rows.size), len(queue), p_tag)
+        yield step
+        if leaf_level:
+            continue
+        order = step.descend if step.descend is not None else [(j, None) for j in range(step.masks.size)]
+        for j, child_tag in order:
+            queue.append((_Partition(replace_node(p.cut, node, kids, int(step.masks[j])), step.rows[j],
+                                     step.unused_after, p.scope.branch()), child_tag))
+
+
 def _validate(epsilon: float, fanout: int, c1: float, c2: float, spurious_bound: float | None = None,
               branching_bound: float | None = None) -> float:
     eps = check_epsilon(epsilon)
@@ -236,27 +320,12 @@ def diffpart(
         if res.passed[0]:
             out_sets.append(np.array([0], dtype=np.int64))
             out_counts.append(int(res.explicit[0]))
-    queue: deque[_Partition] = deque()
-    if not tax.is_leaf(tax.root):
-        queue.append(_Partition((tax.root,), all_rows, B / 2.0, root_scope))
 
-    bar = _progress_bar(progress)
-    while queue:
-        p = queue.popleft()
-        cut = np.asarray(p.cut, dtype=np.int64)
-        node = choose_expansion_node(tax, cut, noise)
-        kids = tax.children(node)
-        n_combos = (1 << kids.size) - 1
-
-        masks = child_masks(db, p.rows, tax, node)
-        nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
-        n_internal, leaf_level, eps_op = operation_budget(tax, cut, p.unused, B / 2.0)
+    def threshold(leaf_level: bool, eps_op: float, n_combos: int, n_internal: int, height: int) -> float:
         if leaf_level:
-            threshold = _SQRT2 * c1 / eps_op  # Algorithm 1, line 13
-            kind = "leaf counts"
+            t = _SQRT2 * c1 / eps_op  # Algorithm 1, line 13
         else:
-            threshold = _SQRT2 * c2 * int(tax.height[cut].max()) / eps_op  # Procedure 1, line 6
-            kind = "partition"
+            t = _SQRT2 * c2 * height / eps_op  # Procedure 1, line 6
         if branching_bound is not None and not leaf_level and n_internal >= 3:
             # Termination guard (on by default; a documented deviation from the paper). The
             # children of this operation will partition again, so every empty combination that
@@ -264,35 +333,28 @@ def diffpart(
             # several height-1 nodes (f = 10) lets ~61 of 1,023 empty combinations through, and
             # each of those does the same: the work grows without bound (mushroom: > 6 GB).
             # Keep the expected number of empty children <= branching_bound (< 1: subcritical).
-            threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, branching_bound))
+            t = max(t, zero_cell_threshold(n_combos, eps_op, branching_bound))
         if spurious_bound is not None:
             # Improvement (off by default): at most `spurious_bound` of the 2^l - 1 combinations
             # are expected to pass with a true count of 0.
-            threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, spurious_bound))
-        res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, threshold, scope=p.scope, noise=noise,
-                               label=kind)
-        empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
-        kept_masks = np.concatenate([nonempty[res.passed], empty_masks])
-        kept_values = np.concatenate([res.explicit[res.passed], res.zero_passed])
-        if keep_trace:
-            trace.append(TraceEvent(kind.replace(" ", "_"), p.cut, node, eps_op, threshold, int(kept_masks.size)))
-        if leaf_level:
-            meter.released(kept_masks.size, int(np.clip(kept_values, 0, None).sum()))
-            for mask, value in zip(kept_masks.tolist(), kept_values.tolist()):
-                out_sets.append(np.asarray(replace_node(p.cut, node, kids, mask), dtype=np.int64))
-                out_counts.append(int(value))
-        else:
-            meter.queued(len(queue) + kept_masks.size)
-            rows_sorted, bounds = rows_by_mask(p.rows, inverse, sizes)
-            child_unused = p.unused - eps_op
-            empty_rows = np.zeros(0, dtype=np.int64)
-            for j in np.flatnonzero(res.passed).tolist():
-                queue.append(_Partition(replace_node(p.cut, node, kids, int(nonempty[j])),
-                                        rows_sorted[bounds[j] : bounds[j + 1]], child_unused, p.scope.branch()))
-            for mask in empty_masks.tolist():
-                queue.append(_Partition(replace_node(p.cut, node, kids, mask), empty_rows, child_unused, p.scope.branch()))
-        if bar is not None:
-            bar.update(1)
+            t = max(t, zero_cell_threshold(n_combos, eps_op, spurious_bound))
+        return t
+
+    bar = _progress_bar(progress)
+    if not tax.is_leaf(tax.root):
+        for step in partition_steps(db, tax, B, threshold, noise=noise, scope=root_scope, rows=all_rows):
+            if keep_trace:
+                trace.append(TraceEvent("leaf_counts" if step.leaf_level else "partition", step.cut, step.node,
+                                        step.epsilon, step.threshold, int(step.masks.size)))
+            if step.leaf_level:
+                meter.released(step.masks.size, int(np.clip(step.values, 0, None).sum()))
+                for mask, value in zip(step.masks.tolist(), step.values.tolist()):
+                    out_sets.append(np.asarray(replace_node(step.cut, step.node, step.kids, mask), dtype=np.int64))
+                    out_counts.append(int(value))
+            else:  # the default descent (every kept cell, real ones first) is DiffPart's
+                meter.queued(step.queued + step.masks.size)
+            if bar is not None:
+                bar.update(1)
     if bar is not None:
         bar.close()
 

@@ -59,10 +59,13 @@ from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import BudgetExceededError, ParameterError
-from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, threshold_counts, zero_cell_threshold
+from ..privacy import (
+    BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, threshold_counts, zero_cell_threshold,
+)
 from .. import release as _release_module
 from ..release import SetValuedRelease, build_manifest
 from .diffpart import (
+    partition_steps,
     DEFAULT_FANOUT,
     MAX_FANOUT,
     child_masks,
@@ -94,6 +97,14 @@ NODE_CLASSES = ("root", "non-empty", "semi-non-empty", "leaf-released", "leaf-he
 
 
 THETA_RULES = ("example3", "mean")
+# paper: epsilon/(U+1) per append, appends compose sequentially (Theorems 2-4).
+# parallel: each append reads only its own batch (disjoint records) plus earlier noisy outputs, so it is
+# charged the full epsilon against that batch and appends compose in parallel (docs/inctdpart.md).
+ACCOUNTING_RULES = ("paper", "parallel")
+# paper: FollowPreviousTraces spends alpha on a noisy count of every stored child of every visited node (R2).
+# free: a split node's non-empty children are followed without a count (the split is public); only
+# semi-non-empty children are counted, and the leaf counts get the whole append budget.
+ROUTING_RULES = ("paper", "free")
 NEW_CELL_RULES = ("first-visit", "every-visit", "semi")
 
 
@@ -169,11 +180,19 @@ class AppendDelta:
 class TBPTree:
     """The IncTDPart state in memory: parameters, the ledger of appends and the TBP-tree (section 4)."""
 
-    def __init__(self, n_items: int, epsilon: float, updates: int, *, fanout: int = DEFAULT_FANOUT,
+    def __init__(self, n_items: int, epsilon: float, updates: int | None, *, fanout: int = DEFAULT_FANOUT,
                  c1: float = DEFAULT_C1, c2: float = DEFAULT_C2, theta_rule: str = "example3",
-                 new_cells: str = "first-visit"):
+                 new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper"):
         self.epsilon = check_epsilon(epsilon)
-        if int(updates) != updates or int(updates) < 0:
+        if routing not in ROUTING_RULES:
+            raise ParameterError(f"--routing must be one of {', '.join(ROUTING_RULES)}, got {routing!r}")
+        self.routing = routing
+        if accounting not in ACCOUNTING_RULES:
+            raise ParameterError(f"--accounting must be one of {', '.join(ACCOUNTING_RULES)}, got {accounting!r}")
+        self.accounting = accounting
+        if updates is None and accounting == "paper":
+            raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
+        if updates is not None and (int(updates) != updates or int(updates) < 0):
             raise ParameterError(f"--updates must be a whole number >= 0, got {updates}")
         if not (2 <= int(fanout) <= MAX_FANOUT):
             raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
@@ -188,7 +207,7 @@ class TBPTree:
         self.new_cells = new_cells
         if n_items < 2:
             raise ParameterError("the item universe needs at least 2 items for a TBP-tree")
-        self.updates = int(updates)
+        self.updates: int | None = None if updates is None else int(updates)  # parallel: an optional limit
         self.fanout = int(fanout)
         self.c1 = float(c1)
         self.c2 = float(c2)
@@ -201,8 +220,16 @@ class TBPTree:
     # -- parameters -----------------------------------------------------------------
     @property
     def epsilon_prime(self) -> float:
-        """epsilon' = epsilon / (U + 1) (Algorithm 1, line 3)."""
+        """The budget of one append: epsilon' = epsilon / (U + 1) (Algorithm 1, line 3), or epsilon (parallel)."""
+        if self.accounting == "parallel":
+            return self.epsilon
+        assert self.updates is not None
         return self.epsilon / (self.updates + 1)
+
+    @property
+    def max_appends(self) -> int | None:
+        """The initial dataset plus U updates; None when unlimited (parallel accounting without --updates)."""
+        return None if self.updates is None else self.updates + 1
 
     @property
     def appends(self) -> int:
@@ -210,18 +237,28 @@ class TBPTree:
 
     @property
     def epsilon_spent(self) -> float:
+        """Sequential: the sum of the appends' charges. Parallel: the largest (disjoint batches)."""
+        if self.accounting == "parallel":
+            return float(max(self.ledger, default=0.0))
         return float(math.fsum(self.ledger))
 
     def accountant(self) -> BudgetAccountant:
-        """The stream's accountant with every past append replayed (sequential composition, Theorem 3)."""
+        """The stream's accountant with every past append replayed (paper: sequential, Theorem 3; parallel:
+        one branch per batch)."""
         return self._replay()[0]
 
     def _replay(self) -> tuple[BudgetAccountant, BudgetScope]:
+        """The stream's accountant and the scope the next append is charged on (before any noise)."""
         acc = BudgetAccountant(self.epsilon)
-        scope = acc.root()
+        root = acc.root()
+        if self.accounting == "parallel":
+            branches = [root.branch() for _ in range(len(self.ledger) + 1)]  # one disjoint batch each
+            for i, eps in enumerate(self.ledger):
+                branches[i].spend(eps, f"append {i}", mechanism="composite")
+            return acc, branches[-1]
         for i, eps in enumerate(self.ledger):
-            scope.spend(eps, f"append {i}", mechanism="composite")
-        return acc, scope
+            root.spend(eps, f"append {i}", mechanism="composite")
+        return acc, root
 
     # -- node classes (Definition 7, eq. 5) ---------------------------------------------
     def theta1(self, node: TBPNode) -> float:
@@ -244,15 +281,19 @@ class TBPTree:
         if db.n_items != self.n_items:
             raise ParameterError("the batch and the stream disagree on the number of items")
         n = self.appends
-        if n >= self.updates + 1:
+        if self.max_appends is not None and n >= self.max_appends:
             raise BudgetExceededError(
-                f"the stream allows the initial dataset plus U = {self.updates} updates ({self.updates + 1} appends) "
+                f"the stream allows the initial dataset plus U = {self.updates} updates ({self.max_appends} appends) "
                 f"and all {n} have been made: append refused, nothing changed")
         eps_p = self.epsilon_prime
         _, stream_scope = self._replay()
         stream_scope.spend(eps_p, f"append {n}", mechanism="composite")  # BudgetExceededError before any noise
         inner = BudgetAccountant(eps_p, keep_ledger=False)
         delta = AppendDelta(n, eps_p, seed)
+        if n == 0 and len(self.nodes) == 1:
+            self._first_append(db, noise, delta, inner, eps_p, keep_trace)
+            self.ledger.append(eps_p)
+            return delta
         tax = self.taxonomy
         # an empty record belongs to no cell (issue 8, defect 10), as in DiffPart
         queue = deque([(0, np.flatnonzero(db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
@@ -290,6 +331,10 @@ class TBPTree:
                 rows, inverse = rows[sel], inverse[sel]
                 explicit = np.sort(existing)
                 n_imp = 0
+                if self.routing == "free" and not leaf_level:
+                    self._route_freely(p, v, kids, explicit, nonempty, inverse, sizes, rows, unused, eps_op, scope,
+                                       noise, queue, delta, keep_trace)
+                    continue
             else:
                 explicit = np.union1d(existing, nonempty)
                 n_imp = n_combos - explicit.size
@@ -352,6 +397,79 @@ class TBPTree:
         self.ledger.append(eps_p)
         return delta
 
+    def _first_append(self, db: TransactionDB, noise: NoiseSource, delta: AppendDelta, inner: BudgetAccountant,
+                      eps_p: float, keep_trace: bool) -> None:
+        """TBP-Tree_(0) = DiffPart(T, H, epsilon') (Algorithm 1, line 4): DiffPart's own partition loop
+        (:func:`~dprelease.setvalued.diffpart.partition_steps`) with IncTDPart's thresholds (section 4.3, R7),
+        storing every kept cell as a node and descending into those whose p-sum passes theta_1."""
+
+        def threshold(leaf_level: bool, eps_op: float, n_combos: int, n_internal: int, height: int) -> float:
+            if self.new_cells == "semi":
+                return 1.0  # eq. 5: stored when its p-sum (one noisy count) is > 0
+            t = _SQRT2 * (self.c2 if leaf_level else self.c1) / eps_op  # eq. 6/7 with one count
+            if not leaf_level and n_combos > 2:
+                t = max(t, zero_cell_threshold(n_combos, eps_op, 2.0))  # R7 safety floor (every cell is new)
+            return t
+
+        for step in partition_steps(db, self.taxonomy, eps_p, threshold, noise=noise, scope=inner.root(), tag=0):
+            p = self.nodes[int(step.tag)]
+            p.expand = step.node
+            delta.expanded.append(p.id)
+            if keep_trace:
+                delta.trace.append(RouteEvent(p.id, step.node, step.epsilon, step.n_records, step.leaf_level))
+            delta.chain_max = max(delta.chain_max, step.scope.chain_spent)
+            inv = 1.0 / step.epsilon
+            descend: list[tuple[int, object]] = []
+            # children in ascending mask order, real and test-and-generated mixed (canonical node ids)
+            order = np.argsort(step.masks, kind="stable") if _release_module._CANONICAL_ORDER \
+                else np.arange(step.masks.size)
+            for j in order.tolist():
+                child_id = self._new_child(p, step.node, step.kids, int(step.masks[j]), 0)
+                child = self.nodes[child_id]
+                child.psum, child.n, child.inv_alpha = int(step.values[j]), 1, inv
+                delta.new_nodes.append(child_id)
+                delta.counts.append((child_id, int(step.values[j]), step.epsilon))
+                if not step.leaf_level and child.psum >= self.theta1(child):
+                    descend.append((j, child_id))
+            step.descend = descend
+
+    def _route_freely(self, p: TBPNode, v: int, kids: np.ndarray, explicit: np.ndarray, nonempty: np.ndarray,
+                      inverse: np.ndarray, sizes: np.ndarray, rows: np.ndarray, unused: float, eps_op: float,
+                      scope: BudgetScope, noise: NoiseSource, queue: deque, delta: AppendDelta,
+                      keep_trace: bool) -> None:
+        """Improvement (``routing="free"``): a non-leaf node split in an earlier append keeps its children
+        (public), so the batch's records go down them without a noisy count of the non-empty ones; only the
+        semi-non-empty children are counted (their p-sums decide whether they split). Non-empty children keep
+        the whole unused budget, so the leaf counts below get epsilon'/2 + epsilon'/2 = epsilon'."""
+        rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
+        pos = {int(m): j for j, m in enumerate(nonempty.tolist())}
+
+        def rows_of(mask: int) -> np.ndarray:
+            j = pos.get(mask)
+            return rows_sorted[bounds[j] : bounds[j + 1]] if j is not None else rows[:0]
+
+        kids_ids = [p.children[int(m)] for m in explicit.tolist()]
+        semi = [cid for cid in kids_ids if self.nodes[cid].psum < self.theta1(self.nodes[cid])]
+        if keep_trace:
+            delta.trace.append(RouteEvent(p.id, v, eps_op if semi else 0.0, int(rows.size), False))
+        for cid in kids_ids:  # non-empty children: routed, nothing spent (children ids ascend with masks)
+            if cid not in semi:
+                queue.append((cid, rows_of(self.nodes[cid].mask), unused, scope.branch()))
+        if not semi:
+            return
+        semi_scope = scope.branch()  # their records are disjoint from the non-empty children's
+        true = np.array([rows_of(self.nodes[cid].mask).size for cid in semi], dtype=np.int64)
+        noisy = noisy_counts(true, eps_op, scope=semi_scope, noise=noise, label="semi-non-empty counts")
+        delta.chain_max = max(delta.chain_max, semi_scope.chain_spent)
+        for cid, nc in zip(semi, noisy.tolist()):
+            child = self.nodes[cid]
+            child.psum += int(nc)
+            child.n += 1
+            child.inv_alpha += 1.0 / eps_op
+            delta.counts.append((cid, int(nc), eps_op))
+            if child.psum >= self.theta1(child):
+                queue.append((cid, rows_of(child.mask), unused - eps_op, semi_scope.branch()))
+
     def _new_child(self, p: TBPNode, v: int, kids: np.ndarray, mask: int, created: int) -> int:
         cut = replace_node(p.cut, v, kids, mask)
         leaf = bool((self.taxonomy.height[np.asarray(cut, dtype=np.int64)] == 0).all())
@@ -379,13 +497,16 @@ class TBPTree:
             epsilon=self.epsilon,
             parameters={"updates": self.updates, "fanout": self.fanout, "c1": self.c1, "c2": self.c2,
                         "theta_rule": self.theta_rule, "new_cells": self.new_cells,
-                        "epsilon_per_append": self.epsilon_prime, "appends": self.appends},
+                        "epsilon_per_append": self.epsilon_prime, "appends": self.appends}
+            | ({"accounting": self.accounting} if self.accounting != "paper" else {}),
             noise=_NoiseInfo(noise_info),
             accountant=self.accountant(),
             domain=universe.describe(),
             release={"records": int(counts.sum()) if counts.size else 0, "distinct_records": int(counts.size)},
             budget_split={
-                "per_append": "epsilon' = epsilon/(U+1) (Algorithm 1 line 3; Theorems 2-4)",
+                "per_append": ("epsilon on each append's own batch; batches are disjoint, so appends compose in "
+                               "parallel (docs/inctdpart.md)") if self.accounting == "parallel" else
+                              "epsilon' = epsilon/(U+1) (Algorithm 1 line 3; Theorems 2-4)",
                 "within_append": "DiffPart split: epsilon'/2 partitioning, alpha = unused/|InternalNodes(cut)|; "
                                  "leaf counts epsilon'/2 + unused (section 4.2, Procedure 1 lines 5, 14-15)",
                 "thresholds": "theta = sqrt(2)*C*sum(1/alpha_m)/n^2 over a node's n noisy counts "

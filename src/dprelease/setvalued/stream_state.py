@@ -2,11 +2,14 @@
 
 Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
 
-* ``meta(key, value)`` -- JSON values: format, epsilon, updates (U), fanout, c1, c2,
-  theta_rule, new_cells, n_items, universe (labels, source, spec; or null until the
-  first append derives it), rng (mode and, in experiment mode, the init seed), stream_id
-  (random; ``seeded-SEED`` in experiment mode): the stream's name in its releases' manifests,
-  so that ``append``/``release`` may replace the stream's own previous release without --force;
+* ``meta(key, value)`` -- JSON values: format, epsilon, updates (U; null = no limit, parallel
+  accounting only), accounting ("paper": epsilon/(U+1) per append, sequential; "parallel":
+  epsilon per append against its own batch; absent in states made before it existed = "paper"),
+  fanout, c1, c2, theta_rule, new_cells, routing (absent = "paper"), n_items, universe (labels,
+  source, spec; or null until the first append derives it), rng (mode and, in experiment mode, the
+  init seed), stream_id (random; ``seeded-SEED`` in experiment mode): the stream's name in its
+  releases' manifests, so that ``append``/``release`` may replace the stream's own previous release
+  without --force.
   ledger (only for ``stream init --ledger``: the budget ledger's path and id and the charge that reserved the
   stream's whole epsilon; every append is recorded there, :mod:`dprelease.ledger`).
 * ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
@@ -47,13 +50,17 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .. import sqlite_state
 from ..data.io import read_transactions
 from ..data.universe import Universe, parse_universe_spec
-from ..errors import BudgetExceededError, DPReleaseError, InputError, PrivacyLeakWarning
+from ..errors import BudgetExceededError, DPReleaseError, InputError, ParameterError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
 from ..release import records_run_start, release_size_note, write_set_valued_release
+from .incprefix import PrefixStream
 from .inctdpart import TBPNode, TBPTree, append_seed
+from .prefixpart import PrefixTree
 
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
            "stream_status", "stream_identity", "stream_ledger", "owns_release", "DEFAULT_WAIT"]
@@ -74,6 +81,19 @@ CREATE TABLE counts (node INTEGER NOT NULL, append_no INTEGER NOT NULL, nc INTEG
     PRIMARY KEY (node, append_no)) WITHOUT ROWID;
 """
 
+# Streams with --partitioning prefix (setvalued/incprefix.py) keep DiffPart-Prefix's trie instead of a TBP-tree:
+# the item order (ranks of the frequent items), the noisy weighted supports (for records with no frequent item),
+# and the trie's nodes with their p-sums. All are noisy values or functions of them.
+_PREFIX_SCHEMA = """
+CREATE TABLE prefix_items (rank INTEGER PRIMARY KEY, item INTEGER NOT NULL);
+CREATE TABLE prefix_support (item INTEGER PRIMARY KEY, value REAL NOT NULL);
+CREATE TABLE prefix_nodes (
+    id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, level INTEGER NOT NULL, pattern INTEGER NOT NULL,
+    is_class INTEGER NOT NULL, child0 INTEGER NOT NULL, child1 INTEGER NOT NULL, psum INTEGER NOT NULL,
+    n INTEGER NOT NULL, inv2 REAL NOT NULL);
+"""
+PARTITIONINGS = ("tdpart", "prefix")
+
 
 class StateLockedError(DPReleaseError):
     """Another process holds the state's write lock (an append in progress) past the wait time."""
@@ -83,12 +103,25 @@ class StateLockedError(DPReleaseError):
 class StreamStatus:
     epsilon: float
     epsilon_spent: float
-    updates: int
+    updates: int | None  # None: no limit (parallel accounting without --updates)
     appends: int
+    accounting: str = "paper"
+
+    @property
+    def max_appends(self) -> int | None:
+        return None if self.updates is None else self.updates + 1
+
+    @property
+    def epsilon_per_append(self) -> float:
+        if self.accounting == "parallel":
+            return self.epsilon
+        assert self.updates is not None
+        return self.epsilon / (self.updates + 1)
 
     def as_json(self) -> dict[str, object]:
         return {"epsilon": self.epsilon, "epsilon_spent": self.epsilon_spent, "updates": self.updates,
-                "appends": self.appends}
+                "appends": self.appends, "accounting": self.accounting,
+                "epsilon_per_append": self.epsilon_per_append}
 
 
 def _connect(path: Path, wait: float = DEFAULT_WAIT) -> sqlite3.Connection:
@@ -133,9 +166,11 @@ def _universe_json(universe: Universe) -> dict[str, object]:
     return {"labels": list(universe.labels), "source": universe.source, "spec": universe.spec}
 
 
-def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout: int, c1: float, c2: float,
+def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, fanout: int, c1: float, c2: float,
                universe_spec: str | None = None, seed: int | None = None, theta_rule: str = "example3",
-               new_cells: str = "first-visit", ledger: dict[str, object] | None = None) -> StreamStatus:
+               new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper",
+               partitioning: str = "tdpart", refine: bool = True,
+               ledger: dict[str, object] | None = None) -> StreamStatus:
     """Create a new state file (refuses to overwrite); built beside it and renamed into place.
 
     ``ledger``: the budget ledger that reserved the stream's whole epsilon (:mod:`dprelease.ledger`),
@@ -145,13 +180,18 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
         raise InputError(f"{path}: already exists; a stream state is created once (remove it to start over)")
     universe = parse_universe_spec(universe_spec) if universe_spec else None
     probe = TBPTree(universe.size if universe else 2, epsilon, updates, fanout=fanout, c1=c1, c2=c2,
-                    theta_rule=theta_rule, new_cells=new_cells)  # validates every parameter
+                    theta_rule=theta_rule, new_cells=new_cells, accounting=accounting,
+                    routing=routing)  # validates every parameter
+    if partitioning not in PARTITIONINGS:
+        raise ParameterError(f"--partitioning must be one of {', '.join(PARTITIONINGS)}, got {partitioning!r}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # like every other output
     except OSError as exc:
         raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror or exc})") from None
     meta = {
-        "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates, "fanout": probe.fanout,
+        "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates,
+        "accounting": probe.accounting, "routing": probe.routing, "partitioning": partitioning,
+        "refine": bool(refine) if partitioning == "prefix" else None, "fanout": probe.fanout,
         "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
         "n_items": universe.size if universe else None,
         "universe": _universe_json(universe) if universe else None,
@@ -164,19 +204,28 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int, fanout:
         meta["ledger"] = dict(ledger)
 
     def build(conn: sqlite3.Connection) -> None:
-        for stmt in _SCHEMA.strip().split(";"):
+        for stmt in (_SCHEMA + (_PREFIX_SCHEMA if partitioning == "prefix" else "")).strip().split(";"):
             if stmt.strip():
                 conn.execute(stmt)
         conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
 
     sqlite_state.create_by_rename(path, build, user_version=_USER_VERSION)
-    return StreamStatus(probe.epsilon, 0.0, probe.updates, 0)
+    return StreamStatus(probe.epsilon, 0.0, probe.updates, 0, probe.accounting)
+
+
+def _updates(meta: dict[str, object]) -> int | None:
+    return None if meta.get("updates") is None else int(meta["updates"])
+
+
+def _accounting(meta: dict[str, object]) -> str:
+    return str(meta.get("accounting", "paper"))
 
 
 def _tree_from(conn: sqlite3.Connection, meta: dict[str, object]) -> TBPTree:
-    tree = TBPTree(int(meta["n_items"]), float(meta["epsilon"]), int(meta["updates"]), fanout=int(meta["fanout"]),
+    tree = TBPTree(int(meta["n_items"]), float(meta["epsilon"]), _updates(meta), fanout=int(meta["fanout"]),
                    c1=float(meta["c1"]), c2=float(meta["c2"]), theta_rule=str(meta["theta_rule"]),
-                   new_cells=str(meta["new_cells"]))
+                   new_cells=str(meta["new_cells"]), accounting=_accounting(meta),
+                   routing=str(meta.get("routing", "paper")))
     tree.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
     rows = conn.execute("SELECT id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha FROM nodes "
                         "ORDER BY id").fetchall()
@@ -193,12 +242,59 @@ def _tree_from(conn: sqlite3.Connection, meta: dict[str, object]) -> TBPTree:
     return tree
 
 
-def load_tree(path: str | os.PathLike) -> tuple[TBPTree | None, dict[str, object]]:
+def _partitioning(meta: dict[str, object]) -> str:
+    return str(meta.get("partitioning") or "tdpart")
+
+
+def _prefix_from(conn: sqlite3.Connection, meta: dict[str, object]) -> PrefixStream:
+    stream = PrefixStream(int(meta["n_items"]), float(meta["epsilon"]), _updates(meta), accounting=_accounting(meta),
+                          refine=bool(meta.get("refine")))
+    stream.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
+    rows = conn.execute("SELECT id, parent, level, pattern, is_class, child0, child1, psum, n, inv2 FROM prefix_nodes "
+                        "ORDER BY id").fetchall()
+    if rows:
+        cols = list(zip(*rows))
+        if list(cols[0]) != list(range(len(rows))):
+            raise InputError("stream state is corrupt: node ids are not consecutive")
+        F = np.asarray([i for (i,) in conn.execute("SELECT item FROM prefix_items ORDER BY rank")], dtype=np.int64)
+        support = np.zeros(stream.n_items)
+        for item, value in conn.execute("SELECT item, value FROM prefix_support"):
+            support[int(item)] = float(value)
+        params = meta.get("prefix_tree") or {}
+        ints = lambda c: np.asarray(c, dtype=np.int64)  # noqa: E731
+        stream.tree = PrefixTree(F, stream.n_items, ints(cols[3]), ints(cols[1]), ints(cols[2]),
+                                 np.asarray(cols[4], dtype=bool), np.stack([ints(cols[5]), ints(cols[6])], axis=1),
+                                 support, float(params.get("lam", 0.0)), int(params.get("delta", 0)))
+        stream.psum, stream.n, stream.inv2 = ints(cols[7]), ints(cols[8]), np.asarray(cols[9], dtype=np.float64)
+    return stream
+
+
+def _save_prefix(conn: sqlite3.Connection, stream: PrefixStream, first: bool) -> None:
+    t = stream.tree
+    assert t is not None
+    if first:
+        conn.executemany("INSERT INTO prefix_items VALUES (?, ?)", list(enumerate(t.F.tolist())))
+        conn.executemany("INSERT INTO prefix_support VALUES (?, ?)", list(enumerate(t.noisy_support.tolist())))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('prefix_tree', ?)",
+                     (json.dumps({"lam": t.lam, "delta": t.delta, "frequent_items": t.m}),))
+    conn.execute("DELETE FROM prefix_nodes")
+    conn.executemany("INSERT INTO prefix_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     zip(range(t.n_nodes), t.parent.tolist(), t.level.tolist(), t.pattern.tolist(),
+                         t.is_class.astype(int).tolist(), t.child[:, 0].tolist(), t.child[:, 1].tolist(),
+                         stream.psum.tolist(), stream.n.tolist(), stream.inv2.tolist()))
+
+
+def load_tree(path: str | os.PathLike) -> tuple[TBPTree | PrefixStream | None, dict[str, object]]:
     """The tree and the metadata of a state (tree is None before the first append fixes the universe)."""
     with closing(_open(path)) as conn:
         conn.execute("BEGIN")
         meta = _meta(conn)
-        tree = _tree_from(conn, meta) if meta.get("n_items") else None
+        if not meta.get("n_items"):
+            tree = None
+        elif _partitioning(meta) == "prefix":
+            tree = _prefix_from(conn, meta)
+        else:
+            tree = _tree_from(conn, meta)
         conn.execute("COMMIT")
     return tree, meta
 
@@ -209,7 +305,9 @@ def stream_status(path: str | os.PathLike) -> StreamStatus:
         meta = _meta(conn)
         spent = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
         conn.execute("COMMIT")
-    return StreamStatus(float(meta["epsilon"]), float(math.fsum(spent)), int(meta["updates"]), len(spent))
+    accounting = _accounting(meta)
+    total = float(max(spent, default=0.0)) if accounting == "parallel" else float(math.fsum(spent))
+    return StreamStatus(float(meta["epsilon"]), total, _updates(meta), len(spent), accounting)
 
 
 def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLike | None = None,
@@ -226,7 +324,7 @@ def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLi
 
 
 def _size_note(release) -> None:
-    note = release_size_note("inctdpart", release.n_records, "records")
+    note = release_size_note(str(release.manifest.get("algorithm", "inctdpart")), release.n_records, "records")
     if note:
         release.manifest.setdefault("notes", []).append(note)
 
@@ -257,7 +355,7 @@ def owns_release(state: str | os.PathLike, output: str | os.PathLike) -> bool:
     except DPReleaseError:
         return False
     named = manifest.get("stream")
-    if manifest.get("algorithm") != "inctdpart" or not isinstance(named, dict):
+    if manifest.get("algorithm") not in ("inctdpart", "inctdpart-prefix") or not isinstance(named, dict):
         return False
     if ident["id"] is not None and named.get("id") is not None:
         return named.get("id") == ident["id"]
@@ -287,10 +385,11 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     with closing(conn):
         meta = _meta(conn)
         status = stream_status(path)
-        if status.appends >= status.updates + 1:
+        if status.max_appends is not None and status.appends >= status.max_appends:
+            spent = ("" if status.accounting == "parallel" else f" and epsilon = {status.epsilon:g} is spent")
             raise BudgetExceededError(
-                f"{path}: all {status.appends} appends (initial dataset + U = {status.updates} updates) are made and "
-                f"epsilon = {status.epsilon:g} is spent; append refused, state unchanged")
+                f"{path}: all {status.appends} appends (initial dataset + U = {status.updates} updates) are made"
+                f"{spent}; append refused, state unchanged")
         universe = _universe(meta)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
@@ -306,7 +405,8 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 raise InputError(f"{path}: the universe was fixed by a concurrent first append; retry")
             if derived:
                 meta["n_items"] = universe.size
-            tree = _tree_from(conn, meta)
+            prefix = _partitioning(meta) == "prefix"
+            tree = _prefix_from(conn, meta) if prefix else _tree_from(conn, meta)
             n = tree.appends
             rng = meta["rng"]
             if rng["mode"] == "seeded":
@@ -315,21 +415,29 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 rng_row = {"mode": "seeded", "seed": seed_n}
             else:
                 noise, rng_row = SecureNoise(), {"mode": "secure"}
-            delta = tree.append(db, noise, seed=rng_row.get("seed"))  # BudgetExceededError before any noise
-            new = set(delta.new_nodes)
-            touched = {nid for nid, _, _ in delta.counts} | set(delta.expanded)
-            conn.executemany(
-                "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), nd.created, nd.expand,
-                  nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd))
-                 for nd in (tree.nodes[i] for i in sorted(new | ({0} if n == 0 else set())))])
-            conn.executemany(
-                "UPDATE nodes SET expand = ?, psum = ?, n = ?, inv_alpha = ?, class = ? WHERE id = ?",
-                [(nd.expand, nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd), nd.id)
-                 for nd in (tree.nodes[i] for i in sorted(touched - new - ({0} if n == 0 else set())))])
-            conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
-                             sorted((nid, n, nc, alpha) for nid, nc, alpha in delta.counts))
-            conn.execute("INSERT INTO ledger VALUES (?, ?, ?)", (n, delta.epsilon, json.dumps(rng_row)))
+            if prefix:
+                info = tree.append(db, noise)  # BudgetExceededError before any noise
+                _save_prefix(conn, tree, first=n == 0)
+                conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
+                                 sorted((nid, n, nc, e) for nid, nc, e in info["counts"]))
+                eps_append = float(info["epsilon"])
+            else:
+                delta = tree.append(db, noise, seed=rng_row.get("seed"))  # BudgetExceededError before any noise
+                eps_append = delta.epsilon
+                new = set(delta.new_nodes)
+                touched = {nid for nid, _, _ in delta.counts} | set(delta.expanded)
+                conn.executemany(
+                    "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), nd.created, nd.expand,
+                      nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd))
+                     for nd in (tree.nodes[i] for i in sorted(new | ({0} if n == 0 else set())))])
+                conn.executemany(
+                    "UPDATE nodes SET expand = ?, psum = ?, n = ?, inv_alpha = ?, class = ? WHERE id = ?",
+                    [(nd.expand, nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd), nd.id)
+                     for nd in (tree.nodes[i] for i in sorted(touched - new - ({0} if n == 0 else set())))])
+                conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
+                                 sorted((nid, n, nc, alpha) for nid, nc, alpha in delta.counts))
+            conn.execute("INSERT INTO ledger VALUES (?, ?, ?)", (n, eps_append, json.dumps(rng_row)))
             if derived:
                 conn.executemany("UPDATE meta SET value = ? WHERE key = ?",
                                  [(json.dumps(universe.size), "n_items"),
@@ -348,8 +456,8 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"append {n + 1} committed (epsilon spent), but writing {out} failed ({detail}); "
                          f"re-emit it with `dprelease stream release {path} -o RELEASE`") from None
-    return {"append": n, "epsilon": delta.epsilon, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
-            "updates": tree.updates, "release": str(paths[0]), "manifest": str(paths[1]),
+    return {"append": n, "epsilon": eps_append, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
+            "updates": tree.updates, "accounting": tree.accounting, "release": str(paths[0]), "manifest": str(paths[1]),
             "released_records": release.n_records, "warnings": [str(w.message) for w in caught]}
 
 

@@ -1,0 +1,92 @@
+"""Audit cases of DiffPart-Prefix (``dprelease diffpart``'s default method; setvalued/prefixpart.py).
+
+Pairs stress each of its three mechanisms and the post-processing: a record touching every item
+(all weighted supports and one path through the trie), a cell whose count sits exactly at the
+PrivTree split threshold of depth 1, a record at the selection cutoff of a universe larger than
+``max_items`` (it decides whether the item is in F, and where outside records go), two items whose
+order a single record flips, and an empty record passed through the API (it belongs to no class, as
+in DiffPart). Events: the release as written (contents and order), presence and counts of every
+itemset, the manifest (number of selected items, PrivTree scale) without clock and seed.
+"""
+
+from __future__ import annotations
+
+from ..core import AuditCase, register_cases
+from ..events import manifest_events, set_valued_events
+
+
+def _events(grid: range):
+    def events(release) -> list[str]:
+        return set_valued_events(release.itemsets, release.counts, grid=grid) + manifest_events(release.manifest)
+
+    return events
+
+
+def _run(universe, epsilon: float, **params):
+    from ...setvalued.prefixpart import prefix_diffpart
+
+    def run(db, noise):
+        return prefix_diffpart(db, universe, epsilon, noise=noise, **params)
+
+    return run
+
+
+@register_cases("diffpart-prefix")
+def _prefix_cases(epsilon: float) -> list[AuditCase]:
+    import math
+
+    from ...data.transactions import TransactionDB
+    from ...data.universe import Universe
+    from ...privacy.privtree import privtree_scale
+    from ...setvalued.prefixpart import DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, \
+        DEFAULT_STRUCTURE_SHARE
+
+    cases: list[AuditCase] = []
+
+    u6 = Universe.from_range(1, 6)
+    base = [[0, 1]] * 12 + [[2]] * 8 + [[3, 4]] * 5
+    cases.append(AuditCase(
+        "diffpart-prefix/wide-record", TransactionDB.from_lists(base, 6),
+        TransactionDB.from_lists(base + [list(range(6))], 6), epsilon, _run(u6, epsilon), _events(range(0, 14)),
+        description="universe 1..6; D = 12 x {1,2} + 8 x {3} + 5 x {4,5}; D' adds {1,...,6} (every support, "
+                    "one path through all levels)"))
+
+    # depth-1 cell "with the first item" at the split threshold: count - delta = theta = 0
+    _, delta = privtree_scale(DEFAULT_STRUCTURE_SHARE * epsilon, DEFAULT_BETA)
+    u2 = Universe.from_range(1, 2)
+    at = [[0]] * delta
+    cases.append(AuditCase(
+        "diffpart-prefix/count-at-split-threshold", TransactionDB.from_lists(at, 2),
+        TransactionDB.from_lists(at + [[0]], 2), epsilon, _run(u2, epsilon), _events(range(max(0, delta - 4),
+                                                                                             delta + 6)),
+        description=f"universe 1..2; D = {delta} x {{1}}: the depth-1 cell sits at its PrivTree threshold "
+                    f"(delta = {delta} at eps = {epsilon:g}); D' adds {{1}}"))
+
+    # a universe larger than max_items: item 8's weighted support at the selection cutoff
+    n_items, max_items = 40, 3
+    cutoff = DEFAULT_RECORD_BOUND / (DEFAULT_SELECTION_SHARE * epsilon) * math.log(n_items / 2.0)
+    n_cut = max(1, int(round(cutoff)))
+    u40 = Universe.from_range(1, n_items)
+    sel = [[7]] * n_cut + [[0, 1]] * 3
+    cases.append(AuditCase(
+        "diffpart-prefix/item-at-selection-cutoff", TransactionDB.from_lists(sel, n_items),
+        TransactionDB.from_lists(sel + [[7]], n_items), epsilon, _run(u40, epsilon, max_items=max_items),
+        _events(range(max(0, n_cut - 4), n_cut + 6)),
+        description=f"universe 1..{n_items}, max_items {max_items}; D = {n_cut} x {{8}} + 3 x {{1,2}} (item 8's "
+                    f"support at the selection cutoff {cutoff:.3g}); D' adds {{8}}"))
+
+    u3 = Universe.from_range(1, 3)
+    tie = [[0]] * 6 + [[1]] * 6 + [[0, 1]] * 2
+    cases.append(AuditCase(
+        "diffpart-prefix/order-flip", TransactionDB.from_lists(tie, 3), TransactionDB.from_lists(tie + [[1, 2]], 3),
+        epsilon, _run(u3, epsilon), _events(range(0, 10)),
+        description="universe 1..3; items 1 and 2 tie (8 records each); D' adds {2,3}, which breaks the tie"))
+
+    u4 = Universe.from_range(1, 4)
+    emp = [[0, 1]] * 5 + [[2]]
+    cases.append(AuditCase(
+        "diffpart-prefix/empty-record", TransactionDB.from_lists(emp, 4), TransactionDB.from_lists(emp + [[]], 4),
+        epsilon, _run(u4, epsilon), _events(range(0, 8)),
+        description="universe 1..4; D = 5 x {1,2} + {3}; D' adds an empty record (API): it belongs to no "
+                    "class"))
+    return cases

@@ -1,0 +1,133 @@
+"""Audit cases of streams under parallel accounting (``stream init --accounting parallel``) and free routing.
+
+Under parallel accounting every append is charged the stream's full epsilon against its own batch:
+a record sits in one batch, so it enters one append's mechanisms, and every later decision is
+post-processing of stored noisy counts (docs/inctdpart.md, "Parallel accounting"). The claim audited is
+therefore ``epsilon`` itself (not epsilon/(U+1)), with releases after every append as output.
+
+Pairs: one extra record in a later batch, through the SQLite state (init_state/append_batch), where
+the record creates a cell D' leaves empty (new cells tested at every visit); and, in memory, a wide record
+in batch 1 of a two-level tree routed with ``routing="free"`` (split nodes route without a count; the
+semi-non-empty children and the leaves are counted). Events as in :mod:`.stream`: every release file,
+manifest, node and count table after every append.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ..core import AuditCase, register_cases
+from ..events import manifest_events, set_valued_events, written_release_events
+from .stream import _state_events, _state_rows, _tmpdir, _write_batches
+
+
+@register_cases("stream-parallel")
+def _parallel_cases(epsilon: float) -> list[AuditCase]:
+    from ...data.transactions import TransactionDB
+    from ...data.universe import Universe
+    from ...setvalued.inctdpart import TBPTree
+    from ...setvalued.stream_state import append_batch, init_state
+
+    cases: list[AuditCase] = []
+    b0 = [[0, 1, 2, 3]] * 20 + [[1, 2]] * 5
+    b1 = [[0, 1, 2, 3]] * 10
+    b2 = [[2]] * 5 + [[0, 1]]
+    d_batches, dp_batches = [b0, b1 + [[0]], b2], [b0, b1, b2]
+    params = dict(fanout=4, c1=0.5, c2=0.5, new_cells="every-visit", accounting="parallel")
+    name = "stream-parallel/tdpart-sqlite-record-in-batch-1"
+    d_paths = _write_batches(name + "-D", d_batches)
+    dp_paths = _write_batches(name + "-Dprime", dp_batches)
+
+    def run_sqlite(paths: list[str], noise, params=params, prefix_tables: bool = False):
+        seed = int(noise.integers(2**62, 1)[0])
+        with tempfile.TemporaryDirectory(prefix="run-", dir=_tmpdir()) as tmp:
+            state = Path(tmp) / "state.db"
+            init_state(state, epsilon=epsilon, updates=None, universe_spec="1..4", seed=seed, **params)
+            out = []
+            for j, batch in enumerate(paths):
+                rel = Path(tmp) / f"release{j}.dat"
+                append_batch(state, batch, rel)
+                nodes, counts = _prefix_rows(state) if prefix_tables else _state_rows(state)
+                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts))
+            return out
+
+    def sqlite_events(out) -> list[str]:
+        import json
+
+        evs: list[str] = []
+        for j, (body, manifest, nodes, counts) in enumerate(out):
+            p = f"a{j}: "
+            evs += written_release_events(body, grid=range(0, 4), prefix=p)
+            evs += manifest_events(json.loads(manifest), prefix=p)
+            evs += _state_events(nodes, counts, p)
+        return evs
+
+    cases.append(AuditCase(
+        name, d_paths, dp_paths, epsilon, run_sqlite, sqlite_events,
+        description=f"parallel accounting, SQLite state; universe 1..4, fan-out 4, C1 = C2 = 0.5, new cells at every "
+                    f"visit, epsilon {epsilon:g} per append; batches 20 x {{1,2,3,4}} + 5 x {{2,3}} | 10 x {{1,2,3,4}} "
+                    "| 5 x {3} + {1,2}; D has {1} in batch 1; events after every append"))
+
+    u4 = Universe.from_range(1, 4)
+    m0 = [[0, 1]] * 30 + [[0]] * 20 + [[2, 3]] * 25 + [[2]] * 3
+    m1 = [[0, 1]] * 6 + [[3]] * 4 + [[2]] * 3
+    m2 = [[2, 3]] * 5 + [[1]] * 2
+
+    def run_free(batches, noise):
+        tree = TBPTree(4, epsilon, None, fanout=2, c1=1.0, c2=1.0, accounting="parallel", routing="free")
+        out = []
+        for db in batches:
+            tree.append(db, noise)
+            rel = tree.release(u4, {"mode": noise.mode})
+            nodes = [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), nd.created,
+                      tree.node_class(nd), nd.psum, nd.n) for nd in tree.nodes]
+            out.append((rel, nodes))
+        return out
+
+    def free_events(out) -> list[str]:
+        evs: list[str] = []
+        for j, (rel, nodes) in enumerate(out):
+            p = f"a{j}: "
+            evs += set_valued_events(rel.itemsets, rel.counts, grid=range(0, 12), prefix=p)
+            evs += _state_events(nodes, [], p)
+        return evs
+
+    cases.append(AuditCase(
+        "stream-parallel/free-routing-wide-record-in-batch-1",
+        [TransactionDB.from_lists(b, 4) for b in (m0, m1 + [[0, 1, 2, 3]], m2)],
+        [TransactionDB.from_lists(b, 4) for b in (m0, m1, m2)], epsilon, run_free, free_events,
+        description=f"parallel accounting, free routing, in memory; universe 1..4, fan-out 2, C1 = C2 = 1, epsilon "
+                    f"{epsilon:g} per append; D has {{1,2,3,4}} in batch 1; events: release and node list after "
+                    "every append"))
+
+    # --partitioning prefix through the SQLite state: DiffPart-Prefix's trie on batch 0, later batches routed
+    # and counted, classes refined by post-processing; a wide record in batch 1
+    p0 = [[0, 1]] * 40 + [[0]] * 30 + [[2, 3]] * 35 + [[1, 2]] * 8
+    p1 = [[0, 1]] * 12 + [[3]] * 6 + [[2]] * 5
+    p2 = [[2, 3]] * 9 + [[1]] * 4
+    pname = "stream-parallel/prefix-sqlite-wide-record-in-batch-1"
+    pd_paths = _write_batches(pname + "-D", [p0, p1 + [[0, 1, 2, 3]], p2])
+    pdp_paths = _write_batches(pname + "-Dprime", [p0, p1, p2])
+    pparams = dict(fanout=4, c1=5.0, c2=3.0, accounting="parallel", partitioning="prefix", refine=True)
+    cases.append(AuditCase(
+        pname, pd_paths, pdp_paths, epsilon,
+        lambda paths, noise: run_sqlite(paths, noise, params=pparams, prefix_tables=True), sqlite_events,
+        description=f"--partitioning prefix, parallel accounting, SQLite state; universe 1..4, epsilon {epsilon:g} per "
+                    "append; batches 40 x {1,2} + 30 x {1} + 35 x {3,4} + 8 x {2,3} | 12 x {1,2} + 6 x {4} + 5 x {3} "
+                    "| 9 x {3,4} + 4 x {2}; D has {1,2,3,4} in batch 1; events: file, manifest, trie and counts"))
+    return cases
+
+
+def _prefix_rows(state: Path) -> tuple[list[tuple], list[tuple]]:
+    """The prefix trie's rows in the shape :func:`_state_events` reads (id, parent, level, pattern, is_class,
+    created = 0, class, psum, n) and the counts table."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(str(state))) as conn:
+        nodes = [(nid, parent, level, str(pattern), is_class, 0, "class" if is_class else "node", psum, n)
+                 for (nid, parent, level, pattern, is_class, psum, n) in conn.execute(
+                     "SELECT id, parent, level, pattern, is_class, psum, n FROM prefix_nodes ORDER BY id")]
+        counts = conn.execute("SELECT node, append_no, nc FROM counts ORDER BY node, append_no").fetchall()
+    return nodes, counts

@@ -1,0 +1,81 @@
+"""How much of a release is real: the share of released records that occur in the raw data.
+
+A release can score well on the counting workload while holding only records nobody has
+(test-and-generate cells that passed on noise; issue 12, section 1). Two views, each over
+released records (with multiplicity) and over distinct released itemsets:
+
+* **exact**: the released itemset equals at least one raw record;
+* **contained**: the released itemset is a subset of at least one raw record (support >= 1).
+  A generalized record (a real record with items dropped) is contained but may not be exact.
+
+Custodian-side only: it reads the raw data (never publish the numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.transactions import TransactionDB
+from .counting import SupportCounter
+
+__all__ = ["occurrence_share", "set_hashes"]
+
+_HASH_SEED = 0x5EED_0CC0
+
+
+def set_hashes(db: TransactionDB, keys: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """A 128-bit hash of every record *as a set* (two uint64 columns): sums of random item keys mod 2^64.
+
+    Order-free and exact up to a collision probability of about N^2 / 2^128.
+    """
+    if keys is None:
+        keys = _item_keys(db.n_items)
+    rows = db.row_ids()
+    out = np.zeros((db.n_records, 2), dtype=np.uint64)
+    for c in range(2):
+        col = np.zeros(db.n_records, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            np.add.at(col, rows, keys[c][db.items])
+        out[:, c] = col
+    return out
+
+
+def _item_keys(n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(_HASH_SEED)
+    return (rng.integers(0, 2**64 - 1, n_items, dtype=np.uint64, endpoint=True),
+            rng.integers(0, 2**64 - 1, n_items, dtype=np.uint64, endpoint=True))
+
+
+def _as_void(h: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(h).view(np.dtype((np.void, 16))).ravel()
+
+
+def occurrence_share(raw: TransactionDB, released: TransactionDB, *,
+                     raw_counter: SupportCounter | None = None) -> dict[str, object]:
+    """Shares of released records (and distinct itemsets) that occur exactly in / are contained in the raw data."""
+    if raw.n_items != released.n_items:
+        raise ValueError("the raw and released data use different universes")
+    n_rel = released.n_records
+    if n_rel == 0:
+        return {"released_records": 0, "distinct_released": 0, "records_exact": None, "records_contained": None,
+                "distinct_exact": None, "distinct_contained": None}
+    keys = _item_keys(raw.n_items)
+    rel_h = _as_void(set_hashes(released, keys))
+    uniq, first, mult = np.unique(rel_h, return_index=True, return_counts=True)
+    raw_h = np.unique(_as_void(set_hashes(raw, keys)))
+    exact = np.isin(uniq, raw_h)
+    counter = raw_counter or SupportCounter(raw)
+    queries = [released.record(int(r)).astype(np.int64) for r in first.tolist()]
+    nonempty = np.array([q.size > 0 for q in queries])
+    contained = np.zeros(uniq.size, dtype=bool)
+    if nonempty.any():
+        sel = np.flatnonzero(nonempty)
+        contained[sel] = counter.count_many([queries[i] for i in sel.tolist()]) > 0
+    return {
+        "released_records": int(n_rel),
+        "distinct_released": int(uniq.size),
+        "records_exact": float(mult[exact].sum() / n_rel),
+        "records_contained": float(mult[contained].sum() / n_rel),
+        "distinct_exact": float(exact.mean()),
+        "distinct_contained": float(contained.mean()),
+    }

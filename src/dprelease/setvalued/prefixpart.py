@@ -1,0 +1,363 @@
+"""DiffPart-Prefix: DiffPart's top-down partitioning over a private frequency-ordered prefix hierarchy.
+
+A DiffPart-family release (same input, same output format) for data whose records are
+*not* heavily repeated: instead of releasing only records that occur verbatim many
+times, records are generalized by dropping their least frequent items, and a generalized
+record is released with the (noisy) number of records it stands for. See docs/diffpart.md,
+"DiffPart-Prefix", for the literature behind each step and the measured before/after.
+
+Three mechanisms, composed sequentially on the whole input (budget split, ``epsilon`` = B):
+
+1. **Item order** (``selection_share`` * B, default 0.15 B). Weighted item supports, each
+   record contributing min(1, l/|t|) to each of its items (L1 sensitivity l = ``record_bound``,
+   the truncation of Zeng, Naughton and Cai, PVLDB 2012), plus Laplace(l/B1) noise
+   (``noisy_values``). Items are ordered by noisy support; on universes larger than
+   ``max_items`` the first ``max_items`` whose noisy support passes (l/B1) ln(|I|/2) (at most
+   one item expected to pass on noise alone) form the frequent part F of the universe
+   (private selection of the frequent part, as in PrivBasis, Li et al. PVLDB 2012, section 4).
+2. **Structure** (``structure_share`` * B, default 0.5 B). Level j of the hierarchy splits every
+   kept prefix class P (records whose items among the first j-1 of F are exactly P) into the
+   two cells "P without item j" and "P with item j" (a binary trie over F in noisy frequency
+   order, the FP-tree's prefix order of Han, Pei and Yin, SIGMOD 2000). Which cells are kept
+   is decided by PrivTree's biased test (Zhang, Xiao and Xie, SIGMOD 2016), whose cost does
+   not grow with the depth (:mod:`dprelease.privacy.privtree`): this replaces DiffPart's
+   alpha = B~/|InternalNodes|, which on a 16,470-item universe leaves every threshold above
+   the data (section 4.1 of the paper; docs/diffpart.md).
+3. **Counts** (the rest, default 0.35 B). Every record ends in exactly one *class*: the cell in
+   which its path failed the test, or its kept cell at the last level. The classes are
+   disjoint, so one vector of exact discrete Laplace counts (sensitivity 1) covers them all
+   (DiffPart Theorem B.2). A class is released as its generalized record: its prefix pattern,
+   i.e. the record with the items after the failing level dropped.
+
+Post-processing (no budget): classes whose noisy count is below ``merge_below`` noise scales
+(1/B3, at least 1) are merged bottom-up into their parent prefix (zero-mean noise of empty cells cancels instead of adding
+spurious records); the empty pattern (records with no item of F) is released, when the universe
+has items outside F, as single items shared out in proportion to their clipped noisy supports, so the
+release keeps the right number of records (top-k supports are relative to it).
+
+Every chain (a record's path through the three mechanisms) sums to exactly B.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.transactions import TransactionDB
+from ..data.universe import Universe
+from .. import limits
+from ..errors import ParameterError
+from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, noisy_values
+from ..privacy.privtree import PrivTreeSplitter
+from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note
+
+__all__ = [
+    "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
+    "DEFAULT_STRUCTURE_SHARE", "DEFAULT_RECORD_BOUND", "DEFAULT_BETA", "DEFAULT_THETA", "DEFAULT_MERGE_BELOW",
+    "item_masks", "PrefixTree", "build_prefix_tree",
+]
+
+MAX_PREFIX_ITEMS = 62  # records are int64 bit masks over F
+DEFAULT_MAX_ITEMS = 62
+DEFAULT_SELECTION_SHARE = 0.15
+DEFAULT_STRUCTURE_SHARE = 0.5
+DEFAULT_RECORD_BOUND = 5
+DEFAULT_BETA = 2.0
+DEFAULT_THETA = 0
+DEFAULT_MERGE_BELOW = 1.0  # in units of the count noise scale 1/eps_counts
+DEFAULT_SELECTION_FALSE = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixLevel:
+    """One level of the trie (trace for tests): the item split on, cells tested, cells kept."""
+
+    level: int
+    item: int
+    cells: int
+    kept: int
+
+
+def item_masks(db: TransactionDB, rank: np.ndarray) -> np.ndarray:
+    """Each record as an int64 bit mask over F: bit r set iff the record has the item of rank r (rank < 62)."""
+    r = rank[db.items]
+    keep = r >= 0
+    rows = db.row_ids()[keep]
+    r = r[keep].astype(np.int64)
+    masks = np.zeros(db.n_records, dtype=np.int64)
+    for lo in (0, 31):  # two exact float64 sums of < 2^31 each (distinct bits: a sum is an OR)
+        sel = (r >= lo) & (r < lo + 31)
+        if sel.any():
+            part = np.bincount(rows[sel], weights=np.ldexp(1.0, r[sel] - lo), minlength=db.n_records)
+            masks |= part.astype(np.int64) << np.int64(lo)
+    return masks
+
+
+def _validate(epsilon: float, selection_share: float, structure_share: float, record_bound: int, max_items: int,
+              beta: float, theta: int, merge_below: float) -> float:
+    eps = check_epsilon(epsilon)
+    for name, value in (("--selection-share", selection_share), ("--structure-share", structure_share)):
+        if not (0.0 < value < 1.0):
+            raise ParameterError(f"{name} must be strictly between 0 and 1, got {value}")
+    if selection_share + structure_share >= 1.0:
+        raise ParameterError("--selection-share + --structure-share must be below 1 (the rest goes to the counts), "
+                             f"got {selection_share} + {structure_share}")
+    if int(record_bound) != record_bound or record_bound < 1:
+        raise ParameterError(f"--record-bound must be a whole number >= 1, got {record_bound}")
+    if int(max_items) != max_items or not (1 <= max_items <= MAX_PREFIX_ITEMS):
+        raise ParameterError(f"--max-items must be a whole number between 1 and {MAX_PREFIX_ITEMS}, got {max_items}")
+    if not (beta > 1 and math.isfinite(beta)):
+        raise ParameterError(f"--beta must be a finite number > 1, got {beta}")
+    if int(theta) != theta:
+        raise ParameterError(f"--theta must be a whole number, got {theta}")
+    if not (merge_below >= 0 and math.isfinite(merge_below)):
+        raise ParameterError(f"--merge-below must be a finite number >= 0, got {merge_below}")
+    return eps
+
+
+@records_run_start
+def prefix_diffpart(
+    db: TransactionDB,
+    universe: Universe,
+    epsilon: float,
+    *,
+    noise: NoiseSource,
+    selection_share: float = DEFAULT_SELECTION_SHARE,
+    structure_share: float = DEFAULT_STRUCTURE_SHARE,
+    record_bound: int = DEFAULT_RECORD_BOUND,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    beta: float = DEFAULT_BETA,
+    theta: int = DEFAULT_THETA,
+    merge_below: float = DEFAULT_MERGE_BELOW,
+    selection_false: float = DEFAULT_SELECTION_FALSE,
+    keep_trace: bool = False,
+) -> SetValuedRelease:
+    """Sanitize ``db`` under ``epsilon``-DP with DiffPart-Prefix (module docstring); returns the release."""
+    B = _validate(epsilon, selection_share, structure_share, record_bound, max_items, beta, theta, merge_below)
+    if db.n_items != universe.size:
+        raise ParameterError("the database and the universe disagree on the number of items")
+    n = universe.size
+    accountant = BudgetAccountant(B, keep_ledger=keep_trace)
+    scope = accountant.root()
+    eps_order = selection_share * B
+    eps_tree = structure_share * B
+    eps_counts = B - eps_order - eps_tree  # the three add up to B on every chain
+
+    trace: list[PrefixLevel] = []
+    tree, record_class = build_prefix_tree(
+        db, n, eps_order, eps_tree, scope=scope, noise=noise, record_bound=record_bound, max_items=max_items,
+        beta=beta, theta=theta, selection_false=selection_false, trace=trace if keep_trace else None)
+    m = tree.m
+
+    # 3. counts of the disjoint classes (sensitivity 1), then post-processing
+    classes = np.flatnonzero(tree.is_class)
+    true_counts = np.bincount(record_class[record_class >= 0], minlength=tree.n_nodes)[classes]
+    released = noisy_counts(true_counts, eps_counts, scope=scope, noise=noise, label="class counts")
+    total = np.zeros(tree.n_nodes, dtype=np.int64)
+    total[classes] = released
+    merge_at = max(1, math.ceil(merge_below / eps_counts - 1e-9))
+    itemsets, counts = tree.release(total, merge_at)
+
+    n_released = int(counts.sum()) if counts.size else 0
+    cap = limits.current().max_output_records
+    if n_released > cap:  # a noisy count: refusing on it is post-processing
+        raise limits.WorkLimitError(f"diffpart-prefix: the release has {n_released:,} records (noisy count), over "
+                                    f"--max-output-records {cap:,}; raise --max-output-records")
+    size_note = release_size_note("diffpart-prefix", n_released, "records")
+    manifest = build_manifest(
+        "diffpart-prefix",
+        epsilon=B,
+        notes=[size_note] if size_note else None,
+        parameters={"selection_share": selection_share, "structure_share": structure_share,
+                    "record_bound": int(record_bound), "max_items": int(max_items), "beta": float(beta),
+                    "theta": int(theta), "merge_below": float(merge_below)},
+        noise=noise,
+        accountant=accountant,
+        domain=universe.describe(),
+        release={"records": n_released, "distinct_records": len(itemsets),
+                 "frequent_items": m, "privtree_scale": tree.lam, "privtree_depth_bias": tree.delta},
+        budget_split={
+            "item_order": f"{selection_share} B: weighted item supports, Laplace(l/eps) with l = record_bound",
+            "structure": f"{structure_share} B: PrivTree split decisions over the whole trie (one charge, any depth)",
+            "counts": "the rest: one discrete Laplace count per disjoint class (sensitivity 1)",
+            "chain_total": "exactly B on every chain (sequential composition of the three)",
+        },
+    )
+    return SetValuedRelease(itemsets, counts, universe, manifest, trace=trace, accountant=accountant)
+
+
+@dataclass(eq=False)
+class PrefixTree:
+    """The public structure of a DiffPart-Prefix run: the ordered frequent items and the trie of cells.
+
+    Node 0 is the root (empty prefix); node v has ``pattern[v]`` (bit r: the item of rank r), ``parent[v]``,
+    ``level[v]`` and, when it was kept below the last level, its two cells ``child[v] = (without, with)``.
+    ``is_class[v]``: records end in v (a failed cell, or a kept cell of the last level). Everything here is a
+    function of public inputs and noisy values (the item order, the PrivTree decisions).
+    """
+
+    F: np.ndarray
+    n_items: int
+    pattern: np.ndarray
+    parent: np.ndarray
+    level: np.ndarray
+    is_class: np.ndarray
+    child: np.ndarray
+    noisy_support: np.ndarray
+    lam: float
+    delta: int
+
+    @property
+    def m(self) -> int:
+        return int(self.F.size)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.pattern.size)
+
+    def classes_of(self, db: TransactionDB) -> np.ndarray:
+        """The class of every record of ``db``: its path through the kept cells (deterministic, no noise);
+        -1 for an empty record (it belongs to no class)."""
+        rank = np.full(self.n_items, -1, dtype=np.int64)
+        rank[self.F] = np.arange(self.m)
+        masks = item_masks(db, rank)
+        node = np.zeros(db.n_records, dtype=np.int64)
+        open_ = ~self.is_class[node] & (db.lengths > 0)
+        for j in range(self.m):
+            idx = np.flatnonzero(open_)
+            if idx.size == 0:
+                break
+            nxt = self.child[node[idx], (masks[idx] >> np.int64(j)) & 1]
+            node[idx] = nxt
+            open_[idx] = ~self.is_class[nxt]
+        node[db.lengths == 0] = -1
+        return node
+
+    def release(self, total: np.ndarray, merge_at: int | np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """Post-processing of noisy class totals: merge those below ``merge_at`` (one value, or one per node)
+        into their parent prefix (deepest first), then the released patterns as item-id sets (canonical order)."""
+        total = np.asarray(total, dtype=np.int64).copy()
+        for lev in range(int(self.level.max(initial=0)), 0, -1):
+            at = np.flatnonzero((self.level == lev) & (total < merge_at) & (total != 0))
+            if at.size:
+                np.add.at(total, self.parent[at], total[at])
+                total[at] = 0
+        out = np.flatnonzero(total >= merge_at)
+        return _patterns_to_itemsets(self.pattern[out], total[out], self.F, self.n_items, self.noisy_support)
+
+
+def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tree: float, *, scope: BudgetScope,
+                      noise: NoiseSource, record_bound: int = DEFAULT_RECORD_BOUND, max_items: int = DEFAULT_MAX_ITEMS,
+                      beta: float = DEFAULT_BETA, theta: int = DEFAULT_THETA,
+                      selection_false: float = DEFAULT_SELECTION_FALSE,
+                      trace: list[PrefixLevel] | None = None) -> tuple[PrefixTree, np.ndarray]:
+    """Steps 1-2 of DiffPart-Prefix on ``db`` (item order at ``eps_order``, PrivTree structure at ``eps_tree``,
+    both charged on ``scope``): the public tree and the class of every record of ``db``."""
+    # 1. item order and the frequent part F (weighted supports: L1 sensitivity record_bound)
+    lengths = db.lengths
+    weights = np.minimum(1.0, record_bound / np.maximum(lengths, 1))
+    supports = np.bincount(db.items, weights=np.repeat(weights, lengths), minlength=n_items)
+    noisy_support = noisy_values(supports, eps_order, scope=scope, noise=noise, label="weighted item supports",
+                                 sensitivity=float(record_bound))
+    order = np.argsort(-noisy_support, kind="stable")  # ties by item id: public
+    if n_items > max_items:
+        cutoff = (record_bound / eps_order) * math.log(n_items / (2.0 * selection_false))
+        order = order[:max_items]
+        order = order[noisy_support[order] >= cutoff]
+    F = order.astype(np.int64)
+    m = int(F.size)
+    rank = np.full(n_items, -1, dtype=np.int64)
+    rank[F] = np.arange(m)
+    masks = item_masks(db, rank)
+
+    # 2. structure: a binary trie over F, PrivTree decisions (one charge for the whole tree)
+    splitter = PrivTreeSplitter(eps_tree, beta=beta, theta=int(theta), scope=scope, noise=noise,
+                                label="prefix structure (PrivTree)")
+    # nodes: 0 = root (empty prefix); every tested cell becomes a node (kept: internal; failed: a class)
+    pattern = [np.zeros(1, dtype=np.int64)]
+    parent = [np.full(1, -1, dtype=np.int64)]
+    level_of = [np.zeros(1, dtype=np.int64)]
+    is_class = [np.zeros(1, dtype=bool)]
+    child_rows: list[tuple[np.ndarray, np.ndarray]] = []  # (parent ids, their first cell id)
+    n_nodes = 1
+    active = np.zeros(1, dtype=np.int64)  # node ids of the kept cells of the last level
+    active_pattern = np.zeros(1, dtype=np.int64)
+    # an empty record holds no item, so it belongs to no class (as in DiffPart; issue 8, defect 10)
+    alive = np.flatnonzero(db.lengths > 0).astype(np.int64)
+    alive_pos = np.zeros(alive.size, dtype=np.int64)  # index into `active`
+    record_class = np.full(db.n_records, -1, dtype=np.int64)
+    for j in range(m):
+        n_cells = 2 * active.size
+        bit = (masks[alive] >> np.int64(j)) & 1
+        cell = alive_pos * 2 + bit
+        counts = np.bincount(cell, minlength=n_cells)
+        kept = splitter.test(counts, depth=j + 1)
+        ids = n_nodes + np.arange(n_cells, dtype=np.int64)  # cells numbered by (parent order, bit): public
+        child_rows.append((active, ids[0::2]))
+        cell_bit = np.tile(np.array([0, 1], dtype=np.int64), active.size)
+        cell_pattern = np.repeat(active_pattern, 2) | (cell_bit << np.int64(j))
+        pattern.append(cell_pattern)
+        parent.append(np.repeat(active, 2))
+        level_of.append(np.full(n_cells, j + 1, dtype=np.int64))
+        is_class.append(~kept)
+        n_nodes += n_cells
+        ok = kept[cell]
+        record_class[alive[~ok]] = ids[cell[~ok]]
+        new_pos = np.full(n_cells, -1, dtype=np.int64)
+        new_pos[kept] = np.arange(int(kept.sum()))
+        alive, alive_pos = alive[ok], new_pos[cell[ok]]
+        active, active_pattern = ids[kept], cell_pattern[kept]
+        if trace is not None:
+            trace.append(PrefixLevel(j + 1, int(F[j]), int(n_cells), int(kept.sum())))
+    # kept cells of the last level (or the root, if F is empty) are classes too
+    flags = np.concatenate(is_class)
+    flags[active] = True
+    record_class[alive] = active[alive_pos]
+    child = np.full((n_nodes, 2), -1, dtype=np.int64)
+    for par, first in child_rows:
+        child[par, 0] = first
+        child[par, 1] = first + 1
+    tree = PrefixTree(F, int(n_items), np.concatenate(pattern), np.concatenate(parent), np.concatenate(level_of),
+                      flags, child, noisy_support, splitter.lam, splitter.delta)
+    return tree, record_class
+
+
+def apportion(total: int, weights: np.ndarray) -> np.ndarray:
+    """``total`` split over ``weights`` (>= 0) in proportion, rounded by largest remainder (ties: lower index)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if total <= 0 or w.size == 0:
+        return np.zeros(w.size, dtype=np.int64)
+    if not (w.sum() > 0):
+        w = np.ones(w.size)
+    share = w / w.sum() * total
+    base = np.floor(share).astype(np.int64)
+    left = int(total - base.sum())
+    if left > 0:
+        rem = share - base
+        base[np.lexsort((np.arange(w.size), -rem))[:left]] += 1
+    return base
+
+
+def _patterns_to_itemsets(patterns: np.ndarray, counts: np.ndarray, F: np.ndarray, n_items: int,
+                          noisy_support: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """Item-id sets of the released patterns, canonically ordered; the empty pattern becomes single outside items."""
+    m = F.size
+    merged: dict[tuple[int, ...], int] = {}
+    bits = np.arange(m, dtype=np.int64)
+    for p, c in zip(patterns.tolist(), counts.tolist()):
+        if p == 0:
+            continue
+        key = tuple(sorted(int(x) for x in F[((p >> bits) & 1) == 1].tolist()))
+        merged[key] = merged.get(key, 0) + int(c)
+    empty = int(counts[patterns == 0].sum()) if counts.size else 0
+    if empty > 0 and m < n_items:
+        # post-processing of noisy values: records with no item of F become one outside item each, shared
+        # out in proportion to the clipped noisy supports (deterministic: a re-emitted release is the same)
+        outside = np.setdiff1d(np.arange(n_items, dtype=np.int64), F)
+        k = apportion(empty, np.clip(noisy_support[outside], 0.0, None))
+        for i, c in zip(outside[k > 0].tolist(), k[k > 0].tolist()):
+            merged[(int(i),)] = merged.get((int(i),), 0) + int(c)
+    keys = sorted(merged)
+    return [np.asarray(k, dtype=np.int64) for k in keys], np.asarray([merged[k] for k in keys], dtype=np.int64)
