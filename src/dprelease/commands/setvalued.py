@@ -48,8 +48,9 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 
 def _diffpart_checks(args: argparse.Namespace) -> None:
     """The public work bound of :func:`_run_diffpart`, run before a ledger reservation."""
+    _check_method_options(args)
     declared = _declared_universe(args.universe)
-    if declared is not None:
+    if declared is not None and args.method == "faithful":
         limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
 
 

@@ -23,7 +23,8 @@ KINDS = ("setvalued", "itemsets", "table", "degrees")
 # `evaluate ranges`)
 DEFAULT_QUERIES = {"setvalued": 50_000, "itemsets": 0, "table": 10_000, "degrees": 0}
 
-_KIND_OF = {"diffpart": "setvalued", "basic": "setvalued", "inctdpart": "setvalued", "privbasis": "itemsets",
+_KIND_OF = {"diffpart": "setvalued", "diffpart-prefix": "setvalued", "basic": "setvalued", "inctdpart": "setvalued",
+            "inctdpart-prefix": "setvalued", "privbasis": "itemsets",
             "tf": "itemsets", "diffgen": "table", "tds": "table", "rps": "table", "mondrian": "table"}
 
 

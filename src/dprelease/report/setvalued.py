@@ -90,10 +90,8 @@ def _pct(x: object) -> str:
 
 
 def _occurrence(raw: TransactionDB, released: TransactionDB) -> dict[str, object] | None:
-    try:
-        from ..evaluation.occurrence import occurrence_share  # issue 12 (set-valued work); absent in older versions
-    except ImportError:
-        return None
+    from ..evaluation.occurrence import occurrence_share
+
     return occurrence_share(raw, released)
 
 

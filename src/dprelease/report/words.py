@@ -15,6 +15,12 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
                  "with noisy counts and every leaf partition is released with a noisy count",
                  "Chen, Mohammed, Fung, Desai and Xiong, Publishing set-valued data via differential privacy, "
                  "PVLDB 2011 (DiffPart)"),
+    "diffpart-prefix": ("a sanitized set-valued dataset: records are partitioned by their most frequent items "
+                        "(selected under DP) into a prefix tree grown with PrivTree's noisy split decisions, and every "
+                        "leaf is released with a noisy count (our improvement over DiffPart, docs/diffpart.md)",
+                        "Chen et al., PVLDB 2011 (DiffPart) and Zhang, Xiao and Xie, SIGMOD 2016 (PrivTree)"),
+    "inctdpart-prefix": ("the latest release of a growing set-valued dataset (an IncTDPart stream over "
+                         "DiffPart-Prefix's tree)", "Zhang et al., 2013 (IncTDPart), with DiffPart-Prefix"),
     "basic": ("a sanitized set-valued dataset: a noisy count for every possible non-empty record (the Basic "
               "baseline)", "Chen et al., PVLDB 2011, section 5"),
     "inctdpart": ("the latest release of a growing set-valued dataset (an IncTDPart stream)",
