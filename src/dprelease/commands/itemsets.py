@@ -14,7 +14,7 @@ import numpy as np
 
 from . import setvalued
 from .common import (
-    add_epsilon, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list, int_list,
+    add_engine, add_epsilon, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list, int_list,
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, seed_arg, timed, universe_inputs,
 )
@@ -286,6 +286,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_universe(p)
     add_seed(p)
     add_quiet(p)
+    add_engine(p)
     p.set_defaults(handler=_run_privbasis)
 
     p = sub.add_parser("tf", help="publish the top-k itemsets of length <= m with TF (Bhaskar et al.)",
@@ -305,6 +306,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_universe(p)
     add_seed(p)
     add_quiet(p)
+    add_engine(p)
     p.set_defaults(handler=_run_tf)
 
 
@@ -321,6 +323,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help='print one line {"fnr": x, "median_relative_error": y} instead of indented JSON')
     add_quiet(p)
+    add_engine(p)
     p.set_defaults(handler=_run_eval_itemsets)
 
 

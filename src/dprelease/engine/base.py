@@ -102,6 +102,11 @@ class TransactionData(ABC):
     def itemset_supports(self, itemsets: list[tuple[int, ...]]) -> np.ndarray:
         """Exact support of each itemset (an empty itemset counts every record)."""
 
+    def flat_supports(self, items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """:meth:`itemset_supports` of itemsets given flat: ``items`` of itemset j are the next ``lengths[j]``."""
+        bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+        return self.itemset_supports([tuple(items[a:b].tolist()) for a, b in zip(bounds[:-1], bounds[1:])])
+
     @abstractmethod
     def record_mask_counts(self) -> np.ndarray:
         """Records per bitmask of their items (Basic; needs ``n_items`` <= 30): length 2^n_items."""

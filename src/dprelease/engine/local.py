@@ -10,7 +10,7 @@ from ..data.transactions import TransactionDB
 from . import kernels
 from .base import LengthSummary, LevelOp, Partitioner, TransactionData
 
-__all__ = ["LocalTransactions", "LocalPartitioner", "as_transaction_data"]
+__all__ = ["LocalTransactions", "LocalPartitioner", "as_transaction_data", "read_parquet_transactions"]
 
 
 class LocalTransactions(TransactionData):
@@ -106,3 +106,28 @@ def as_transaction_data(db: TransactionDB | TransactionData) -> TransactionData:
     if isinstance(db, TransactionDB):
         return LocalTransactions(db)
     raise TypeError(f"expected a TransactionDB or TransactionData, got {type(db).__name__}")
+
+
+def read_parquet_transactions(path: str, universe) -> TransactionDB:
+    """A Parquet file (or directory of them) with a list-of-items column, as CSR arrays (batch by batch)."""
+    import pyarrow.dataset as ds
+
+    from ..data.transactions import CSRBuilder
+    from ..errors import InputError
+    from .spark import ERROR_MARK, _map_labels, parquet_items_column
+
+    try:
+        dataset = ds.dataset(path, format="parquet")
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read as Parquet ({exc})") from None
+    column = parquet_items_column(dataset.schema, str(path))
+    builder = CSRBuilder()
+    for batch in dataset.to_batches(columns=[column]):
+        try:
+            lengths, items = _map_labels(batch.column(0), universe, str(path))
+        except ValueError as exc:
+            raise InputError(str(exc).replace(ERROR_MARK, "")) from None
+        builder.add(lengths, items)
+    if builder.n_records == 0:
+        raise InputError(f"{path}: no transactions")
+    return builder.finish(universe.size)

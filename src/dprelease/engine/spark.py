@@ -348,6 +348,12 @@ class SparkTransactions(TransactionData):
             out[lengths == 0] = self.n_records
         return out
 
+    def flat_supports(self, items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        items, lengths = np.asarray(items, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
+        out = kernels.dense(self._run(kernels.itemset_supports, items, lengths), lengths.size)
+        out[lengths == 0] = self.n_records
+        return out
+
     def record_mask_counts(self) -> np.ndarray:
         if self.n_items > 30:
             raise ParameterError("record bitmasks need a universe of at most 30 items")

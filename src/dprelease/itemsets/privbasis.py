@@ -24,6 +24,7 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine.base import TransactionData
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts
@@ -328,12 +329,16 @@ def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[flo
     return (v2 * nc1 + v1 * nc2) / (v1 + v2), v1 * v2 / (v1 + v2)
 
 
-def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
+def basis_bin_counts(db: TransactionDB | TransactionData, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
     """Exact bin counts of every basis (Algorithm 1 lines 7-11): bin m of basis B holds the records whose
     intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private.
     Computed block by block of records (:func:`dprelease.data.passes.basis_bin_counts`)."""
     from ..data.passes import basis_bin_counts as blockwise_basis_bin_counts
+    from .exact import unwrap
 
+    db = unwrap(db)
+    if isinstance(db, TransactionData):  # another engine: one pass there (dprelease.engine)
+        return db.basis_bin_counts(bases)
     return blockwise_basis_bin_counts(db, bases)
 
 
@@ -346,7 +351,7 @@ def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
     return table
 
 
-def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, *, scope: BudgetScope,
+def basis_freq(db: TransactionDB | TransactionData, bases: list[tuple[int, ...]], epsilon: float, *, scope: BudgetScope,
                noise: NoiseSource, bin_threshold: float = 0.0) -> BasisFreqResult:
     """BasisFreq (Algorithm 1) up to line 26: noisy counts of every subset of every basis.
 
@@ -428,11 +433,14 @@ def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
 
 
 @records_run_start
-def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
+def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
               params: PrivBasisParams = PrivBasisParams()) -> ItemsetRelease:
     """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP."""
+    from ..engine.local import as_transaction_data
+
     eps = check_epsilon(epsilon)
     params.validate()
+    db = as_transaction_data(db)  # the data passes below are the engine's (dprelease.engine)
     if db.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     if int(k) < 1:
