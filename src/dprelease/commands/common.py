@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the algorithms' modules are imported when a command runs, n
     from ..privacy import NoiseSource
 
 __all__ = [
-    "add_epsilon", "add_seed", "add_universe", "add_quiet", "add_output", "add_force", "add_limits",
+    "add_epsilon", "add_seed", "add_universe", "add_engine", "add_quiet", "add_output", "add_force", "add_limits",
     "epsilon_arg", "positive_int", "nonneg_int", "positive_float", "seed_arg", "float_list", "int_list",
     "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed",
     "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED", "LEDGER_ENV", "LedgerCost", "add_ledger",
@@ -187,6 +187,20 @@ def add_universe(p: argparse.ArgumentParser, help_text: str | None = None) -> No
                                      "(that leaks which items occur)")
 
 
+ENGINE_CHOICES = ("local", "spark")  # dprelease.engine.ENGINES (not imported here: the parser stays light)
+
+
+def add_engine(p: argparse.ArgumentParser) -> None:
+    """``--engine`` and ``--spark-master`` (issue 11: the data passes on this machine or on Spark)."""
+    p.add_argument("--engine", choices=ENGINE_CHOICES, default="local",
+                   help="where the data passes run: local (numpy, in memory) or spark (pyspark DataFrames; "
+                        "pip install 'dprelease[spark]'; needs a declared universe/schema; noise is always drawn "
+                        "here, on the driver) (default local)")
+    p.add_argument("--spark-master", default="local[*]", metavar="URL",
+                   help="Spark master for --engine spark: local[N], spark://HOST:7077, yarn, k8s://... "
+                        "(default local[*]; under spark-submit, its --master wins)")
+
+
 def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress or timing on stderr (warnings are still printed); default: off")
@@ -275,12 +289,32 @@ def load_transactions(path: str, universe_spec: str | None, args: argparse.Names
     from ..errors import PrivacyLeakWarning
 
     universe = parse_universe_spec(universe_spec) if universe_spec else None
+    if args is not None and getattr(args, "engine", "local") == "spark":
+        from ..engine.spark import read_transactions as spark_read
+        from ..errors import ParameterError
+
+        if universe is None:
+            raise ParameterError("--engine spark needs a declared --universe (deriving it from the data would "
+                                 "reveal which items occur)")
+        return spark_read(path, universe, getattr(args, "spark_master", None)), universe  # type: ignore[return-value]
+    if args is not None and getattr(args, "engine", "local") == "local" and _is_parquet_input(path):
+        from ..engine.local import read_parquet_transactions
+        from ..errors import ParameterError
+
+        if universe is None:
+            raise ParameterError("a Parquet input needs a declared --universe")
+        return read_parquet_transactions(path, universe), universe
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         db, universe = read_transactions(path, universe)
     for w in caught:
         warn(str(w.message))
     return db, universe
+
+
+def _is_parquet_input(path: str) -> bool:
+    p = str(path).rstrip("/")
+    return p.endswith((".parquet", ".pq")) or (os.path.isdir(p) and any(n.endswith(".parquet") for n in os.listdir(p)))
 
 
 @contextmanager

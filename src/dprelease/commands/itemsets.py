@@ -14,8 +14,8 @@ import numpy as np
 
 from . import setvalued
 from .common import (
-    add_epsilon, add_ledger, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list, int_list,
-    release_cost,
+    add_engine, add_epsilon, add_ledger, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list,
+    int_list, release_cost,
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, seed_arg, timed, universe_inputs, warn,
 )
@@ -353,6 +353,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_quiet(p)
     add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)]))
+    add_engine(p)
     p.set_defaults(handler=_run_privbasis)
 
     p = sub.add_parser("tf", help="publish the top-k itemsets of length <= m with TF (Bhaskar et al.)",
@@ -373,6 +374,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_quiet(p)
     add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)]))
+    add_engine(p)
     p.set_defaults(handler=_run_tf)
 
 
@@ -394,6 +396,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                    help='print one line {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", '
                         '"published"} instead of indented JSON')
     add_quiet(p)
+    add_engine(p)
     p.set_defaults(handler=_run_eval_itemsets)
 
 

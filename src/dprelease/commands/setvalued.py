@@ -15,8 +15,8 @@ from ..setvalued.prefixpart import (
 )
 from ..errors import ParameterError
 from .common import (
-    add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe, at_least_one,
-    epsilon_list, release_cost,
+    add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
+    at_least_one, epsilon_list, release_cost,
     int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, say, seed_arg, timed, universe_inputs,
 )
@@ -160,14 +160,16 @@ def _run_basic(args: argparse.Namespace) -> int:
 
 
 def _run_stats(args: argparse.Namespace) -> int:
+    from ..engine import as_transaction_data
+
     db, universe = load_transactions(args.input, args.universe, args)
-    lengths = db.lengths
+    summary = as_transaction_data(db).summary()
     facts: dict[str, object] = {
-        "N": db.n_records,
+        "N": summary.n_records,
         "items": universe.size,
         "items_occurring": int((db.item_supports() > 0).sum()),
-        "avg_length": float(lengths.mean()),
-        "max_length": int(lengths.max()),
+        "avg_length": summary.n_entries / summary.n_records,
+        "max_length": summary.max_length,
     }
     for extend in STATS_EXTENSIONS:
         facts.update(extend(db, args))
@@ -325,6 +327,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_limits(p)
     add_quiet(p)
     add_ledger(p, release_cost(_inputs, checks=_diffpart_checks))
+    add_engine(p)
     p.set_defaults(handler=_run_diffpart)
 
     p = sub.add_parser("basic", help="the Basic baseline: a noisy count for every possible record",
@@ -340,6 +343,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_limits(p)
     add_quiet(p)
     add_ledger(p, release_cost(_inputs, checks=_basic_checks))
+    add_engine(p)
     p.set_defaults(handler=_run_basic)
 
     p = sub.add_parser("stats", help="non-private facts of a transaction file, for the custodian",
@@ -351,6 +355,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quiet(p)
     for hook in STATS_OPTIONS:
         hook(p)
+    add_engine(p)
     p.set_defaults(handler=_run_stats)
 
     p = sub.add_parser("generate", help="generate a kosarak-scale synthetic transaction file",
@@ -387,6 +392,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help='print one line {"mean_relative_error": x, "subsets": [...]} instead of indented JSON')
     add_quiet(p)
+    add_engine(p)
     p.set_defaults(handler=_run_eval_counting)
 
     p = kinds.add_parser("topk", help="top-K frequent itemset utility (DiffPart appendix E)",
@@ -398,6 +404,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     add_universe(p)
     p.add_argument("--json", action="store_true", help='print one line {"k": K, "utility": u} instead of indented JSON')
     add_quiet(p)
+    add_engine(p)
     p.set_defaults(handler=_run_eval_topk)
 
 

@@ -16,9 +16,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.transactions import TransactionDB
+from ..engine.base import TransactionData
 
-__all__ = ["distinct_records", "mine_frequent", "top_k_itemsets", "kth_support", "topk_facts", "pair_supports",
+__all__ = ["unwrap", "distinct_records", "mine_frequent", "top_k_itemsets", "kth_support", "topk_facts", "pair_supports",
            "itemset_supports"]
+
+
+def unwrap(db: TransactionDB | TransactionData) -> TransactionDB | TransactionData:
+    """The in-memory database behind ``db`` when it runs on the local engine; else ``db`` (another engine),
+    whose passes are asked of the engine (:mod:`dprelease.engine`)."""
+    from ..engine.local import LocalTransactions
+
+    return db.db if isinstance(db, LocalTransactions) else db
 
 
 def distinct_records(db: TransactionDB, items: np.ndarray | None = None) -> dict[tuple[int, ...], int]:
@@ -81,6 +90,9 @@ def mine_frequent(db: TransactionDB, min_count: int, *, max_length: int | None =
                   table: dict[tuple[int, ...], int] | None = None,
                   supports: np.ndarray | None = None) -> list[tuple[tuple[int, ...], int]]:
     """Every itemset with support >= ``min_count`` (absolute), as (sorted item ids, support)."""
+    db = unwrap(db)
+    if isinstance(db, TransactionData):
+        return _mine_by_counting(db, min_count, max_length)
     import fim
 
     min_count = max(1, int(min_count))
@@ -115,6 +127,9 @@ def top_k_itemsets(db: TransactionDB, k: int, *, max_length: int | None = None
     the data: the issue's dense case (10,000 records, 40 of 120 items in 99.9 % of them, fewer than
     ceil(1.2 k) items present) used to hang in pyfim with 2^40 frequent itemsets (issue 8, defect 7).
     """
+    db = unwrap(db)
+    if isinstance(db, TransactionData):
+        return _top_k_by_counting(db, k, max_length)
     if k <= 0 or db.n_records == 0:
         return []
     k = int(k)
@@ -173,12 +188,9 @@ def _bit_columns(db: TransactionDB, items: np.ndarray) -> tuple[np.ndarray, dict
     return out, {int(i): j for j, i in enumerate(items.tolist())}
 
 
-def _next_level(gen_sets: list[tuple[int, ...]], gen_bits: np.ndarray, columns: np.ndarray, row_of: dict[int, int],
-                t: int) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
-    """Itemsets one longer than the generators whose every subset is a generator and whose support is > t.
-
-    Returns (itemsets, supports, origin) with origin[j] = (generator index, column row of the added item).
-    """
+def _candidate_pairs(gen_sets: list[tuple[int, ...]], row_of: dict[int, int]) -> list[tuple[int, int]]:
+    """Apriori's join: (generator index, row of the added item) of every itemset one longer than two
+    generators sharing a prefix, whose every subset is a generator."""
     order = sorted(range(len(gen_sets)), key=lambda g: gen_sets[g])
     present = set(gen_sets)
     pairs: list[tuple[int, int]] = []
@@ -196,6 +208,16 @@ def _next_level(gen_sets: list[tuple[int, ...]], gen_bits: np.ndarray, columns: 
                 if all(cand[:j] + cand[j + 1 :] in present for j in range(len(cand) - 2)):
                     pairs.append((order[a], row_of[cand[-1]]))
         start = end
+    return pairs
+
+
+def _next_level(gen_sets: list[tuple[int, ...]], gen_bits: np.ndarray, columns: np.ndarray, row_of: dict[int, int],
+                t: int) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
+    """Itemsets one longer than the generators whose every subset is a generator and whose support is > t.
+
+    Returns (itemsets, supports, origin) with origin[j] = (generator index, column row of the added item).
+    """
+    pairs = _candidate_pairs(gen_sets, row_of)
     if not pairs:
         return [], np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64)
     pair_arr = np.asarray(pairs, dtype=np.int64)
@@ -209,6 +231,64 @@ def _next_level(gen_sets: list[tuple[int, ...]], gen_bits: np.ndarray, columns: 
     item_of = np.fromiter(row_of.keys(), dtype=np.int64, count=len(row_of))
     sets = [gen_sets[a] + (int(item_of[r]),) for a, r in pair_arr[keep].tolist()]
     return sets, supports[keep], pair_arr[keep]
+
+
+def _top_k_by_counting(data: TransactionData, k: int, max_length: int | None
+                       ) -> list[tuple[tuple[int, ...], int]]:
+    """:func:`top_k_itemsets` on an engine: the same levels and thresholds, each level's candidates counted by
+    one engine pass (:meth:`TransactionData.itemset_supports`) instead of AND-ing bit columns."""
+    if k <= 0 or data.n_records == 0:
+        return []
+    k = int(k)
+    supports = data.item_supports()
+    items = np.flatnonzero(supports > 0)
+    if items.size == 0:
+        return []
+    found: list[tuple[tuple[int, ...], int]] = [((int(i),), int(supports[i])) for i in items.tolist()]
+    found_supports = supports[items].astype(np.int64)
+    t = _kth_or_zero(found_supports, k)
+    base_items = items[supports[items] > t]
+    row_of = {int(i): j for j, i in enumerate(base_items.tolist())}
+    gen_sets = [(int(i),) for i in base_items.tolist()]
+    length = 1
+    while len(gen_sets) >= 2 and (max_length is None or length < max_length):
+        cands = [gen_sets[a] + (int(base_items[r]),) for a, r in _candidate_pairs(gen_sets, row_of)]
+        if not cands:
+            break
+        sup = data.itemset_supports(cands)
+        keep = np.flatnonzero(sup > t)
+        if keep.size == 0:
+            break
+        new_sets, new_supports = [cands[j] for j in keep.tolist()], sup[keep].astype(np.int64)
+        found.extend(zip(new_sets, new_supports.tolist()))
+        found_supports = np.concatenate([found_supports, new_supports])
+        t = _kth_or_zero(found_supports, k)
+        gen_sets = [new_sets[j] for j in np.flatnonzero(new_supports > t).tolist()]
+        length += 1
+    return _order(found)[:k]
+
+
+def _mine_by_counting(data: TransactionData, min_count: int, max_length: int | None
+                      ) -> list[tuple[tuple[int, ...], int]]:
+    """:func:`mine_frequent` on an engine: Apriori, each level's candidates counted by one engine pass
+    (the same itemsets and supports as pyfim; in a different order)."""
+    min_count = max(1, int(min_count))
+    supports = data.item_supports()
+    out = [((int(i),), int(s)) for i, s in enumerate(supports.tolist()) if s >= min_count]
+    base_items = np.flatnonzero(supports >= min_count)
+    row_of = {int(i): j for j, i in enumerate(base_items.tolist())}
+    gen_sets = [(int(i),) for i in base_items.tolist()]
+    length = 1
+    while len(gen_sets) >= 2 and (max_length is None or length < max_length):
+        cands = [gen_sets[a] + (int(base_items[r]),) for a, r in _candidate_pairs(gen_sets, row_of)]
+        if not cands:
+            break
+        sup = data.itemset_supports(cands)
+        keep = np.flatnonzero(sup >= min_count)
+        gen_sets = [cands[j] for j in keep.tolist()]
+        out.extend(zip(gen_sets, sup[keep].astype(np.int64).tolist()))
+        length += 1
+    return out
 
 
 def kth_support(db: TransactionDB, k: int) -> int:
@@ -243,6 +323,9 @@ def pair_supports(db: TransactionDB, items: np.ndarray) -> np.ndarray:
     """
     from ..data.passes import pair_supports as blockwise_pair_supports
 
+    db = unwrap(db)
+    if isinstance(db, TransactionData):
+        return db.pair_supports(items)
     return blockwise_pair_supports(db, items)
 
 
@@ -252,5 +335,8 @@ def itemset_supports(db: TransactionDB, itemsets: list[tuple[int, ...]]) -> np.n
 
     if not itemsets:
         return np.zeros(0, dtype=np.int64)
+    db = unwrap(db)
+    if isinstance(db, TransactionData):
+        return db.itemset_supports(itemsets)
     counter = SupportCounter(db)
     return counter.count_many([np.asarray(s, dtype=np.int64) for s in itemsets])  # an empty itemset counts N

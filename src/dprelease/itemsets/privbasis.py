@@ -28,6 +28,7 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine.base import TransactionData
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts, noisy_values
@@ -501,12 +502,16 @@ def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[flo
     return (v2 * nc1 + v1 * nc2) / (v1 + v2), v1 * v2 / (v1 + v2)
 
 
-def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
+def basis_bin_counts(db: TransactionDB | TransactionData, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
     """Exact bin counts of every basis (Algorithm 1 lines 7-11): bin m of basis B holds the records whose
     intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private.
     Computed block by block of records (:func:`dprelease.data.passes.basis_bin_counts`)."""
     from ..data.passes import basis_bin_counts as blockwise_basis_bin_counts
+    from .exact import unwrap
 
+    db = unwrap(db)
+    if isinstance(db, TransactionData):  # another engine: one pass there (dprelease.engine)
+        return db.basis_bin_counts(bases)
     return blockwise_basis_bin_counts(db, bases)
 
 
@@ -543,8 +548,9 @@ def _superset_sums(bins: np.ndarray, length: int) -> np.ndarray:
     return table
 
 
-def basis_freq(db: TransactionDB, bases: list[tuple[int, ...]], epsilon: float, *, scope: BudgetScope,
-               noise: NoiseSource, bin_threshold: float = 0.0, bin_cut: float | None = None) -> BasisFreqResult:
+def basis_freq(db: TransactionDB | TransactionData, bases: list[tuple[int, ...]], epsilon: float, *,
+               scope: BudgetScope, noise: NoiseSource, bin_threshold: float = 0.0,
+               bin_cut: float | None = None) -> BasisFreqResult:
     """BasisFreq (Algorithm 1) up to line 26: noisy counts of every subset of every basis.
 
     Lines 2-11: one noisy count per bin, all bins of all w bases in one vector with L1 sensitivity w
@@ -661,7 +667,7 @@ def select_top_k(result: BasisFreqResult, k: int) -> list[int]:
 
 
 @records_run_start
-def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
+def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon: float, *, noise: NoiseSource,
               params: PrivBasisParams = PrivBasisParams()) -> ItemsetRelease:
     """PrivBasisMain (Algorithm 3): the top-k itemsets of ``db`` with noisy counts, under ``epsilon``-DP.
 
@@ -680,8 +686,11 @@ def privbasis(db: TransactionDB, universe: Universe, k: int, epsilon: float, *, 
         vector and the rest to the pairs' Laplace vector. Long records: a23 = multi_alpha2 or alpha2 (0.4) and
         the paper's steps 2-3 with r = a23 - bound_alpha.
     """
+    from ..engine.local import as_transaction_data
+
     eps = check_epsilon(epsilon)
     params.validate()
+    db = as_transaction_data(db)  # the data passes below are the engine's (dprelease.engine)
     if db.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     if int(k) < 1:
@@ -782,7 +791,7 @@ def _dlap_variance(scale: float) -> float:
     return 2.0 * t / (1.0 - t) ** 2
 
 
-def _steps_2_3(db: TransactionDB, item_counts: np.ndarray, lam: int, k: int, k1: int, eps: float,
+def _steps_2_3(db: TransactionDB | TransactionData, item_counts: np.ndarray, lam: int, k: int, k1: int, eps: float,
                params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
                trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]], float]:
     """Steps 2-3 when lambda > 12; returns F, P and a23: they spent exactly a23 * eps (split in
@@ -790,6 +799,13 @@ def _steps_2_3(db: TransactionDB, item_counts: np.ndarray, lam: int, k: int, k1:
     a23 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
     rest = a23
     if params.bounded_selection:
+        from .exact import unwrap
+
+        local = unwrap(db)
+        if not isinstance(local, TransactionDB):  # record lengths and weighted passes are local-engine only so far
+            raise ParameterError("PrivBasis's default (bounded selection) runs on the local engine only; with "
+                                 "--engine spark give --faithful (the paper's selection)")
+        db = local
         # l1: private quantile of the record lengths (bound_alpha * eps). Sparse records (l1 < lambda): a Laplace
         # vector of all item counts, each record adding at most l1 in all, is less noisy than lambda rounds of
         # the exponential mechanism (scale l1/eps against lambda/eps).

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.passes import pair_support_values
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine.base import TransactionData
+from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, uniform_choice
 from ..privacy.mechanisms import exponential_top_k_implicit, laplace_top_k_implicit, noisy_values
@@ -72,7 +73,7 @@ class TFPlan:
         return self.gamma_count >= self.fk_count
 
 
-def tf_plan(db: TransactionDB, k: int, epsilon: float, m: int, rho: float = 0.9) -> TFPlan:
+def tf_plan(db: TransactionDB | TransactionData, k: int, epsilon: float, m: int, rho: float = 0.9) -> TFPlan:
     """The plan from the exact top k (by mining; :func:`tf` itself mines once, see :func:`_plan_and_candidates`)."""
     n_cand = candidate_space_size(db.n_items, m)
     top = top_k_itemsets(db, k, max_length=m)
@@ -87,12 +88,13 @@ def _kth_largest(values: np.ndarray, k: int) -> int:
     return int(np.partition(values, values.size - k)[values.size - k]) if values.size >= k else 0
 
 
-def kth_support_upto_pairs(db: TransactionDB, k: int) -> int:
+def kth_support_upto_pairs(db: TransactionDB | TransactionData, k: int) -> int:
     """c_k over itemsets of length <= 2, exactly, without mining: item supports and one pass of pair supports.
 
     A pair with support >= c_k has both items at or above the k-th largest item support (c_k is at least
     that), so only those items' pairs are counted.
     """
+    db = as_transaction_data(db)
     supports = db.item_supports()
     item_floor = max(_kth_largest(supports, k), 1)
     cand = np.flatnonzero(supports >= item_floor)
@@ -101,11 +103,11 @@ def kth_support_upto_pairs(db: TransactionDB, k: int) -> int:
     if cand.size <= 3000:
         pairs = pair_supports(db, cand)[np.triu_indices(cand.size, 1)]
     else:
-        pairs = pair_support_values(db, cand)
+        pairs = db.pair_counts(cand)[2]  # the supports of the pairs that occur (an order statistic follows)
     return _kth_largest(np.concatenate([supports, pairs]), k)
 
 
-def _plan_and_candidates(db: TransactionDB, k: int, epsilon: float, m: int, rho: float
+def _plan_and_candidates(db: TransactionDB | TransactionData, k: int, epsilon: float, m: int, rho: float
                          ) -> tuple[TFPlan, list[tuple[int, ...]], np.ndarray]:
     """The plan (c_k = f_k*N) and the explicit candidates, with one exact-mining pass.
 
@@ -146,30 +148,24 @@ def _refuse_degenerate(n_cand: int, m: int) -> None:
     )
 
 
-def explicit_candidates(db: TransactionDB, m: int, min_count: int) -> tuple[list[tuple[int, ...]], np.ndarray]:
+def explicit_candidates(db: TransactionDB | TransactionData, m: int, min_count: int) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """Every itemset of length <= m with support >= ``min_count`` (>= 1), with its support.
 
     m = 1: item counts; m = 2: one sparse product for the pairs; m >= 3: pyfim.
     """
     min_count = max(1, int(min_count))
+    db = as_transaction_data(db)
     supports = db.item_supports()
     items = np.flatnonzero(supports >= min_count)
     sets: list[tuple[int, ...]] = [(int(i),) for i in items.tolist()]
     counts = [supports[items]]
     if m == 2 and items.size >= 2:
-        from scipy import sparse
-
-        local = np.full(db.n_items, -1, dtype=np.int64)
-        local[items] = np.arange(items.size)
-        pos = local[db.items]
-        keep = pos >= 0
-        x = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (db.rows_of(np.flatnonzero(keep)), pos[keep])),
-                              shape=(db.n_records, items.size))
-        c = sparse.triu(x.T @ x, k=1).tocoo()
-        good = c.data >= min_count
-        a, b = items[c.row[good]], items[c.col[good]]
-        sets.extend(zip(a.tolist(), b.tolist()))
-        counts.append(c.data[good].astype(np.int64))
+        # the pairs in canonical order (by item ids), whatever the order of the records (issue 11: the same
+        # candidates in the same order on every engine; the order of a sparse product's entries was not fixed)
+        a, b, c = db.pair_counts(items)
+        good = c >= min_count
+        sets.extend(zip(items[a[good]].tolist(), items[b[good]].tolist()))
+        counts.append(c[good].astype(np.int64))
     elif m >= 3:
         found = [(s, c) for s, c in mine_frequent(db, min_count, max_length=m) if len(s) >= 2]
         sets.extend(s for s, _ in found)
@@ -217,7 +213,7 @@ def _sample_implicit(n_pick: int, n_items: int, m: int, excluded: set[tuple[int,
 
 
 @records_run_start
-def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *, noise: NoiseSource,
+def tf(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon: float, m: int, *, noise: NoiseSource,
        variant: str = "laplace", rho: float = 0.9) -> ItemsetRelease:
     """TF (PrivBasis section 3): top-k itemsets of length <= m with noisy counts, under ``epsilon``-DP."""
     eps = check_epsilon(epsilon)
@@ -229,6 +225,7 @@ def tf(db: TransactionDB, universe: Universe, k: int, epsilon: float, m: int, *,
         raise ParameterError(f"-m must be a whole number >= 1, got {m}")
     if int(k) < 1:
         raise ParameterError(f"-k must be a whole number > 0, got {k}")
+    db = as_transaction_data(db)  # the data passes are the engine's (dprelease.engine)
     if db.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     m = int(min(m, db.n_items))

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine.base import TransactionData
+from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..release import SetValuedRelease, build_manifest, records_run_start
@@ -22,7 +24,7 @@ DEFAULT_MAX_ITEMS = 20
 
 
 @records_run_start
-def basic(db: TransactionDB, universe: Universe, epsilon: float, *, noise: NoiseSource,
+def basic(db: TransactionDB | TransactionData, universe: Universe, epsilon: float, *, noise: NoiseSource,
           max_items: int = DEFAULT_MAX_ITEMS) -> SetValuedRelease:
     """Release max(0, count + DLap(1/B)) copies of every possible non-empty itemset."""
     B = check_epsilon(epsilon)
@@ -33,7 +35,8 @@ def basic(db: TransactionDB, universe: Universe, epsilon: float, *, noise: Noise
             f"(2^{n} - 1 = {2**n - 1:,} cells). Use diffpart for large universes."
         )
     accountant = BudgetAccountant(B)
-    counts = np.bincount(db.bitmasks(), minlength=1 << n)[1:]  # cell m-1 holds itemset with bitmask m
+    # cell m-1 holds the itemset with bitmask m (one engine pass: records per bitmask)
+    counts = as_transaction_data(db).record_mask_counts()[1:]
     noisy = noisy_counts(counts, B, scope=accountant.root(), noise=noise, label="all itemset counts")
     cells = np.flatnonzero(noisy > 0)
     bits = np.arange(n, dtype=np.int64)

@@ -32,6 +32,9 @@ import numpy as np
 from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine.base import LevelOp, TransactionData
+from ..engine.local import as_transaction_data
+from ..itemsets.exact import unwrap
 from ..errors import ParameterError
 from ..privacy import (
     BudgetAccountant,
@@ -48,7 +51,7 @@ from ..release import SetValuedRelease, build_manifest, records_run_start, relea
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
     "replace_node", "distinct_empty_masks", "DEFAULT_BRANCHING_BOUND", "choose_expansion_node", "operation_budget",
-    "rows_by_mask", "PartitionStep", "partition_steps",
+    "rows_by_mask", "PartitionStep", "partition_steps", "child_masks_range",
 ]
 
 # Section 5 uses f = 10. Section 4.1: "C2 slightly greater than 1 ... C1 in [1, C2]"; we take
@@ -61,6 +64,7 @@ MAX_FANOUT = 52
 DEFAULT_BRANCHING_BOUND = 0.5  # termination guard, see diffpart() and docs/diffpart.md  # child masks are summed as exact float64 bit patterns
 
 _SQRT2 = math.sqrt(2.0)
+_NO_MASKS = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,15 @@ class _Partition:
     scope: BudgetScope
 
 
+@dataclass
+class _LevelPartition:
+    """A partition of the level-wise loop (another engine): its records live in the engine's partitioner."""
+    cut: tuple[int, ...]
+    pid: int  # the engine partitioner's id of its records (-1: a test-and-generate partition, no records)
+    unused: float
+    scope: BudgetScope
+
+
 def sub_cuts(taxonomy: ContextFreeTaxonomy, cut: tuple[int, ...], node: int) -> list[tuple[int, ...]]:
     """All 2^l - 1 cuts made by replacing ``node`` in ``cut`` with a non-empty set of its children."""
     kids = taxonomy.children(node)
@@ -106,6 +119,14 @@ def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxono
 
     Computed ``block`` rows at a time, so the per-item temporaries stay small however many rows there are.
     """
+    return child_masks_range(db, rows, int(taxonomy.lo[node]), int(taxonomy.hi[node]), int(taxonomy.span[node]),
+                             block)
+
+
+def child_masks_range(db: TransactionDB, rows: np.ndarray, lo: int, hi: int, span: int,
+                      block: int = 1 << 16) -> np.ndarray:
+    """:func:`child_masks` for the node covering item ids ``[lo, hi)`` whose children span ``span`` ids each
+    (the form the engines' partitioners use, :mod:`dprelease.engine`)."""
     out = np.zeros(rows.size, dtype=np.int64)
     for b0 in range(0, rows.size, block):
         part = rows[b0 : b0 + block]
@@ -119,10 +140,10 @@ def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxono
             idx = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(starts - local_start, lens)
             items = db.items[idx]
         owner = np.repeat(np.arange(part.size, dtype=np.int64), lens)
-        inside = (items >= taxonomy.lo[node]) & (items < taxonomy.hi[node])
+        inside = (items >= lo) & (items < hi)
         items = items[inside]
         owner = owner[inside]
-        child = (items - taxonomy.lo[node]) // taxonomy.span[node]
+        child = (items - lo) // span
         # items are sorted within a record, so repeated (owner, child) pairs are adjacent
         first = np.ones(child.size, dtype=bool)
         first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
@@ -277,7 +298,7 @@ def _validate(epsilon: float, fanout: int, c1: float, c2: float, spurious_bound:
 
 @records_run_start
 def diffpart(
-    db: TransactionDB,
+    db: TransactionDB | TransactionData,
     universe: Universe,
     epsilon: float,
     *,
@@ -289,8 +310,14 @@ def diffpart(
     progress: bool = False,
     spurious_bound: float | None = None,
     branching_bound: float | None = DEFAULT_BRANCHING_BOUND,
+    level_wise: bool | None = None,
 ) -> SetValuedRelease:
     """Sanitize ``db`` with DiffPart under ``epsilon``-DP; returns the release (item ids) with its manifest.
+
+    ``level_wise`` (default: only when ``db`` lives on another engine, e.g. Spark) grows the partition tree one
+    level at a time, one data pass per level; the local default is the one partition loop
+    (:func:`partition_steps`, shared with IncTDPart). Both draw the same distribution; the order of the draws
+    differs, so seeded releases differ between the two loops (not between engines on the same loop).
 
     ``spurious_bound`` (default None: the paper's thresholds) raises each threshold so that at most
     that many empty combinations are expected to pass per partition operation (docs/diffpart.md).
@@ -298,7 +325,10 @@ def diffpart(
     children partition again, at most that many empty children are expected.
     """
     B = _validate(epsilon, fanout, c1, c2, spurious_bound, branching_bound)
-    if db.n_items != universe.size:
+    data = as_transaction_data(db)
+    if level_wise is None:
+        level_wise = not isinstance(unwrap(data), TransactionDB)
+    if data.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     tax = ContextFreeTaxonomy.build(universe.size, int(fanout))
     meter = WorkMeter("diffpart")  # stops the run past the output/memory limits, from noisy counts only
@@ -309,13 +339,12 @@ def diffpart(
     root_scope = accountant.root()
     # An empty record holds no item of any cut, so it belongs to no partition (issue 8, defect 10: it used to
     # become a real cell of mask 0 and be released as an empty itemset). It is still a record: it is simply
-    # in no cell, as under Basic.
-    # Row ids as int32 when they fit: every partition's row array (and its reordered copy) is half the size.
-    all_rows = np.flatnonzero(db.lengths > 0).astype(np.int32 if db.n_records < 2**31 else np.int64)
+    # in no cell, as under Basic. The engine's partitioner starts with every non-empty record in partition 0.
 
     if tax.is_leaf(tax.root):
         # One-item universe: the only partition is already a leaf; all of B goes to its count.
-        res = threshold_counts(np.array([all_rows.size]), 0, B, _SQRT2 * c1 / B, scope=root_scope, noise=noise,
+        n_nonempty = int(data.item_supports()[0]) if data.n_items else 0
+        res = threshold_counts(np.array([n_nonempty]), 0, B, _SQRT2 * c1 / B, scope=root_scope, noise=noise,
                                label="leaf counts")
         if res.passed[0]:
             out_sets.append(np.array([0], dtype=np.int64))
@@ -341,8 +370,10 @@ def diffpart(
         return t
 
     bar = _progress_bar(progress)
-    if not tax.is_leaf(tax.root):
-        for step in partition_steps(db, tax, B, threshold, noise=noise, scope=root_scope, rows=all_rows):
+    if not level_wise and not tax.is_leaf(tax.root):
+        local_db = unwrap(data)
+        all_rows = np.flatnonzero(local_db.lengths > 0).astype(np.int32 if local_db.n_records < 2**31 else np.int64)
+        for step in partition_steps(local_db, tax, B, threshold, noise=noise, scope=root_scope, rows=all_rows):
             if keep_trace:
                 trace.append(TraceEvent("leaf_counts" if step.leaf_level else "partition", step.cut, step.node,
                                         step.epsilon, step.threshold, int(step.masks.size)))
@@ -355,6 +386,78 @@ def diffpart(
                 meter.queued(step.queued + step.masks.size)
             if bar is not None:
                 bar.update(1)
+
+    # The partition tree is grown one level at a time (issue 11: one data pass per level, on any engine). The
+    # queue order of the paper's loop is kept (a level is the FIFO queue's next stretch); within a level the
+    # draws go: every partition's node choice in queue order, then one counting pass of the level, then each
+    # partition's threshold draws in queue order. (Before, each partition drew its node choice just before its
+    # threshold draws: the same distribution, a different order of draws, so seeded releases changed.)
+    level: list[_LevelPartition] = []
+    partitioner = None
+    if level_wise and not tax.is_leaf(tax.root):
+        partitioner = data.partitioner()
+        level.append(_LevelPartition((tax.root,), 0, B / 2.0, root_scope))
+    next_pid = 1
+
+    while level:
+        cuts = [np.asarray(p.cut, dtype=np.int64) for p in level]
+        nodes = [choose_expansion_node(tax, cut, noise) for cut in cuts]
+        counts = partitioner.level_counts([LevelOp(p.pid, int(tax.lo[v]), int(tax.hi[v]), int(tax.span[v]))
+                                           for p, v in zip(level, nodes) if p.pid >= 0])
+        next_level: list[_LevelPartition] = []
+        moves: list[tuple[int, int, int]] = []
+        for i, (p, cut, node) in enumerate(zip(level, cuts, nodes)):
+            kids = tax.children(node)
+            n_combos = (1 << kids.size) - 1
+            nonempty, sizes = counts.get(p.pid, (_NO_MASKS, _NO_MASKS))
+            n_internal, leaf_level, eps_op = operation_budget(tax, cut, p.unused, B / 2.0)
+            if leaf_level:
+                threshold = _SQRT2 * c1 / eps_op  # Algorithm 1, line 13
+                kind = "leaf counts"
+            else:
+                threshold = _SQRT2 * c2 * int(tax.height[cut].max()) / eps_op  # Procedure 1, line 6
+                kind = "partition"
+            if branching_bound is not None and not leaf_level and n_internal >= 3:
+                # Termination guard (on by default; a documented deviation from the paper). The
+                # children of this operation will partition again, so every empty combination that
+                # passes starts a subtree of empty partitions. With the paper's thresholds a cut of
+                # several height-1 nodes (f = 10) lets ~61 of 1,023 empty combinations through, and
+                # each of those does the same: the work grows without bound (mushroom: > 6 GB).
+                # Keep the expected number of empty children <= branching_bound (< 1: subcritical).
+                threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, branching_bound))
+            if spurious_bound is not None:
+                # Improvement (off by default): at most `spurious_bound` of the 2^l - 1 combinations
+                # are expected to pass with a true count of 0.
+                threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, spurious_bound))
+            res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, threshold, scope=p.scope, noise=noise,
+                                   label=kind)
+            empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
+            kept_masks = np.concatenate([nonempty[res.passed], empty_masks])
+            kept_values = np.concatenate([res.explicit[res.passed], res.zero_passed])
+            if keep_trace:
+                trace.append(TraceEvent(kind.replace(" ", "_"), p.cut, node, eps_op, threshold, int(kept_masks.size)))
+            if leaf_level:
+                meter.released(kept_masks.size, int(np.clip(kept_values, 0, None).sum()))
+                for mask, value in zip(kept_masks.tolist(), kept_values.tolist()):
+                    out_sets.append(np.asarray(replace_node(p.cut, node, kids, mask), dtype=np.int64))
+                    out_counts.append(int(value))
+            else:
+                meter.queued(len(level) - i - 1 + len(next_level) + kept_masks.size)
+                child_unused = p.unused - eps_op
+                for mask in nonempty[res.passed].tolist():
+                    moves.append((p.pid, int(mask), next_pid))
+                    next_level.append(_LevelPartition(replace_node(p.cut, node, kids, int(mask)), next_pid, child_unused,
+                                                 p.scope.branch()))
+                    next_pid += 1
+                for mask in empty_masks.tolist():  # test-and-generate: a partition without records (pid -1)
+                    next_level.append(_LevelPartition(replace_node(p.cut, node, kids, mask), -1, child_unused,
+                                                 p.scope.branch()))
+            if bar is not None:
+                bar.update(1)
+        partitioner.route(moves)
+        level = next_level
+    if partitioner is not None:
+        partitioner.close()
     if bar is not None:
         bar.close()
 

@@ -1,0 +1,135 @@
+"""The engine interface: the exact data passes an algorithm asks of its data (issue 11, section 2).
+
+An algorithm is written once against :class:`TransactionData` (set-valued data) or :class:`TableData`
+(relational tables). Each method is one pass over the records that returns an *exact aggregate grouped by
+a key* (item, pair, basis bin, candidate itemset, partition x child mask, leaf x value x class): never
+noise, never records. Noise, mechanisms and the accountant stay with the caller, on the driver. Two
+implementations: :mod:`dprelease.engine.local` (numpy over the in-memory CSR arrays / encoded table) and
+:mod:`dprelease.engine.spark` (pyspark DataFrames; executors run the same numpy kernels on their blocks of
+records, :mod:`dprelease.engine.kernels`). Every result is returned in a canonical order (by key), so the
+same data gives the same arrays, bit for bit, on either engine, and the same draws follow.
+
+These aggregates are *not* private: they are the inputs of the mechanisms and never leave an algorithm
+except through :mod:`dprelease.privacy`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["TransactionData", "Partitioner", "LevelOp", "LengthSummary", "TableData"]
+
+
+@dataclass(frozen=True, slots=True)
+class LengthSummary:
+    """Record count and lengths (non-private; ``stats`` and the algorithms' sizes)."""
+
+    n_records: int
+    n_entries: int  # item occurrences (sum of record lengths)
+    max_length: int
+
+
+@dataclass(frozen=True, slots=True)
+class LevelOp:
+    """One partition operation of a DiffPart level: partition ``pid`` is split by the children of a node.
+
+    The node covers item ids ``[lo, hi)`` and its child b covers ``[lo + b*span, lo + (b+1)*span)``
+    (:class:`~dprelease.data.taxonomy.ContextFreeTaxonomy`); a record's child mask has bit b set iff it
+    holds an item under child b.
+    """
+
+    pid: int
+    lo: int
+    hi: int
+    span: int
+
+
+class Partitioner(ABC):
+    """DiffPart's records routed to sub-partitions by child mask, one level of the partition tree at a time.
+
+    Partition 0 (the root) holds every non-empty record. :meth:`level_counts` counts the records of each
+    listed partition per child mask; :meth:`route` then moves the records of chosen (partition, mask) cells
+    to new partitions and forgets every other record of the level.
+    """
+
+    @abstractmethod
+    def level_counts(self, ops: list[LevelOp]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """pid -> (the distinct non-zero child masks in ascending order, their record counts), per op."""
+
+    @abstractmethod
+    def route(self, moves: list[tuple[int, int, int]]) -> None:
+        """Apply (parent pid, mask, child pid) to the partitions of the last :meth:`level_counts`."""
+
+    def close(self) -> None:
+        """Release what the partitioner holds (cached records)."""
+        return None
+
+
+class TransactionData(ABC):
+    """Set-valued data over item ids ``0..n_items-1`` (the declared universe), behind an engine."""
+
+    n_items: int
+    engine_name: str = "local"
+
+    @abstractmethod
+    def summary(self) -> LengthSummary:
+        """N, the number of item occurrences and the longest record."""
+
+    @property
+    def n_records(self) -> int:
+        return self.summary().n_records
+
+    @abstractmethod
+    def item_supports(self) -> np.ndarray:
+        """Exact support of every item (int64, length ``n_items``)."""
+
+    @abstractmethod
+    def pair_supports(self, items: np.ndarray) -> np.ndarray:
+        """Exact support of every pair of ``items``: symmetric int64 matrix, diagonal = item supports."""
+
+    @abstractmethod
+    def pair_counts(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(a, b, count) of the pairs of ``items`` that occur, a < b as positions in ``items``, sorted by (a, b)."""
+
+    @abstractmethod
+    def basis_bin_counts(self, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
+        """PrivBasis Algorithm 1 lines 7-11: per basis, the records whose intersection with it has mask m."""
+
+    @abstractmethod
+    def itemset_supports(self, itemsets: list[tuple[int, ...]]) -> np.ndarray:
+        """Exact support of each itemset (an empty itemset counts every record)."""
+
+    def flat_supports(self, items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """:meth:`itemset_supports` of itemsets given flat: ``items`` of itemset j are the next ``lengths[j]``."""
+        bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+        return self.itemset_supports([tuple(items[a:b].tolist()) for a, b in zip(bounds[:-1], bounds[1:])])
+
+    @abstractmethod
+    def record_mask_counts(self) -> np.ndarray:
+        """Records per bitmask of their items (Basic; needs ``n_items`` <= 30): length 2^n_items."""
+
+    @abstractmethod
+    def partitioner(self) -> Partitioner:
+        """A fresh DiffPart partitioner whose root holds every non-empty record."""
+
+    def close(self) -> None:
+        """Release cached data."""
+        return None
+
+
+class TableData(ABC):
+    """An encoded relational table (:class:`~dprelease.data.table.EncodedTable`) behind an engine.
+
+    Columns are as in ``EncodedTable``: categorical attributes hold leaf codes, numeric ones values, the
+    class column class codes. Every pass is a class-count table grouped by a key.
+    """
+
+    engine_name: str = "local"
+
+    @property
+    @abstractmethod
+    def n_records(self) -> int:
+        """N (non-private)."""

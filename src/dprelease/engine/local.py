@@ -1,0 +1,133 @@
+"""The local engine: numpy over the in-memory CSR arrays (:class:`~dprelease.data.transactions.TransactionDB`)
+and the encoded table. Every pass is the package's existing exact computation, block by block where it
+was already (:mod:`dprelease.data.passes`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.transactions import TransactionDB
+from . import kernels
+from .base import LengthSummary, LevelOp, Partitioner, TransactionData
+
+__all__ = ["LocalTransactions", "LocalPartitioner", "as_transaction_data", "read_parquet_transactions"]
+
+
+class LocalTransactions(TransactionData):
+    """A :class:`TransactionDB` behind the engine interface."""
+
+    engine_name = "local"
+
+    def __init__(self, db: TransactionDB):
+        self.db = db
+        self.n_items = int(db.n_items)
+        self._summary: LengthSummary | None = None
+
+    def summary(self) -> LengthSummary:
+        if self._summary is None:
+            lengths = self.db.lengths
+            self._summary = LengthSummary(self.db.n_records, int(self.db.offsets[-1]),
+                                          int(lengths.max()) if lengths.size else 0)
+        return self._summary
+
+    def item_supports(self) -> np.ndarray:
+        return self.db.item_supports()
+
+    def pair_supports(self, items: np.ndarray) -> np.ndarray:
+        from ..data.passes import pair_supports
+
+        return pair_supports(self.db, np.asarray(items, dtype=np.int64))
+
+    def pair_counts(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        a, b, c = kernels.pair_counts(self.db, np.asarray(items, dtype=np.int64))
+        return a, b, c
+
+    def basis_bin_counts(self, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
+        from ..data.passes import basis_bin_counts
+
+        return basis_bin_counts(self.db, bases)
+
+    def itemset_supports(self, itemsets: list[tuple[int, ...]]) -> np.ndarray:
+        from ..itemsets.exact import itemset_supports
+
+        return itemset_supports(self.db, itemsets)
+
+    def record_mask_counts(self) -> np.ndarray:
+        return np.bincount(self.db.bitmasks(), minlength=1 << self.n_items)
+
+    def partitioner(self) -> "LocalPartitioner":
+        return LocalPartitioner(self.db)
+
+
+class LocalPartitioner(Partitioner):
+    """Partitions as arrays of row ids (int32 when N < 2^31), reordered by child mask at each level."""
+
+    def __init__(self, db: TransactionDB):
+        self.db = db
+        dtype = np.int32 if db.n_records < 2**31 else np.int64
+        self._rows: dict[int, np.ndarray] = {0: np.flatnonzero(db.lengths > 0).astype(dtype)}
+        self._split: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def level_counts(self, ops: list[LevelOp]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        from ..setvalued.diffpart import child_masks_range, rows_by_mask
+
+        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._split = {}
+        for op in ops:
+            rows = self._rows.pop(op.pid, None)
+            if rows is None or rows.size == 0:
+                out[op.pid] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+                continue
+            masks = child_masks_range(self.db, rows, op.lo, op.hi, op.span)
+            nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
+            del masks
+            rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
+            self._split[op.pid] = (nonempty, rows_sorted, bounds)
+            out[op.pid] = (nonempty.astype(np.int64), sizes.astype(np.int64))
+        self._rows = {}  # every partition of the level was listed; any other is gone
+        return out
+
+    def route(self, moves: list[tuple[int, int, int]]) -> None:
+        for parent, mask, child in moves:
+            nonempty, rows_sorted, bounds = self._split[parent]
+            j = int(np.searchsorted(nonempty, mask))
+            self._rows[child] = rows_sorted[bounds[j] : bounds[j + 1]]
+        self._split = {}
+
+    def close(self) -> None:
+        self._rows = {}
+        self._split = {}
+
+
+def as_transaction_data(db: TransactionDB | TransactionData) -> TransactionData:
+    """``db`` behind the engine interface (a :class:`TransactionDB` runs on the local engine)."""
+    if isinstance(db, TransactionData):
+        return db
+    if isinstance(db, TransactionDB):
+        return LocalTransactions(db)
+    raise TypeError(f"expected a TransactionDB or TransactionData, got {type(db).__name__}")
+
+
+def read_parquet_transactions(path: str, universe) -> TransactionDB:
+    """A Parquet file (or directory of them) with a list-of-items column, as CSR arrays (batch by batch)."""
+    import pyarrow.dataset as ds
+
+    from ..data.transactions import CSRBuilder
+    from ..errors import InputError
+    from .spark import ERROR_MARK, _map_labels, parquet_items_column
+
+    try:
+        dataset = ds.dataset(path, format="parquet")
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read as Parquet ({exc})") from None
+    column = parquet_items_column(dataset.schema, str(path))
+    builder = CSRBuilder()
+    for batch in dataset.to_batches(columns=[column]):
+        try:
+            lengths, items = _map_labels(batch.column(0), universe, str(path))
+        except ValueError as exc:
+            raise InputError(str(exc).replace(ERROR_MARK, "")) from None
+        builder.add(lengths, items)
+    if builder.n_records == 0:
+        raise InputError(f"{path}: no transactions")
+    return builder.finish(universe.size)
