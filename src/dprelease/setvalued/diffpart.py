@@ -33,8 +33,7 @@ from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..engine.base import LevelOp, TransactionData
-from ..engine.local import as_transaction_data
-from ..itemsets.exact import unwrap
+from ..engine.local import LocalTransactions, as_transaction_data
 from ..errors import ParameterError
 from ..privacy import (
     BudgetAccountant,
@@ -327,7 +326,7 @@ def diffpart(
     B = _validate(epsilon, fanout, c1, c2, spurious_bound, branching_bound)
     data = as_transaction_data(db)
     if level_wise is None:
-        level_wise = not isinstance(unwrap(data), TransactionDB)
+        level_wise = not isinstance(data, LocalTransactions)
     if data.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     tax = ContextFreeTaxonomy.build(universe.size, int(fanout))
@@ -371,7 +370,8 @@ def diffpart(
 
     bar = _progress_bar(progress)
     if not level_wise and not tax.is_leaf(tax.root):
-        local_db = unwrap(data)
+        assert isinstance(data, LocalTransactions), "the one partition loop runs on the local engine"
+        local_db = data.db
         all_rows = np.flatnonzero(local_db.lengths > 0).astype(np.int32 if local_db.n_records < 2**31 else np.int64)
         for step in partition_steps(local_db, tax, B, threshold, noise=noise, scope=root_scope, rows=all_rows):
             if keep_trace:
