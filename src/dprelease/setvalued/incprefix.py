@@ -34,9 +34,9 @@ import numpy as np
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import BudgetExceededError, ParameterError
-from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts
+from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..release import SetValuedRelease, build_manifest
-from .inctdpart import _NoiseInfo
+from .inctdpart import StreamAccounting, _NoiseInfo
 from .prefixpart import (
     DEFAULT_BETA, DEFAULT_MAX_ITEMS, DEFAULT_MERGE_BELOW, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE,
     DEFAULT_STRUCTURE_SHARE, PrefixTree, build_prefix_tree,
@@ -55,7 +55,7 @@ STREAM_SHARES = {"parallel": (0.1, 0.7), "paper": (DEFAULT_SELECTION_SHARE, DEFA
 
 
 @dataclass(eq=False)
-class PrefixStream:
+class PrefixStream(StreamAccounting):
     """The state of a prefix stream in memory: parameters, the ledger, the trie and the classes' p-sums."""
 
     n_items: int
@@ -88,42 +88,7 @@ class PrefixStream:
         self.selection_share = sel if self.selection_share is None else float(self.selection_share)
         self.structure_share = struct if self.structure_share is None else float(self.structure_share)
 
-    # -- budget ---------------------------------------------------------------------------------------
-    @property
-    def epsilon_prime(self) -> float:
-        if self.accounting == "parallel":
-            return self.epsilon
-        assert self.updates is not None
-        return self.epsilon / (self.updates + 1)
-
-    @property
-    def max_appends(self) -> int | None:
-        return None if self.updates is None else int(self.updates) + 1
-
-    @property
-    def appends(self) -> int:
-        return len(self.ledger)
-
-    @property
-    def epsilon_spent(self) -> float:
-        if self.accounting == "parallel":
-            return float(max(self.ledger, default=0.0))
-        return float(math.fsum(self.ledger))
-
-    def accountant(self) -> BudgetAccountant:
-        return self._replay()[0]
-
-    def _replay(self) -> tuple[BudgetAccountant, BudgetScope]:
-        acc = BudgetAccountant(self.epsilon)
-        root = acc.root()
-        if self.accounting == "parallel":
-            branches = [root.branch() for _ in range(len(self.ledger) + 1)]
-            for i, eps in enumerate(self.ledger):
-                branches[i].spend(eps, f"append {i}", mechanism="composite")
-            return acc, branches[-1]
-        for i, eps in enumerate(self.ledger):
-            root.spend(eps, f"append {i}", mechanism="composite")
-        return acc, root
+    # -- budget: epsilon_prime, max_appends, appends, epsilon_spent, accountant (StreamAccounting) ---------
 
     # -- one append ---------------------------------------------------------------------------------------
     def append(self, db: TransactionDB, noise: NoiseSource) -> dict[str, object]:

@@ -177,47 +177,16 @@ class AppendDelta:
     chain_max: float = 0.0
 
 
-class TBPTree:
-    """The IncTDPart state in memory: parameters, the ledger of appends and the TBP-tree (section 4)."""
+class StreamAccounting:
+    """The budget of a stream, shared by :class:`TBPTree` and the prefix stream: ``epsilon``, ``updates`` (U or
+    None), ``accounting`` ("paper": epsilon/(U+1) per append, sequential, Theorem 3; "parallel": epsilon per
+    append against its own disjoint batch) and ``ledger`` (epsilon charged per append, in order)."""
 
-    def __init__(self, n_items: int, epsilon: float, updates: int | None, *, fanout: int = DEFAULT_FANOUT,
-                 c1: float = DEFAULT_C1, c2: float = DEFAULT_C2, theta_rule: str = "example3",
-                 new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper"):
-        self.epsilon = check_epsilon(epsilon)
-        if routing not in ROUTING_RULES:
-            raise ParameterError(f"--routing must be one of {', '.join(ROUTING_RULES)}, got {routing!r}")
-        self.routing = routing
-        if accounting not in ACCOUNTING_RULES:
-            raise ParameterError(f"--accounting must be one of {', '.join(ACCOUNTING_RULES)}, got {accounting!r}")
-        self.accounting = accounting
-        if updates is None and accounting == "paper":
-            raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
-        if updates is not None and (int(updates) != updates or int(updates) < 0):
-            raise ParameterError(f"--updates must be a whole number >= 0, got {updates}")
-        if not (2 <= int(fanout) <= MAX_FANOUT):
-            raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
-        for name, value in (("--c1", c1), ("--c2", c2)):
-            if not (value > 0 and math.isfinite(value)):
-                raise ParameterError(f"{name} must be a finite number > 0, got {value}")
-        if theta_rule not in THETA_RULES:
-            raise ParameterError(f"theta rule must be one of {', '.join(THETA_RULES)}, got {theta_rule!r}")
-        if new_cells not in NEW_CELL_RULES:
-            raise ParameterError(f"new-cell rule must be one of {', '.join(NEW_CELL_RULES)}, got {new_cells!r}")
-        self.theta_rule = theta_rule
-        self.new_cells = new_cells
-        if n_items < 2:
-            raise ParameterError("the item universe needs at least 2 items for a TBP-tree")
-        self.updates: int | None = None if updates is None else int(updates)  # parallel: an optional limit
-        self.fanout = int(fanout)
-        self.c1 = float(c1)
-        self.c2 = float(c2)
-        self.n_items = int(n_items)
-        self.taxonomy = ContextFreeTaxonomy.build(self.n_items, self.fanout)
-        self.ledger: list[float] = []  # epsilon charged per append, in order
-        root = self.taxonomy.root
-        self.nodes: list[TBPNode] = [TBPNode(0, -1, 0, (root,), False, 0)]
+    epsilon: float
+    updates: int | None
+    accounting: str
+    ledger: list[float]
 
-    # -- parameters -----------------------------------------------------------------
     @property
     def epsilon_prime(self) -> float:
         """The budget of one append: epsilon' = epsilon / (U + 1) (Algorithm 1, line 3), or epsilon (parallel)."""
@@ -259,6 +228,49 @@ class TBPTree:
         for i, eps in enumerate(self.ledger):
             root.spend(eps, f"append {i}", mechanism="composite")
         return acc, root
+
+
+class TBPTree(StreamAccounting):
+    """The IncTDPart state in memory: parameters, the ledger of appends and the TBP-tree (section 4)."""
+
+    def __init__(self, n_items: int, epsilon: float, updates: int | None, *, fanout: int = DEFAULT_FANOUT,
+                 c1: float = DEFAULT_C1, c2: float = DEFAULT_C2, theta_rule: str = "example3",
+                 new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper"):
+        self.epsilon = check_epsilon(epsilon)
+        if routing not in ROUTING_RULES:
+            raise ParameterError(f"--routing must be one of {', '.join(ROUTING_RULES)}, got {routing!r}")
+        self.routing = routing
+        if accounting not in ACCOUNTING_RULES:
+            raise ParameterError(f"--accounting must be one of {', '.join(ACCOUNTING_RULES)}, got {accounting!r}")
+        self.accounting = accounting
+        if updates is None and accounting == "paper":
+            raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
+        if updates is not None and (int(updates) != updates or int(updates) < 0):
+            raise ParameterError(f"--updates must be a whole number >= 0, got {updates}")
+        if not (2 <= int(fanout) <= MAX_FANOUT):
+            raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
+        for name, value in (("--c1", c1), ("--c2", c2)):
+            if not (value > 0 and math.isfinite(value)):
+                raise ParameterError(f"{name} must be a finite number > 0, got {value}")
+        if theta_rule not in THETA_RULES:
+            raise ParameterError(f"theta rule must be one of {', '.join(THETA_RULES)}, got {theta_rule!r}")
+        if new_cells not in NEW_CELL_RULES:
+            raise ParameterError(f"new-cell rule must be one of {', '.join(NEW_CELL_RULES)}, got {new_cells!r}")
+        self.theta_rule = theta_rule
+        self.new_cells = new_cells
+        if n_items < 2:
+            raise ParameterError("the item universe needs at least 2 items for a TBP-tree")
+        self.updates: int | None = None if updates is None else int(updates)  # parallel: an optional limit
+        self.fanout = int(fanout)
+        self.c1 = float(c1)
+        self.c2 = float(c2)
+        self.n_items = int(n_items)
+        self.taxonomy = ContextFreeTaxonomy.build(self.n_items, self.fanout)
+        self.ledger: list[float] = []  # epsilon charged per append, in order
+        root = self.taxonomy.root
+        self.nodes: list[TBPNode] = [TBPNode(0, -1, 0, (root,), False, 0)]
+
+    # -- parameters: epsilon_prime, max_appends, appends, epsilon_spent, accountant (StreamAccounting)
 
     # -- node classes (Definition 7, eq. 5) ---------------------------------------------
     def theta1(self, node: TBPNode) -> float:
