@@ -76,3 +76,23 @@ def test_evaluate_counting_numbers_unchanged(n_items):
     raw = kosarak_like(4_000, n_items, 5.0, seed=7)
     released = kosarak_like(3_500, n_items, 5.0, seed=8)
     assert evaluate_counting(raw, released, n_queries=1_000, seed=2) == _reference_evaluate(raw, released, 1_000, 2)
+
+
+@pytest.mark.parametrize("n_items", [12, 30, 2_000])
+def test_contains_many_is_support_at_least_one(n_items, monkeypatch):
+    import dprelease.evaluation.counting as counting
+
+    rng = np.random.default_rng(n_items + 1)
+    raw = kosarak_like(3_000, n_items, 6.0, seed=3)
+    queries = [np.sort(rng.choice(n_items, size=int(rng.integers(1, min(n_items, 6) + 1)), replace=False))
+               for _ in range(1_500)]
+    for r in rng.integers(0, raw.n_records, 300).tolist():  # subsets of real records: contained
+        rec = raw.record(r)
+        queries.append(np.sort(rng.choice(rec, size=int(rng.integers(1, rec.size + 1)), replace=False)))
+    queries += [np.zeros(0, dtype=np.int64), np.arange(n_items)]  # the whole universe: rarely in a record
+    counter = SupportCounter(raw)
+    expected = counter.count_many(queries) > 0
+    assert expected.any() and (n_items <= 12 or not expected.all())  # 12 items: some record holds all
+    assert counter.contains_many(queries).tolist() == expected.tolist()
+    monkeypatch.setattr(counting, "_MAX_CANDIDATES", 5)  # many small candidate batches: same answers
+    assert SupportCounter(raw).contains_many(queries).tolist() == expected.tolist()

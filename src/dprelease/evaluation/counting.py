@@ -108,6 +108,64 @@ class SupportCounter:
             q0 = q1
         return out
 
+    def contains_many(self, queries: list[np.ndarray]) -> np.ndarray:
+        """Whether each query is a subset of at least one record (support >= 1), without counting it.
+
+        Same candidates as :meth:`count_flat` (the record list of the query's rarest item, filtered by its
+        other items), but taken in growing chunks (16, 32, 64, ... records per query) and a query stops at its
+        first hit. Released records that are generalized raw records hit in their first chunk, so this is far
+        cheaper than exact supports when the rarest item is frequent (kosarak-scale data).
+        """
+        n_q = len(queries)
+        if self._table is not None or n_q == 0:
+            return self.count_many(queries) > 0
+        lengths = np.fromiter((np.size(q) for q in queries), dtype=np.int64, count=n_q)
+        items = (np.concatenate([np.asarray(q, dtype=np.int64).ravel() for q in queries]) if lengths.sum()
+                 else np.zeros(0, dtype=np.int64))
+        owner = np.repeat(np.arange(n_q, dtype=np.int64), lengths)
+        supports = self._supports[items]
+        order = np.lexsort((supports, owner))  # within each query, rarest item first
+        items = items[order]
+        start = np.zeros(n_q, dtype=np.int64)
+        np.cumsum(lengths[:-1], out=start[1:])
+        nonempty = lengths > 0
+        rarest = np.zeros(n_q, dtype=np.int64)
+        rarest[nonempty] = self._supports[items[start[nonempty]]]
+        found = np.zeros(n_q, dtype=bool)
+        found[~nonempty] = self.n_records > 0
+        found[lengths == 1] = rarest[lengths == 1] > 0
+        offset = np.zeros(n_q, dtype=np.int64)
+        active = np.flatnonzero((lengths >= 2) & (rarest > 0))
+        chunk = 16
+        while active.size:
+            take = np.minimum(chunk, rarest[active] - offset[active])
+            edges = np.searchsorted(np.cumsum(take), np.arange(_MAX_CANDIDATES, int(take.sum()) + 1,
+                                                                _MAX_CANDIDATES), side="right")
+            for part in np.split(np.arange(active.size), np.unique(edges)):
+                if part.size == 0:
+                    continue
+                batch, sizes = active[part], take[part]
+                cand_q = np.repeat(batch, sizes)
+                first = np.zeros(batch.size, dtype=np.int64)
+                np.cumsum(sizes[:-1], out=first[1:])
+                base = self._tid_start[items[start[batch]]] + offset[batch] - first
+                cand_row = self._tids[np.repeat(base, sizes) + np.arange(cand_q.size)].astype(np.int64)
+                k = 1
+                while cand_q.size:
+                    done = lengths[cand_q] <= k
+                    if done.any():
+                        found[cand_q[done]] = True
+                        cand_q, cand_row = cand_q[~done], cand_row[~done]
+                    if cand_q.size == 0:
+                        break
+                    hit = _has_item(self._db, cand_row, items[start[cand_q] + k])
+                    cand_q, cand_row = cand_q[hit], cand_row[hit]
+                    k += 1
+            offset[active] += take
+            active = active[~found[active] & (offset[active] < rarest[active])]
+            chunk *= 2
+        return found
+
     def _intersect(self, items: np.ndarray, lengths: np.ndarray, owner: np.ndarray) -> np.ndarray:
         n_q = lengths.size
         out = np.zeros(n_q, dtype=np.int64)

@@ -70,7 +70,7 @@ def occurrence_share(raw: TransactionDB, released: TransactionDB, *,
     contained = np.zeros(uniq.size, dtype=bool)
     if nonempty.any():
         sel = np.flatnonzero(nonempty)
-        contained[sel] = counter.count_many([queries[i] for i in sel.tolist()]) > 0
+        contained[sel] = counter.contains_many([queries[i] for i in sel.tolist()])  # stops at the first hit
     return {
         "released_records": int(n_rel),
         "distinct_released": int(uniq.size),
