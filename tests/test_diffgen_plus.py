@@ -87,6 +87,21 @@ def test_stop_auto_offers_stop_only_below_the_gini_switch():
         diffgen_plus(table, 1.0, noise=ZeroNoise(), stop="sometimes")
 
 
+@pytest.mark.parametrize("schedule", ["increasing", "decreasing"])
+def test_round_schedule_weights_and_ledger(schedule):
+    table = synthetic(400, 2, seed=4)
+    rel = diffgen_plus(table, 0.9, noise=SeededNoise(2), rounds=4, score="gini", stop=False, schedule=schedule)
+    rounds = [e.epsilon for e in rel.accountant.ledger if e.label.startswith("round")]
+    w = np.arange(1, len(rounds) + 1, dtype=float)
+    w = w if schedule == "increasing" else w[::-1]
+    # rounds and score fixed, stop off: no size count, so the selection share is 0.7 x 0.9
+    assert len(rounds) == 4 and rounds == pytest.approx(list(0.7 * 0.9 * w / w.sum()))
+    assert math.fsum(e.epsilon for e in rel.accountant.ledger) == pytest.approx(0.9)
+    assert rel.manifest["budget_split"]["schedule"] == schedule
+    with pytest.raises(ParameterError):
+        diffgen_plus(table, 1.0, noise=ZeroNoise(), schedule="random")
+
+
 def test_smooth_toward_parents_worked_example():
     parent = np.array([-1, 0, 0])
     leaves = np.array([1, 2])

@@ -216,6 +216,7 @@ def tv_gain(parent: np.ndarray, cells: np.ndarray) -> np.ndarray:
 
 
 SCORES_PLUS = ("auto", "gini", "tv")
+SCHEDULES = ("uniform", "increasing", "decreasing")
 #: share of eps spent on the noisy record count that sizes the run (rounds, score, stop) when any is "auto"
 SIZE_SHARE = 0.01
 #: eps * N at which "auto" switches from the TV score to Gini (docs/diffgen.md, "DiffGen+": TV is the better
@@ -230,7 +231,8 @@ def auto_rounds(eps_n: float) -> int:
 
 def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
                  score: str = "auto", count_share: float = 0.3, grid: int = 32, penalty: float = 1.0,
-                 stop: bool | str = True, postprocess: str = "normsub", smooth: float = 0.0) -> GeneralizedTable:
+                 stop: bool | str = True, postprocess: str = "normsub", smooth: float = 0.0,
+                 schedule: str = "uniform") -> GeneralizedTable:
     """DiffGen+ (module docstring): a generalized contingency table over a product cut, eps-DP.
 
     ``rounds=None`` and ``score="auto"`` are decided from a noisy record count N~ (``SIZE_SHARE * eps``):
@@ -257,6 +259,8 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         raise ParameterError(f"stop must be true, false or 'auto', got {stop!r}")
     if not smooth >= 0.0:
         raise ParameterError(f"smooth must be >= 0, got {smooth}")
+    if schedule not in SCHEDULES:
+        raise ParameterError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     schema = table.schema
     n_cls = schema.n_classes
     accountant = BudgetAccountant(eps)
@@ -276,6 +280,12 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     # the Gini regime too early: Adult eps = 0.5, 82.95 with stop, 83.58 without)
     use_stop = bool(eps_n < AUTO_GINI_AT) if stop == "auto" else bool(stop)
     eps_round = (1.0 - count_share) * budget / n_rounds
+    # Round i's share of the selection budget (1 - count_share)(eps - size): uniform, or weighted
+    # i (increasing) or R + 1 - i (decreasing), normalised over the R rounds; a public function of R.
+    weights = np.ones(n_rounds) if schedule == "uniform" else np.arange(1, n_rounds + 1, dtype=np.float64)
+    if schedule == "decreasing":
+        weights = weights[::-1].copy()
+    round_eps = (1.0 - count_share) * budget * weights / weights.sum()
     eps_count_base = count_share * budget
     tree = PartitionTree(table)
     scorer = _Scorer(tree, int(grid), used_score)
@@ -308,7 +318,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         if len(owner) == int(use_stop):
             break  # nothing left to specialize: a function of the cut only; the rest goes to the counts
         # One exponential mechanism per round (eq. 5 with eqs. 6-7 folded in), sensitivity 2.
-        pick = exponential_mechanism(np.concatenate(scores), eps_round, sensitivity=GINI_SENSITIVITY, scope=scope,
+        pick = exponential_mechanism(np.concatenate(scores), float(round_eps[i - 1]), sensitivity=GINI_SENSITIVITY, scope=scope,
                                      noise=noise, label=f"round {i}: candidate and split point ({used_score})",
                                      log_base_measure=np.concatenate(bases))
         played = i
@@ -321,7 +331,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         trace.append((i, cut_label(schema, cv), a.name, split))
         tree.specialize(v, split)
 
-    count_eps = budget - eps_round * played
+    count_eps = budget - math.fsum(round_eps[:played])
     leaves, exact = tree.leaf_class_counts()
     noisy = noisy_counts(exact, count_eps, scope=scope, noise=noise, label="leaf x class counts")
     if postprocess == "normsub":
@@ -341,7 +351,8 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         "rounds": n_rounds,
         "rounds_played": played,
         "per_round_selection": eps_round,
-        "selection_total": eps_round * played,
+        "selection_total": math.fsum(round_eps[:played]),
+        "schedule": schedule,
         "counts": count_eps,
         "formula": "size = 0.01 eps (if auto); round = (1 - count_share)(eps - size)/R; "
                    "counts = eps - size - rounds played x round",
@@ -351,7 +362,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
                        "score": used_score, "score_requested": score, "score_sensitivity": GINI_SENSITIVITY,
                        "count_share": count_share, "grid": int(grid), "penalty": penalty, "stop": use_stop,
                        "stop_requested": stop,
-                       "postprocess": postprocess, "smooth": smooth, "specializations": len(trace)},
+                       "postprocess": postprocess, "smooth": smooth, "schedule": schedule, "specializations": len(trace)},
         "budget_split": budget_split,
     }
     return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
