@@ -10,9 +10,11 @@ Budget split (all on the one record set D; defaults count_share = 0.3, R and sco
     size             one noisy count of D (discrete Laplace)        0.01 eps   (only when R, the score or stop is auto)
     round i = 1..R   one exponential mechanism over {stop} u {categorical candidates}
                      u {(numeric candidate, grid split point)}        (1 - count_share)(eps - size) / R each
+                                                     (schedule "increasing"/"decreasing": x R w_i / sum(w),
+                                                      w_i = i or R + 1 - i; off by default)
     counts           every leaf partition x class, discrete Laplace  count_share (eps - size)
                      + the shares of the rounds not played (after "stop")
-    total            = size + R x round + counts = eps (sequential; every spend is on all of D)
+    total            = size + sum of the rounds + counts = eps (sequential; every spend is on all of D)
 
 R = auto_rounds(eps * N~) and the score (TV below eps * N~ = 10,000, Gini above) come from the noisy size N~;
 with ``stop="auto"`` (DiffGen+2, the recommended method) so does whether "stop" is offered (only with TV).
@@ -350,12 +352,13 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         "size_noisy_count": eps - budget,
         "rounds": n_rounds,
         "rounds_played": played,
-        "per_round_selection": eps_round,
+        "per_round_selection": eps_round if schedule == "uniform" else [float(e) for e in round_eps],
         "selection_total": math.fsum(round_eps[:played]),
         "schedule": schedule,
         "counts": count_eps,
-        "formula": "size = 0.01 eps (if auto); round = (1 - count_share)(eps - size)/R; "
-                   "counts = eps - size - rounds played x round",
+        "formula": "size = 0.01 eps (if auto); round i = w_i / sum(w) x (1 - count_share)(eps - size), "
+                   "w = 1 (uniform), i or R + 1 - i; "
+                   "counts = eps - size - the rounds played",
     }
     manifest_parts = {
         "parameters": {"method": "diffgen-plus2" if stop == "auto" else "diffgen-plus", "rounds": n_rounds, "rounds_auto": rounds is None,
