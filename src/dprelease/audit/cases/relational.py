@@ -1,4 +1,4 @@
-"""Audit cases of the relational releases of issue 13: DiffGen+ and the DiffP-C4.5 baseline.
+"""Audit cases of the relational releases of issue 13: DiffGen+, DiffGen+2 and the DiffP-C4.5 baseline.
 
 Pairs: tiny tables (one integer attribute on [0, 8), one categorical attribute with a two-level
 taxonomy, two classes) where the added record flips the best first split (DiffGen+ with a fixed number
@@ -70,6 +70,25 @@ def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
                   description="same pair, rounds and score chosen from the noisy record count (default settings)"),
         AuditCase("diffgen-plus/tv-one-round", d, flip, epsilon, tv, _table_events,
                   description="same pair, one round of the TV score without the stop candidate"),
+    ]
+
+
+@register_cases("diffgen-plus2")
+def _diffgen_plus2_cases(epsilon: float) -> list[AuditCase]:
+    """DiffGen+2 (stop only while eps N~ < 10,000): the auto path on a tiny table offers "stop" (TV regime);
+    the regime above it (all R rounds, no stop, Gini) is exercised with the same settings forced."""
+    from ...relational.diffgen_plus import diffgen_plus, diffgen_plus2
+
+    d = _table(_BASE * 4)
+    flip = _table(_BASE * 4 + [(4, 2, 1)])
+    auto = lambda data, noise: diffgen_plus2(data, epsilon, noise=noise)  # noqa: E731
+    no_stop = lambda data, noise: diffgen_plus(data, epsilon, noise=noise, rounds=3, score="gini",  # noqa: E731
+                                               stop=False)
+    return [
+        AuditCase("diffgen-plus2/auto-stop", d, flip, epsilon, auto, _table_events,
+                  description="the DiffGen+ pair; rounds, score and the stop rule chosen from the noisy size"),
+        AuditCase("diffgen-plus2/all-rounds-gini", d, flip, epsilon, no_stop, _table_events,
+                  description="same pair, the large-eps N regime forced: 3 rounds of Gini, no stop candidate"),
     ]
 
 
