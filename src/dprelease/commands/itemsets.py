@@ -296,7 +296,8 @@ def _checked_text(check):
 
 
 _EXPERIMENT_DATASETS = ("mushroom", "retail", "msnbc")  # == experiments.privbasis.DATASETS (tests check)
-_EXPERIMENT_METHODS = ("pb", "pb-faithful", "pb-naive", "pb-split", "pb-universe", "tf", "tf-exp", "diffpart")
+_EXPERIMENT_METHODS = ("pb", "pb-faithful", "pb-naive", "pb-split", "pb-universe", "pb-no-cut", "pb-exp-select",
+                       "pb-paper-split", "tf", "tf-exp", "diffpart")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -418,7 +419,8 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--methods", type=_checked_text(choice_list(_EXPERIMENT_METHODS)),
                    default="pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart", metavar="NAMES",
                    help="comma-separated: pb (the default PrivBasis), pb-faithful (the paper's), pb-naive, pb-split, "
-                        "pb-universe (the paper's plus one switch each), tf (Laplace), tf-exp (exponential), diffpart "
+                        "pb-universe (the paper's plus one switch each), pb-no-cut, pb-exp-select, pb-paper-split (the "
+                        "default minus one improvement each), tf (Laplace), tf-exp (exponential), diffpart "
                         "(default pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (seeded experiment mode; default 0)")
     add_quiet(p)

@@ -45,14 +45,19 @@ DATASETS = {
     "msnbc": DatasetSpec("msnbc", "msnbc/msnbc.dat", 1, 17, (1, 2, 3, 4)),
 }
 
-# pb = the package's default PrivBasis; pb-faithful = Algorithm 3 with the paper's defaults; the others are the
-# paper's plus one switch each (docs/privbasis.md).
+# pb = the package's default PrivBasis; pb-faithful = Algorithm 3 with the paper's defaults; pb-naive/split/universe
+# are the paper's plus one switch each; pb-no-cut/exp-select/paper-split are the default minus one improvement
+# each (docs/privbasis.md).
 METHODS = {
     "pb": PrivBasisParams(),
     "pb-faithful": PrivBasisParams.faithful(),
     "pb-naive": PrivBasisParams.faithful(lambda2_rule="naive"),
     "pb-split": PrivBasisParams.faithful(multi_alpha2=0.55),
     "pb-universe": PrivBasisParams.faithful(lambda_range="universe"),  # Algorithm 3 line 22: lambda in 1..|I|
+    # ablations of the default (issue 12): one of its improvements switched off each
+    "pb-no-cut": PrivBasisParams(bin_cut=None),
+    "pb-exp-select": PrivBasisParams(bounded_selection=False),
+    "pb-paper-split": PrivBasisParams(single_alpha2=None),
 }
 
 # DiffPart on mushroom (119 items, 23 per record) did not finish in minutes and grew past 4 GB; not run.
