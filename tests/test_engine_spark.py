@@ -22,6 +22,7 @@ import pytest
 from dprelease.data.io import read_transactions
 from dprelease.data.transactions import TransactionDB
 from dprelease.data.universe import parse_universe_spec
+from dprelease.errors import InputError
 from dprelease.engine.local import LocalTransactions
 from dprelease.itemsets.exact import mine_frequent, top_k_itemsets
 from dprelease.itemsets.privbasis import PrivBasisParams, privbasis
@@ -130,3 +131,37 @@ def test_spark_input_errors_are_one_line(spark, tmp_path):
     bad.write_text("1 2\n3 99\n")
     with pytest.raises(InputError, match="item 99 is not in"):
         spark_read(str(bad), parse_universe_spec("1..5"))
+
+
+def test_spark_diffgen_cli_matches_local(spark, tmp_path):
+    """``diffgen --engine spark`` (headerless CSV and Parquet) writes the release of ``--engine local``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprelease.cli import main
+    from dprelease.data.table import load_schema
+
+    schema_path = REPO / "examples" / "adult-schema.yaml"
+    csv = _sample(tmp_path, "adult.csv", dataset("adult", "adult.data"), 3000)
+    schema = load_schema(schema_path)
+    rows = [line.split(", ") for line in csv.read_text().splitlines() if line.strip()]
+    pq.write_table(pa.table({c: [r[i].strip() for r in rows] for i, c in enumerate(schema.columns)}),
+                   tmp_path / "adult.parquet")
+    bodies = {}
+    for name, source, engine in [("local", csv, "local"), ("spark", csv, "spark"),
+                                 ("spark-pq", tmp_path / "adult.parquet", "spark")]:
+        out = tmp_path / f"{name}.csv"
+        assert main(["diffgen", str(source), "--schema", str(schema_path), "-e", "1", "-H", "8", "--seed", "5",
+                     "--engine", engine, "--spark-master", "local[2]", "-o", str(out), "-q"]) == 0
+        bodies[name] = out.read_bytes()
+    assert bodies["local"] == bodies["spark"] == bodies["spark-pq"]
+    assert bodies["local"].count(b"\n") > 10
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text(csv.read_text().replace("State-gov", "Nowhere-gov", 1))
+    with pytest.raises(InputError, match="'Nowhere-gov' is not a leaf") as err:
+        from dprelease.engine.spark import read_table as spark_table
+
+        spark_table(str(bad), schema)
+    message = str(err.value)
+    assert message.count("\n") == 0 and ": row " not in message and message.startswith(str(bad)), message
