@@ -165,3 +165,78 @@ def test_spark_diffgen_cli_matches_local(spark, tmp_path):
         spark_table(str(bad), schema)
     message = str(err.value)
     assert message.count("\n") == 0 and ": row " not in message and message.startswith(str(bad)), message
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Spark daemon exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise RuntimeError(f"nothing listens on port {port} after {seconds:.0f} s")
+
+
+@pytest.mark.slow
+def test_standalone_cluster_runs_diffpart_and_privbasis(tmp_path):
+    """A standalone Spark master and two workers on localhost (pyspark's bin/spark-class: the pip package
+    ships no sbin/start-master.sh), ``diffpart`` and ``privbasis --faithful`` through ``--spark-master
+    spark://...``, byte-identical to ``--engine local``; the daemons are stopped at the end."""
+    reason = _spark_available()
+    if reason:
+        pytest.skip(reason)
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    env = dict(os.environ, SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
+               SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_WORKER_DIR=str(tmp_path / "work"))
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    daemons: list[subprocess.Popen] = []
+
+    def daemon(*args: str) -> subprocess.Popen:
+        log = open(tmp_path / f"daemon-{len(daemons)}.log", "wb")
+        proc = subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        daemons.append(proc)
+        return proc
+
+    try:
+        master = daemon("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                        "--webui-port", str(_free_port()))
+        _wait_for_port(port, master, 120)
+        for _ in range(2):
+            daemon("org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
+                   "--memory", "1g", "--webui-port", str(_free_port()))
+        data = _sample(tmp_path, "msnbc.dat", dataset("msnbc", "msnbc.dat"), 20000)
+        exe = [sys.executable, "-m", "dprelease.cli"]
+        for command in (["diffpart", "-e", "1"], ["privbasis", "-k", "20", "-e", "1", "--faithful"]):
+            bodies = []
+            for engine in ("local", "spark"):
+                out = tmp_path / f"{command[0]}-{engine}.dat"
+                run = subprocess.run(exe + [command[0], str(data), "--universe", "1..17", *command[1:], "--seed", "7",
+                                            "--engine", engine, "--spark-master", url, "-o", str(out), "-q"],
+                                     env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+                assert run.returncode == 0, run.stderr[-2000:]
+                bodies.append(out.read_bytes())
+            assert bodies[0] == bodies[1], command[0]
+            assert bodies[0].count(b"\n") >= 5
+    finally:
+        for proc in daemons:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in daemons:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    assert all(proc.poll() is not None for proc in daemons)
