@@ -114,6 +114,9 @@ def _run_diffpart(args: argparse.Namespace) -> int:
     from ..setvalued.prefixpart import prefix_diffpart
 
     _check_method_options(args)
+    if getattr(args, "engine", "local") != "local" and args.method != "faithful":
+        raise ParameterError(f"--engine {args.engine} runs --method faithful only (--method {args.method} needs the "
+                             f"records in memory): add --method faithful")
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     faithful = args.method == "faithful"
     declared = _declared_universe(args.universe)
