@@ -35,6 +35,7 @@ ERROR_MARK = "DPRELEASE_INPUT_ERROR: "  # an executor's input error, re-raised a
 _AGG_SCHEMA = "k0 long, k1 long, c long"
 _BATCH_ROWS = 65536  # records per Arrow batch handed to a kernel
 _COMPACT_ROWS = 1 << 20  # partial rows a task holds before adding equal keys
+_DIRECT_TASKS = 16  # up to this many tasks per pass, the driver adds their partials (no shuffle stage)
 
 
 def _require_pyspark():
@@ -302,8 +303,16 @@ class SparkTransactions(TransactionData):
 
     @staticmethod
     def _reduce(partials) -> kernels.Partial:
+        """The partials summed by key, sorted. With few tasks the driver adds them itself (one stage, no
+        shuffle: it holds at most _DIRECT_TASKS x the distinct keys); with more, Spark adds them (groupBy),
+        so what reaches the driver does not grow with the number of tasks, hence with N."""
         from pyspark.sql import functions as F
 
+        if partials.rdd.getNumPartitions() <= _DIRECT_TASKS:
+            table = _collect(partials)
+            return kernels.merge([(table.column("k0").to_numpy().astype(np.int64),
+                                   table.column("k1").to_numpy().astype(np.int64),
+                                   table.column("c").to_numpy().astype(np.int64))])
         table = _collect(partials.groupBy("k0", "k1").agg(F.sum("c").alias("c")))
         k0 = table.column("k0").to_numpy().astype(np.int64)
         k1 = table.column("k1").to_numpy().astype(np.int64)
