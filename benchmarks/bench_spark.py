@@ -13,6 +13,7 @@ Printed: per row, and the ratios spark / local of time and driver peak. Generate
 
     nice -n 10 .venv/bin/python benchmarks/bench_spark.py [--sizes 1000000,3000000,10000000]
         [--commands diffpart,privbasis] [--master local[2]] [--dir /tmp] [--keep]
+    nice -n 10 .venv/bin/python benchmarks/bench_spark.py --profile --sizes 1000000,3000000   # per-record costs
 """
 
 from __future__ import annotations
@@ -103,6 +104,36 @@ def _argv(command: str, data: Path, out: Path, engine: str, master: str) -> list
     raise SystemExit(f"unknown command {command!r}")
 
 
+def profile(data: Path, n: int, master: str) -> dict[str, float]:
+    """In this process: the Spark read (parse + cache) and one pass (item supports) over the cached records,
+    seconds per million records, and the size of Spark's cache of them (bytes per record): the inputs of the
+    projection in docs/scale.md."""
+    import numpy as np
+
+    from dprelease.data.universe import parse_universe_spec
+    from dprelease.engine import kernels
+    from dprelease.engine.spark import read_transactions, session
+
+    spark = session(master)
+    cores = spark.sparkContext.defaultParallelism
+    t = time.perf_counter()
+    remote = read_transactions(str(data), parse_universe_spec(UNIVERSE))
+    read_s = time.perf_counter() - t
+    passes = []
+    for _ in range(3):
+        t = time.perf_counter()
+        remote._run(kernels.item_supports)
+        passes.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    remote._run(kernels.pair_supports, np.arange(100, dtype=np.int64))
+    pair_s = time.perf_counter() - t
+    cached = sum(info.memSize() + info.diskSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo())
+    remote.close()
+    return {"N": n, "cores": cores, "read_s_per_M": round(read_s / n * 1e6, 2),
+            "item_pass_s_per_M": round(min(passes) / n * 1e6, 3), "pair_pass_100_s_per_M": round(pair_s / n * 1e6, 3),
+            "cache_bytes_per_record": round(cached / n, 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000000,3000000,10000000", help="record counts N (comma-separated)")
@@ -110,9 +141,23 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     ap.add_argument("--dir", default=tempfile.gettempdir(), help="scratch folder for the generated files")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
+    ap.add_argument("--profile", action="store_true",
+                    help="instead: per-record costs of the Spark read and of one pass, in this process")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="bench-spark-", dir=args.dir))
+    if args.profile:
+        try:
+            for n in sizes:
+                data = scratch / f"kosarak-like-{n}.dat"
+                subprocess.run([*dprelease_cmd(), "generate", str(data), "--records", str(n), "--items", "41270",
+                                "-q", "--force", "--max-output-records", str(max(n, 5_000_000)), "--max-memory", "16G"],
+                               check=True)
+                print(json.dumps(profile(data, n, args.master)), flush=True)
+                data.unlink()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
     rows = []
     try:
         for n in sizes:
