@@ -133,8 +133,9 @@ def test_spark_input_errors_are_one_line(spark, tmp_path):
         spark_read(str(bad), parse_universe_spec("1..5"))
 
 
-def test_spark_diffgen_cli_matches_local(spark, tmp_path):
-    """``diffgen --engine spark`` (headerless CSV and Parquet) writes the release of ``--engine local``."""
+def test_spark_diffgen_and_rps_cli_match_local(spark, tmp_path):
+    """``diffgen --engine spark`` (headerless CSV and Parquet) and ``rps --engine spark`` write the releases of
+    ``--engine local``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -156,6 +157,17 @@ def test_spark_diffgen_cli_matches_local(spark, tmp_path):
         bodies[name] = out.read_bytes()
     assert bodies["local"] == bodies["spark"] == bodies["spark-pq"]
     assert bodies["local"].count(b"\n") > 10
+
+    # RPS: counts per region and split value on Spark (balanced medians; and with the noisy stop + consistency)
+    for extra in ([], ["--stop-threshold", "20", "--consistency", "-H", "6"]):
+        rps_bodies = []
+        for engine in ("local", "spark"):
+            out = tmp_path / f"rps-{engine}.csv"
+            assert main(["rps", str(csv), "--schema", str(schema_path), "-e", "1", "--seed", "9", *extra,
+                         "--engine", engine, "--spark-master", "local[2]", "-o", str(out), "-q", "--force"]) == 0
+            rps_bodies.append(out.read_bytes())
+        assert rps_bodies[0] == rps_bodies[1], extra
+        assert rps_bodies[0].count(b"\n") > 100
 
     bad = tmp_path / "bad.csv"
     bad.write_text(csv.read_text().replace("State-gov", "Nowhere-gov", 1))

@@ -576,6 +576,10 @@ class SparkTable(TableData):
     def splitter(self) -> "SparkTableSplitter":
         return SparkTableSplitter(self)
 
+    def record_engine(self, domain) -> "SparkRecordEngine":
+        """RPS's record engine over this table (dimension 0 the class, then the columns)."""
+        return SparkRecordEngine(self, domain)
+
     def close(self) -> None:
         try:
             self.df.unpersist()
@@ -661,6 +665,118 @@ class SparkTableSplitter(TableSplitter):
 
         return _leaf_class_table(SparkTransactions._reduce(self.df.mapInArrow(task, _AGG_SCHEMA)), leaves,
                                  self.n_classes)
+
+    def close(self) -> None:
+        if self._cached is not None:
+            try:
+                self._cached.unpersist()
+            except Exception:
+                pass
+            self._cached = None
+
+
+# --- RPS (records routed to regions, level by level) -----------------------------------------------------
+
+
+class SparkRecordEngine:
+    """:class:`dprelease.relational.rps.RecordEngine` on Spark: records as (reg, d0..d{n-1}) rows, dimension 0
+    the class and dimension j + 1 the table's column j; a level's grouped count and its routing are one job
+    each (the routed records are cached). Comparisons replicate :class:`~dprelease.relational.rps.NumpyEngine`'s
+    arithmetic (lattice dimensions as int32 offsets from the lower end), so the same counts come back."""
+
+    def __init__(self, table: SparkTable, domain):
+        from pyspark.sql import functions as F
+
+        self.domain = domain
+        d = len(table.schema.attributes)
+        self.n_dims = d + 1
+        self.df = table.df.select(F.lit(0).cast("long").alias("reg"), F.col("y").cast("double").alias("d0"),
+                                  *[F.col(f"a{j}").alias(f"d{j + 1}") for j in range(d)])
+        self._cached = None
+        lo, hi, integer = (np.asarray(domain.lo, dtype=np.float64), np.asarray(domain.hi, dtype=np.float64),
+                           np.asarray(domain.integer, dtype=bool))
+        self.lattice = integer & (hi - lo < 2**31)
+        self.lo, self.integer = lo, integer
+
+    def _levels(self):
+        """A picklable function of (batch, region_dim): regions, the dimension split per record (-1: none), and
+        the value there in the engine's units (no reference to the engine, which holds the DataFrame)."""
+        lattice, lo, integer = self.lattice, self.lo, self.integer
+
+        def levels(b, region_dim: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            reg = b.column(0).to_numpy().astype(np.int64)
+            dims = region_dim[reg]
+            present = np.unique(region_dim[region_dim >= 0]).tolist()
+            wide = any(not lattice[j] for j in present)
+            values = np.zeros(reg.size, dtype=np.float64 if wide else np.int32)
+            for j in present:
+                m = dims == j
+                col = b.column(1 + j).to_numpy()[m]
+                if lattice[j]:
+                    values[m] = (col - lo[j]).astype(np.int32)
+                else:
+                    values[m] = col - (lo[j] if integer[j] else 0.0)
+            return reg, dims, values
+
+        return levels
+
+    def sizes(self, n_regions: int) -> np.ndarray:
+        def task(batches):
+            def block(b):
+                reg = b.column(0).to_numpy().astype(np.int64)
+                return kernels.merge([(reg, np.zeros(reg.size, np.int64), np.ones(reg.size, np.int64))])
+            return _accumulate(((b,) for b in batches), block)
+
+        return kernels.dense(SparkTransactions._reduce(self.df.mapInArrow(task, _AGG_SCHEMA)), n_regions)
+
+    def value_counts(self, region_dim: np.ndarray):
+        from ..relational.rps import GroupCounts
+
+        region_dim = np.asarray(region_dim, dtype=np.int64)
+        offsets = np.where(self.lattice | self.integer, self.lo, 0.0)
+        levels = self._levels()
+
+        def task(batches):
+            def block(b):
+                reg, dims, values = levels(b, region_dim)
+                keep = dims >= 0
+                v = values[keep].astype(np.float64) + offsets[dims[keep]]
+                return kernels.merge([(reg[keep], kernels._value_key(v), np.ones(int(keep.sum()), np.int64))])
+            return _accumulate(((b,) for b in batches), block)
+
+        reg, bits, count = SparkTransactions._reduce(self.df.mapInArrow(task, _AGG_SCHEMA))
+        value = bits.view(np.float64)
+        order = np.lexsort((value, reg))
+        return GroupCounts(reg[order], value[order], count[order])
+
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        import pyarrow as pa
+
+        region_dim = np.asarray(region_dim, dtype=np.int64)
+        d = np.maximum(region_dim, 0)
+        local_pivots = np.asarray(pivots) - np.where(region_dim >= 0, self.lo[d] * self.integer[d], 0.0)
+        child_base = np.asarray(child_base)
+        levels = self._levels()
+
+        def task(batches):
+            for b in batches:
+                reg, _, values = levels(b, region_dim)
+                local = local_pivots.astype(np.int32) if values.dtype == np.int32 else local_pivots
+                base = child_base.astype(np.int32)[reg]
+                new_reg = (base + (values >= local[reg])).astype(np.int64)
+                keep = base >= 0
+                if not keep.any():
+                    continue
+                b = b.filter(pa.array(keep)) if not keep.all() else b
+                yield pa.RecordBatch.from_arrays([pa.array(new_reg[keep], pa.int64())] + b.columns[1:],
+                                                 names=b.schema.names)
+
+        old = self._cached
+        self.df = self.df.mapInArrow(task, self.df.schema).persist()
+        self._cached = self.df
+        self.df.count()  # materialize before the previous level's cache goes
+        if old is not None:
+            old.unpersist()
 
     def close(self) -> None:
         if self._cached is not None:
