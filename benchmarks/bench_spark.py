@@ -2,7 +2,7 @@
 
 For each size N, ``dprelease generate`` writes N kosarak-like records (41,270 items, mean length 8), then each
 command runs once per engine in a child process with the same seed (printed: whether the releases are
-byte-identical; DiffPart's are not, as its local CLI runs the one partition loop and Spark the level-wise one). Measured: wall time, and the peak resident memory (VmHWM, polled from /proc every 0.2 s) of
+byte-identical; DiffPart runs ``--level-wise`` locally, the loop Spark runs). Measured: wall time, and the peak resident memory (VmHWM, polled from /proc every 0.2 s) of
 
 * the driver: the Python process that runs dprelease (it holds the release, the noise, the accountant and,
   on Spark, only the aggregates the executors return; it must not grow with N);
@@ -95,8 +95,8 @@ def run(argv: list[str]) -> dict[str, float]:
 def _argv(command: str, data: Path, out: Path, engine: str, master: str) -> list[str]:
     common = ["--universe", UNIVERSE, "-e", "1", "--seed", "1", "-q", "--force", "--engine", engine,
               "--spark-master", master, "-o", str(out)]
-    if command == "diffpart":
-        return [*dprelease_cmd(), "diffpart", str(data), "--method", "faithful", *common]
+    if command == "diffpart":  # --level-wise: the loop Spark runs, so the seeded releases must be identical
+        return [*dprelease_cmd(), "diffpart", str(data), "--method", "faithful", "--level-wise", *common]
     if command == "privbasis":
         return [*dprelease_cmd(), "privbasis", str(data), "-k", "100", "--faithful", *common]
     if command == "tf":
