@@ -57,3 +57,21 @@ def test_engine_tree_release_equals_in_memory_tree(adult, h, score, recycle, see
 def test_engine_tree_refuses_local_scores(adult):
     with pytest.raises(ParameterError, match="--engine local only"):
         diffgen(LocalTable(adult), 1.0, 4, noise=make_noise(seed=1), local=True)
+
+
+def test_cli_refuses_methods_spark_does_not_run(tmp_path, capsys):
+    """Before reading anything (no Spark started): one line, exit 2, nothing written."""
+    from dprelease.cli import main
+
+    data = tmp_path / "d.dat"
+    data.write_text("1 2\n2 3\n")
+    out = tmp_path / "o.dat"
+    assert main(["diffpart", str(data), "--universe", "1..3", "-e", "1", "--engine", "spark", "-o", str(out)]) == 2
+    assert "add --method faithful" in capsys.readouterr().err
+    schema = REPO / "examples" / "adult-schema.yaml"
+    for method in (["--method", "diffgen-plus"], ["--method", "diffgen-local", "-H", "3"]):
+        assert main(["diffgen", str(data), "--schema", str(schema), "-e", "1", *method, "--engine", "spark",
+                     "-o", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "--engine spark runs --method diffgen" in err and err.count("\n") == 1
+    assert not out.exists()
