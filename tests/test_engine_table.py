@@ -75,3 +75,26 @@ def test_cli_refuses_methods_spark_does_not_run(tmp_path, capsys):
         err = capsys.readouterr().err
         assert "--engine spark runs --method diffgen" in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_spark_route_lookup_matches_a_dictionary():
+    """DiffPart's routing on Spark: a record (partition, mask) goes to the child of exactly that cell, or is
+    dropped. Regression: a record mask wider than every chosen mask spilled into the parent's rank and was
+    routed to another partition's child (found at 10M records)."""
+    from dprelease.engine.spark import _lookup
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n_parents = int(rng.integers(1, 6))
+        parents = np.sort(rng.choice(50, n_parents, replace=False))
+        cells = sorted({(int(p), int(m)) for p in parents for m in rng.integers(1, 8, 3)})
+        parent = np.array([c[0] for c in cells], np.int64)
+        mask = np.array([c[1] for c in cells], np.int64)
+        pid = rng.choice(np.concatenate([parents, [99]]), 300).astype(np.int64)
+        masks = rng.integers(1, 1024, 300).astype(np.int64)
+        masks[::3] = rng.integers(1, 8, masks[::3].size)
+        at, found = _lookup(parent, mask, pid, masks)
+        index = {c: j for j, c in enumerate(cells)}
+        expect = [index.get((int(a), int(b)), -1) for a, b in zip(pid, masks)]
+        assert found.tolist() == [e >= 0 for e in expect]
+        assert at[found].tolist() == [e for e in expect if e >= 0]

@@ -384,7 +384,9 @@ def _lookup(parent: np.ndarray, mask: np.ndarray, pid: np.ndarray, masks: np.nda
     parents = np.unique(parent)
     p_at = np.minimum(np.searchsorted(parents, pid), parents.size - 1)
     found = parents[p_at] == pid
-    bits = max(int(mask.max()).bit_length(), 1)
+    # wide enough for the records' masks too: a mask with a bit above the table's would spill into the parent's
+    # rank and could match another parent's cell
+    bits = max(int(mask.max()).bit_length(), int(masks.max()).bit_length() if masks.size else 0, 1)
     if parents.size < (1 << max(62 - bits, 0)):  # one int64 key (rank of the parent, mask)
         table_key = np.searchsorted(parents, parent).astype(np.int64) << bits | mask
         key = p_at.astype(np.int64) << bits | masks
