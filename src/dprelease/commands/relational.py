@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from .. import limits
 from .common import (
-    add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
     prepare_output, print_json, release_cost, say, seed_arg, timed,
 )
 
@@ -111,8 +111,17 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     schema = _schema(args)
     # public: the schema and h (DiffGen+: its rounds, at most 12 when chosen from the noisy size)
     limits.check_diffgen(schema, args.specializations or 12)
-    with timed(args, "read"):
-        table = read_table(args.table, schema)
+    if getattr(args, "engine", "local") == "spark":
+        if method != "diffgen" or args.local:
+            raise ParameterError(f"--engine spark runs --method diffgen (Algorithm 1, global scores) only, "
+                                 f"not {'--local' if args.local else '--method ' + args.method}")
+        from ..engine.spark import read_table as spark_table
+
+        with timed(args, "read"):
+            table = spark_table(args.table, schema, args.spark_master)
+    else:
+        with timed(args, "read"):
+            table = read_table(args.table, schema)
     noise = noise_from_args(args)
     notes = ["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
              "counts: discrete Laplace, rounded to non-negative integers (post-processing)"]
@@ -209,6 +218,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="improvement: give unused line-9 budget to the counts (default: faithful, charged as reserved)")
     p.add_argument("--local", action="store_true",
                    help="improvement: score candidates by Max within the current partitions (sensitivity 1)")
+    add_engine(p)
     add_seed(p)
     add_limits(p)
     add_quiet(p)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from .common import (
-    add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
+    add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
+    positive_int,
     prepare_output, print_json, release_cost, say, seed_arg, timed,
 )
 
@@ -142,7 +143,12 @@ def _run_rps(args: argparse.Namespace) -> int:
 
     schema = _rps_checks(args)
     with timed(args, "read"):
-        table = read_table(args.table, schema)
+        if getattr(args, "engine", "local") == "spark":
+            from ..engine.spark import read_table as spark_table
+
+            table = spark_table(args.table, schema, args.spark_master)
+        else:
+            table = read_table(args.table, schema)
     noise = noise_from_args(args)
     with timed(args, "rps"):
         release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
@@ -313,6 +319,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--consistency", action="store_true",
                    help="also count every level and make the leaf counts consistent with them (constrained "
                         "inference, Hay et al. VLDB 2010) before synthesizing (default: off)")
+    add_engine(p)
     add_seed(p)
     add_limits(p)
     add_quiet(p)

@@ -78,7 +78,7 @@ def _note_release_size(args: argparse.Namespace, release, what: str) -> None:
 METHODS = ("prefix", "faithful")
 DEFAULT_METHOD = "prefix"
 # options of one method only (default None: "not given"); giving one with the other method is an error
-_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
+_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard", "level_wise")
 _PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
 
 
@@ -114,6 +114,9 @@ def _run_diffpart(args: argparse.Namespace) -> int:
     from ..setvalued.prefixpart import prefix_diffpart
 
     _check_method_options(args)
+    if getattr(args, "engine", "local") != "local" and args.method != "faithful":
+        raise ParameterError(f"--engine {args.engine} runs --method faithful only (--method {args.method} needs the "
+                             f"records in memory): add --method faithful")
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     faithful = args.method == "faithful"
     declared = _declared_universe(args.universe)
@@ -129,7 +132,7 @@ def _run_diffpart(args: argparse.Namespace) -> int:
             release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
                                spurious_bound=args.spurious_bound,
                                branching_bound=None if args.no_branching_guard else args.branching_bound,
-                               progress=not args.quiet)
+                               progress=not args.quiet, level_wise=True if args.level_wise else None)
         else:
             kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
             release = prefix_diffpart(db, universe, args.epsilon, noise=noise, **kw)
@@ -281,6 +284,11 @@ def _diffpart_options(p: argparse.ArgumentParser) -> None:
                    help="termination guard: where sub-partitions partition again, at most X (> 0) empty ones are "
                         f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
                         "the number of empty partitions explode, e.g. on mushroom)")
+    g.add_argument("--level-wise", action="store_true",
+                   help="grow the partition tree one level at a time, one data pass per level: the loop --engine "
+                        "spark runs, so a seeded release here equals --engine spark's byte for byte (default: off on "
+                        "--engine local, which runs the one partition loop: the same distribution, another order of "
+                        "draws; always on with --engine spark)")
     g.add_argument("--no-branching-guard", action="store_true",
                    help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes); "
                         "default: off (the guard is on)")

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TransactionData", "Partitioner", "LevelOp", "LengthSummary", "TableData"]
+__all__ = ["TransactionData", "Partitioner", "LevelOp", "LengthSummary", "TableData", "TableSplitter", "ValueCounts"]
+
+# distinct values of an attribute over a record set, ascending (float64), and their class counts (int64, n x classes)
+ValueCounts = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +136,38 @@ class TableData(ABC):
     @abstractmethod
     def n_records(self) -> int:
         """N (non-private)."""
+
+    schema: object  # the TableSchema (public)
+
+    @abstractmethod
+    def splitter(self) -> "TableSplitter":
+        """A fresh DiffGen partitioner whose root partition 0 holds every record."""
+
+    def close(self) -> None:
+        """Release cached data."""
+        return None
+
+
+class TableSplitter(ABC):
+    """DiffGen's leaf partitions over the records (section 4.3): each record knows its leaf partition id.
+
+    Every method is one pass that returns class counts grouped by a key (attribute value, child, leaf).
+    """
+
+    @abstractmethod
+    def value_counts(self, attrs: list[int]) -> dict[int, ValueCounts]:
+        """Over every record, per attribute j in ``attrs``: its distinct values and their class counts."""
+
+    @abstractmethod
+    def split(self, leaves: np.ndarray, attr: int, m: int, child_of_leaf: np.ndarray | None,
+              split: float | None, first: int) -> dict[int, ValueCounts]:
+        """Specialize: a record of partition ``leaves[r]`` goes to partition ``first + r * m + k``, k its child
+        (categorical: ``child_of_leaf[code]``; numeric: ``value >= split``). Returns, per child k, the
+        distinct values of ``attr`` over the moved records with their class counts (the new candidates' scores)."""
+
+    @abstractmethod
+    def leaf_class_counts(self, leaves: np.ndarray) -> np.ndarray:
+        """Exact class counts of each partition in ``leaves`` (len(leaves) x classes)."""
+
+    def close(self) -> None:
+        return None

@@ -134,3 +134,57 @@ def level_masks(db: TransactionDB, pids: np.ndarray, op_pid: np.ndarray, op_lo: 
     j = at[rows]
     masks = range_child_masks(db, rows, op_lo[j], op_hi[j], op_span[j])
     return rows, pids[rows].astype(np.int64), masks
+
+
+# --- tables (DiffGen) ------------------------------------------------------------------------------------
+
+
+def _value_key(values: np.ndarray) -> np.ndarray:
+    """float64 values as int64 keys (their bits; -0.0 is folded into 0.0 first): exact and reversible."""
+    return (np.asarray(values, dtype=np.float64) + 0.0).view(np.int64)
+
+
+def value_class_counts(group: np.ndarray, values: np.ndarray, y: np.ndarray, n_classes: int) -> Partial:
+    """Records counted by (group, class) and value: keys ``(group * n_classes + class, value bits)``."""
+    if y.size == 0:
+        return _EMPTY
+    k0 = np.asarray(group, dtype=np.int64) * n_classes + y
+    k1 = _value_key(values)
+    return merge([(k0, k1, np.ones(y.size, np.int64))])
+
+
+def decode_value_counts(part: Partial, n_classes: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """A merged :func:`value_class_counts` partial as group -> (distinct values ascending, class counts)."""
+    k0, k1, c = part
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if k0.size == 0:
+        return out
+    group, cls = np.divmod(k0, n_classes)
+    values = k1.view(np.float64)
+    for g in np.unique(group).tolist():
+        sel = group == g
+        u, inv = np.unique(values[sel], return_inverse=True)
+        counts = np.zeros((u.size, n_classes), dtype=np.int64)
+        np.add.at(counts, (inv, cls[sel]), c[sel])
+        out[int(g)] = (u, counts)
+    return out
+
+
+def table_children(pids: np.ndarray, column: np.ndarray, leaves: np.ndarray, m: int,
+                   child_of_leaf: np.ndarray | None, split: float | None, first: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows in ``leaves``, their child index k, their new partition ``first + rank * m + k``)."""
+    leaves = np.asarray(leaves, dtype=np.int64)
+    if leaves.size == 0 or pids.size == 0:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    order = np.argsort(leaves, kind="stable")
+    sorted_leaves = leaves[order]
+    at = np.minimum(np.searchsorted(sorted_leaves, pids), sorted_leaves.size - 1)
+    rows = np.flatnonzero(sorted_leaves[at] == pids)
+    rank = order[at[rows]]
+    if child_of_leaf is not None:
+        k = np.asarray(child_of_leaf, dtype=np.int64)[column[rows].astype(np.int64)]
+    else:
+        k = (column[rows] >= split).astype(np.int64)
+    return rows, k, first + rank * m + k

@@ -8,9 +8,10 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 from . import kernels
-from .base import LengthSummary, LevelOp, Partitioner, TransactionData
+from .base import LengthSummary, LevelOp, Partitioner, TableData, TableSplitter, TransactionData, ValueCounts
 
-__all__ = ["LocalTransactions", "LocalPartitioner", "as_transaction_data", "read_parquet_transactions"]
+__all__ = ["LocalTransactions", "LocalPartitioner", "as_transaction_data", "read_parquet_transactions", "LocalTable",
+           "LocalTableSplitter"]
 
 
 class LocalTransactions(TransactionData):
@@ -131,3 +132,65 @@ def read_parquet_transactions(path: str, universe) -> TransactionDB:
     if builder.n_records == 0:
         raise InputError(f"{path}: no transactions")
     return builder.finish(universe.size)
+
+
+class LocalTable(TableData):
+    """An :class:`~dprelease.data.table.EncodedTable` behind the engine interface (DiffGen's engine path;
+    ``diffgen`` given an EncodedTable itself uses its in-memory partition tree, the same counts)."""
+
+    engine_name = "local"
+
+    def __init__(self, table):
+        self.table = table
+        self.schema = table.schema
+
+    @property
+    def n_records(self) -> int:
+        return self.table.n_records
+
+    def splitter(self) -> "LocalTableSplitter":
+        return LocalTableSplitter(self.table)
+
+
+class LocalTableSplitter(TableSplitter):
+    """Each record's partition id in one int64 array; every pass is the kernel over the whole table."""
+
+    def __init__(self, table):
+        self.table = table
+        self.n_classes = table.schema.n_classes
+        self.pid = np.zeros(table.n_records, dtype=np.int64)
+
+    def _column(self, j: int) -> np.ndarray:
+        return np.asarray(self.table.columns[j], dtype=np.float64)
+
+    def value_counts(self, attrs: list[int]) -> dict[int, ValueCounts]:
+        y = self.table.y
+        parts = [kernels.value_class_counts(np.full(y.size, j, np.int64), self._column(j), y, self.n_classes)
+                 for j in attrs]
+        return kernels.decode_value_counts(kernels.merge(parts), self.n_classes)
+
+    def split(self, leaves: np.ndarray, attr: int, m: int, child_of_leaf: np.ndarray | None,
+              split: float | None, first: int) -> dict[int, ValueCounts]:
+        col = self._column(attr)
+        rows, k, new = kernels.table_children(self.pid, col, leaves, m, child_of_leaf, split, first)
+        self.pid[rows] = new
+        part = kernels.value_class_counts(k, col[rows], self.table.y[rows], self.n_classes)
+        return kernels.decode_value_counts(part, self.n_classes)
+
+    def leaf_class_counts(self, leaves: np.ndarray) -> np.ndarray:
+        return _leaf_class_table(kernels.merge([(self.pid, self.table.y.astype(np.int64),
+                                                 np.ones(self.pid.size, np.int64))]), leaves, self.n_classes)
+
+
+def _leaf_class_table(part: kernels.Partial, leaves: np.ndarray, n_classes: int) -> np.ndarray:
+    """(pid, class, count) rows as a len(leaves) x classes table (zeros for empty leaves)."""
+    pid, cls, c = part
+    leaves = np.asarray(leaves, dtype=np.int64)
+    out = np.zeros((leaves.size, n_classes), dtype=np.int64)
+    if pid.size == 0 or leaves.size == 0:
+        return out
+    order = np.argsort(leaves, kind="stable")
+    at = np.minimum(np.searchsorted(leaves[order], pid), leaves.size - 1)
+    hit = leaves[order][at] == pid
+    np.add.at(out, (order[at[hit]], cls[hit]), c[hit])
+    return out

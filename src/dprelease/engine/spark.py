@@ -26,15 +26,16 @@ from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import InputError, ParameterError
 from . import kernels
-from .base import LengthSummary, LevelOp, Partitioner, TransactionData
+from .base import LengthSummary, LevelOp, Partitioner, TableData, TableSplitter, TransactionData, ValueCounts
 
 __all__ = ["session", "stop_session", "SparkTransactions", "SparkPartitioner", "read_transactions",
-           "ERROR_MARK"]
+           "ERROR_MARK", "SparkTable", "SparkTableSplitter", "read_table"]
 
 ERROR_MARK = "DPRELEASE_INPUT_ERROR: "  # an executor's input error, re-raised as InputError on the driver
 _AGG_SCHEMA = "k0 long, k1 long, c long"
 _BATCH_ROWS = 65536  # records per Arrow batch handed to a kernel
 _COMPACT_ROWS = 1 << 20  # partial rows a task holds before adding equal keys
+_DIRECT_TASKS = 16  # up to this many tasks per pass, the driver adds their partials (no shuffle stage)
 
 
 def _require_pyspark():
@@ -77,7 +78,8 @@ def session(master: str | None = None):
         spark = builder.getOrCreate()
     except Exception as exc:  # no Java, a bad master URL, ...
         raise ParameterError(f"--engine spark: cannot start Spark on {master!r}: {str(exc).splitlines()[0]}") from None
-    spark.sparkContext.setLogLevel("ERROR")
+    # FATAL: a task's input error is re-raised here as one line (InputError), without Spark's stack traces
+    spark.sparkContext.setLogLevel("FATAL")
     return spark
 
 
@@ -301,8 +303,16 @@ class SparkTransactions(TransactionData):
 
     @staticmethod
     def _reduce(partials) -> kernels.Partial:
+        """The partials summed by key, sorted. With few tasks the driver adds them itself (one stage, no
+        shuffle: it holds at most _DIRECT_TASKS x the distinct keys); with more, Spark adds them (groupBy),
+        so what reaches the driver does not grow with the number of tasks, hence with N."""
         from pyspark.sql import functions as F
 
+        if partials.rdd.getNumPartitions() <= _DIRECT_TASKS:
+            table = _collect(partials)
+            return kernels.merge([(table.column("k0").to_numpy().astype(np.int64),
+                                   table.column("k1").to_numpy().astype(np.int64),
+                                   table.column("c").to_numpy().astype(np.int64))])
         table = _collect(partials.groupBy("k0", "k1").agg(F.sum("c").alias("c")))
         k0 = table.column("k0").to_numpy().astype(np.int64)
         k1 = table.column("k1").to_numpy().astype(np.int64)
@@ -374,7 +384,9 @@ def _lookup(parent: np.ndarray, mask: np.ndarray, pid: np.ndarray, masks: np.nda
     parents = np.unique(parent)
     p_at = np.minimum(np.searchsorted(parents, pid), parents.size - 1)
     found = parents[p_at] == pid
-    bits = max(int(mask.max()).bit_length(), 1)
+    # wide enough for the records' masks too: a mask with a bit above the table's would spill into the parent's
+    # rank and could match another parent's cell
+    bits = max(int(mask.max()).bit_length(), int(masks.max()).bit_length() if masks.size else 0, 1)
     if parents.size < (1 << max(62 - bits, 0)):  # one int64 key (rank of the parent, mask)
         table_key = np.searchsorted(parents, parent).astype(np.int64) << bits | mask
         key = p_at.astype(np.int64) << bits | masks
@@ -449,6 +461,322 @@ class SparkPartitioner(Partitioner):
         self.df = self.df.mapInArrow(task, "pid long, items array<int>").persist()
         self._cached = self.df
         self._ops = None
+        if old is not None:
+            old.unpersist()
+
+    def close(self) -> None:
+        if self._cached is not None:
+            try:
+                self._cached.unpersist()
+            except Exception:
+                pass
+            self._cached = None
+
+
+# --- tables (DiffGen) ----------------------------------------------------------------------------------
+
+def _batch_error(exc: Exception) -> ValueError:
+    """An encoding error of one batch, without its batch-relative row number, marked for the driver."""
+    import re
+
+    text = re.sub(r": row \d+( \(line \d+\))?, column", ", column", str(exc))
+    return ValueError(f"{ERROR_MARK}{text} (--engine spark does not report row numbers; --engine local does)")
+
+
+def _table_arrow_schema(d: int) -> str:
+    return ", ".join([f"a{j} double" for j in range(d)] + ["y long"])
+
+
+def read_table(path: str, schema, master: str | None = None) -> "SparkTable":
+    """A CSV (header row, or headerless with the schema's ``columns``), a Parquet file/directory, or an Adult
+    directory (adult.data + adult.test) as a cached DataFrame of encoded columns ``a0..a{d-1}`` (leaf codes or
+    values, as doubles) and ``y`` (class codes); rows holding a ``missing`` token are dropped, as locally."""
+    import pyarrow as pa
+    import pyspark.sql.types as T
+
+    from ..data.table import _drop_missing, encode_frame
+
+    spark = session(master)
+    where = str(path).rstrip("/")
+    names = [a.name for a in schema.attributes] + [schema.class_attribute.name]
+    d = len(schema.attributes)
+    try:
+        if is_parquet(where):
+            raw = spark.read.parquet(where)
+        else:
+            files: list[str] | str = where
+            if os.path.isdir(where):
+                if not os.path.exists(os.path.join(where, "adult.data")):
+                    raise InputError(f"{where}: a directory is read only when it holds adult.data (+ adult.test)")
+                files = [os.path.join(where, n) for n in ("adult.data", "adult.test")
+                         if os.path.exists(os.path.join(where, n))]
+            reader = spark.read.option("sep", schema.delimiter).option("ignoreLeadingWhiteSpace", True) \
+                .option("ignoreTrailingWhiteSpace", True).option("mode", "FAILFAST")
+            if schema.delimiter != "|":
+                reader = reader.option("comment", "|")
+            if schema.columns is None:
+                raw = reader.option("header", True).csv(files)
+            else:
+                fields = [T.StructField(c, T.StringType()) for c in schema.columns]
+                raw = reader.schema(T.StructType(fields)).csv(files)
+        missing = [n for n in names if n not in raw.columns]
+        if missing:
+            raise InputError(f"{where}: missing column(s) {missing}")
+        source = raw.select(*names)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"{where}: cannot read table ({str(exc).splitlines()[0]})") from None
+
+    def encode(batches):
+        for batch in batches:
+            frame = batch.to_pandas()
+            frame, rows = _drop_missing(frame, schema)
+            if len(frame) == 0:
+                continue
+            try:
+                enc = encode_frame(frame, schema, where, None, rows)
+            except InputError as exc:
+                raise _batch_error(exc) from None
+            cols = [pa.array(np.asarray(c, dtype=np.float64)) for c in enc.columns]
+            yield pa.RecordBatch.from_arrays(cols + [pa.array(enc.y.astype(np.int64))],
+                                             names=[f"a{j}" for j in range(d)] + ["y"])
+
+    data = SparkTable(source.mapInArrow(encode, _table_arrow_schema(d)).persist(), schema)
+    if data.n_records == 0:
+        data.close()
+        raise InputError(f"{where}: no records")
+    return data
+
+
+class SparkTable(TableData):
+    """An encoded table as a Spark DataFrame (``a0..a{d-1}`` doubles, ``y`` long); see :class:`TableData`."""
+
+    engine_name = "spark"
+
+    def __init__(self, df, schema):
+        self.df = df
+        self.schema = schema
+        self._n: int | None = None
+
+    @classmethod
+    def from_encoded(cls, table, master: str | None = None, partitions: int = 2) -> "SparkTable":
+        """A local :class:`EncodedTable` as a Spark DataFrame (tests)."""
+        import pyarrow as pa
+
+        spark = session(master)
+        arrow = pa.table({**{f"a{j}": np.asarray(c, dtype=np.float64) for j, c in enumerate(table.columns)},
+                          "y": table.y.astype(np.int64)})
+        return cls(spark.createDataFrame(arrow).repartition(partitions).persist(), table.schema)
+
+    @property
+    def n_records(self) -> int:
+        if self._n is None:
+            self._n = int(_collect(self.df.groupBy().count()).column(0)[0].as_py())
+        return self._n
+
+    def splitter(self) -> "SparkTableSplitter":
+        return SparkTableSplitter(self)
+
+    def record_engine(self, domain) -> "SparkRecordEngine":
+        """RPS's record engine over this table (dimension 0 the class, then the columns)."""
+        return SparkRecordEngine(self, domain)
+
+    def close(self) -> None:
+        try:
+            self.df.unpersist()
+        except Exception:
+            pass
+
+
+class SparkTableSplitter(TableSplitter):
+    """Records as (pid, a0.., y) rows, cached per round; a specialization is one job (route + counts)."""
+
+    def __init__(self, data: SparkTable):
+        from pyspark.sql import functions as F
+
+        self.data = data
+        self.n_classes = data.schema.n_classes
+        self.d = len(data.schema.attributes)
+        self.df = data.df.select(F.lit(0).cast("long").alias("pid"), *[f"a{j}" for j in range(self.d)], "y")
+        self._cached = None
+
+    def _decode(self, partials) -> dict[int, ValueCounts]:
+        return kernels.decode_value_counts(SparkTransactions._reduce(partials), self.n_classes)
+
+    def value_counts(self, attrs: list[int]) -> dict[int, ValueCounts]:
+        n_cls = self.n_classes
+        attrs = list(attrs)
+
+        def task(batches):
+            def block(b):
+                y = b.column(b.num_columns - 1).to_numpy()
+                return kernels.merge([kernels.value_class_counts(
+                    np.full(y.size, j, np.int64), b.column(1 + j).to_numpy(), y, n_cls) for j in attrs])
+            return _accumulate(((b,) for b in batches), block)
+
+        return self._decode(self.df.mapInArrow(task, _AGG_SCHEMA))
+
+    def split(self, leaves: np.ndarray, attr: int, m: int, child_of_leaf: np.ndarray | None,
+              split: float | None, first: int) -> dict[int, ValueCounts]:
+        import pyarrow as pa
+
+        n_cls = self.n_classes
+        leaves = np.asarray(leaves, dtype=np.int64)
+
+        def route(batches):
+            for b in batches:
+                pids = b.column(0).to_numpy()
+                rows, _, new = kernels.table_children(pids, b.column(1 + attr).to_numpy(), leaves, m,
+                                                      child_of_leaf, split, first)
+                if rows.size:
+                    pids = pids.copy()
+                    pids[rows] = new
+                    yield pa.RecordBatch.from_arrays([pa.array(pids, pa.int64())] + b.columns[1:],
+                                                     names=b.schema.names)
+                else:
+                    yield b
+
+        old = self._cached
+        self.df = self.df.mapInArrow(route, self.df.schema).persist()
+        self._cached = self.df
+        lo, hi = first, first + leaves.size * m
+
+        def count(batches):
+            def block(b):
+                pids = b.column(0).to_numpy()
+                rows = np.flatnonzero((pids >= lo) & (pids < hi))
+                y = b.column(b.num_columns - 1).to_numpy()[rows]
+                return kernels.value_class_counts((pids[rows] - lo) % m, b.column(1 + attr).to_numpy()[rows], y, n_cls)
+            return _accumulate(((b,) for b in batches), block)
+
+        out = self._decode(self.df.mapInArrow(count, _AGG_SCHEMA))
+        if old is not None:
+            old.unpersist()
+        return out
+
+    def leaf_class_counts(self, leaves: np.ndarray) -> np.ndarray:
+        from .local import _leaf_class_table
+
+        def task(batches):
+            def block(b):
+                pids = b.column(0).to_numpy()
+                return kernels.merge([(pids.astype(np.int64), b.column(b.num_columns - 1).to_numpy().astype(np.int64),
+                                       np.ones(pids.size, np.int64))])
+            return _accumulate(((b,) for b in batches), block)
+
+        return _leaf_class_table(SparkTransactions._reduce(self.df.mapInArrow(task, _AGG_SCHEMA)), leaves,
+                                 self.n_classes)
+
+    def close(self) -> None:
+        if self._cached is not None:
+            try:
+                self._cached.unpersist()
+            except Exception:
+                pass
+            self._cached = None
+
+
+# --- RPS (records routed to regions, level by level) -----------------------------------------------------
+
+
+class SparkRecordEngine:
+    """:class:`dprelease.relational.rps.RecordEngine` on Spark: records as (reg, d0..d{n-1}) rows, dimension 0
+    the class and dimension j + 1 the table's column j; a level's grouped count and its routing are one job
+    each (the routed records are cached). Comparisons replicate :class:`~dprelease.relational.rps.NumpyEngine`'s
+    arithmetic (lattice dimensions as int32 offsets from the lower end), so the same counts come back."""
+
+    def __init__(self, table: SparkTable, domain):
+        from pyspark.sql import functions as F
+
+        self.domain = domain
+        d = len(table.schema.attributes)
+        self.n_dims = d + 1
+        self.df = table.df.select(F.lit(0).cast("long").alias("reg"), F.col("y").cast("double").alias("d0"),
+                                  *[F.col(f"a{j}").alias(f"d{j + 1}") for j in range(d)])
+        self._cached = None
+        lo, hi, integer = (np.asarray(domain.lo, dtype=np.float64), np.asarray(domain.hi, dtype=np.float64),
+                           np.asarray(domain.integer, dtype=bool))
+        self.lattice = integer & (hi - lo < 2**31)
+        self.lo, self.integer = lo, integer
+
+    def _levels(self):
+        """A picklable function of (batch, region_dim): regions, the dimension split per record (-1: none), and
+        the value there in the engine's units (no reference to the engine, which holds the DataFrame)."""
+        lattice, lo, integer = self.lattice, self.lo, self.integer
+
+        def levels(b, region_dim: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            reg = b.column(0).to_numpy().astype(np.int64)
+            dims = region_dim[reg]
+            present = np.unique(region_dim[region_dim >= 0]).tolist()
+            wide = any(not lattice[j] for j in present)
+            values = np.zeros(reg.size, dtype=np.float64 if wide else np.int32)
+            for j in present:
+                m = dims == j
+                col = b.column(1 + j).to_numpy()[m]
+                if lattice[j]:
+                    values[m] = (col - lo[j]).astype(np.int32)
+                else:
+                    values[m] = col - (lo[j] if integer[j] else 0.0)
+            return reg, dims, values
+
+        return levels
+
+    def sizes(self, n_regions: int) -> np.ndarray:
+        def task(batches):
+            def block(b):
+                reg = b.column(0).to_numpy().astype(np.int64)
+                return kernels.merge([(reg, np.zeros(reg.size, np.int64), np.ones(reg.size, np.int64))])
+            return _accumulate(((b,) for b in batches), block)
+
+        return kernels.dense(SparkTransactions._reduce(self.df.mapInArrow(task, _AGG_SCHEMA)), n_regions)
+
+    def value_counts(self, region_dim: np.ndarray):
+        from ..relational.rps import GroupCounts
+
+        region_dim = np.asarray(region_dim, dtype=np.int64)
+        offsets = np.where(self.lattice | self.integer, self.lo, 0.0)
+        levels = self._levels()
+
+        def task(batches):
+            def block(b):
+                reg, dims, values = levels(b, region_dim)
+                keep = dims >= 0
+                v = values[keep].astype(np.float64) + offsets[dims[keep]]
+                return kernels.merge([(reg[keep], kernels._value_key(v), np.ones(int(keep.sum()), np.int64))])
+            return _accumulate(((b,) for b in batches), block)
+
+        reg, bits, count = SparkTransactions._reduce(self.df.mapInArrow(task, _AGG_SCHEMA))
+        value = bits.view(np.float64)
+        order = np.lexsort((value, reg))
+        return GroupCounts(reg[order], value[order], count[order])
+
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        import pyarrow as pa
+
+        region_dim = np.asarray(region_dim, dtype=np.int64)
+        d = np.maximum(region_dim, 0)
+        local_pivots = np.asarray(pivots) - np.where(region_dim >= 0, self.lo[d] * self.integer[d], 0.0)
+        child_base = np.asarray(child_base)
+        levels = self._levels()
+
+        def task(batches):
+            for b in batches:
+                reg, _, values = levels(b, region_dim)
+                local = local_pivots.astype(np.int32) if values.dtype == np.int32 else local_pivots
+                base = child_base.astype(np.int32)[reg]
+                new_reg = (base + (values >= local[reg])).astype(np.int64)
+                keep = base >= 0
+                if not keep.any():
+                    continue
+                b = b.filter(pa.array(keep)) if not keep.all() else b
+                yield pa.RecordBatch.from_arrays([pa.array(new_reg[keep], pa.int64())] + b.columns[1:],
+                                                 names=b.schema.names)
+
+        old = self._cached
+        self.df = self.df.mapInArrow(task, self.df.schema).persist()
+        self._cached = self.df
+        self.df.count()  # materialize before the previous level's cache goes
         if old is not None:
             old.unpersist()
 

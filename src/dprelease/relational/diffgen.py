@@ -22,6 +22,7 @@ function of earlier mechanism outputs only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ from ..privacy.mechanisms import exponential_mechanism_disjoint
 from ..release import build_manifest, records_run_start
 from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, generalize, ordered_cut, split_intervals
 from .scores import SCORES, score_sensitivity, score_table, split_scores
+
+if TYPE_CHECKING:
+    from ..engine.base import TableData
 
 __all__ = ["GeneralizedTable", "diffgen", "epsilon_prime", "split_candidates", "draw_split_point"]
 
@@ -118,9 +122,7 @@ def _splittable(tree: PartitionTree, v: int) -> bool:
 
 def _category_table(tree: PartitionTree, v: int, records: np.ndarray) -> np.ndarray:
     """|D_c^cls| for c in child(v), from the records of D_v (collected in the specialization scan)."""
-    k, kids = tree.child_index(v, records)
-    n_cls = tree.schema.n_classes
-    return np.bincount(k * n_cls + tree.table.y[records], minlength=len(kids) * n_cls).reshape(len(kids), n_cls)
+    return tree.category_table(v, records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,10 +153,8 @@ def _choose_splits(tree: PartitionTree, values: list[int], records: list[np.ndar
     """Eqs. 6-7: an interval by the exponential mechanism weighted by its measure, then a uniform point in it."""
     blocks, bases, ivs = [], [], []
     for v, recs in zip(values, records):
-        cv = tree.values[v]
-        a = tree.schema.attributes[cv.attr]
-        iv, sc, base = split_candidates(tree.table.columns[cv.attr][recs], tree.table.y[recs], tree.schema.n_classes,
-                                        cv.lo, cv.hi, a.integer, score)
+        iv = tree.value_split_intervals(v, recs)  # eq. 6's inputs (an engine: from its grouped counts)
+        sc, base = split_scores(iv.left, iv.total, score), np.log(iv.measure)
         blocks.append(sc)
         bases.append(base)
         ivs.append(iv)
@@ -192,14 +192,18 @@ def _local_max(tree: PartitionTree, v: int, split: float | None) -> float:
 
 
 @records_run_start
-def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise: NoiseSource, score: str = "max",
-            recycle: bool = False, local: bool = False) -> GeneralizedTable:
+def diffgen(table: EncodedTable | TableData, epsilon: float, specializations: int, *, noise: NoiseSource,
+            score: str = "max", recycle: bool = False, local: bool = False) -> GeneralizedTable:
     """Algorithm 1: h specializations chosen by the exponential mechanism, then noisy leaf x class counts.
 
     ``local=True`` (improvement, Max only): score a candidate by Max within each leaf
     partition it touches instead of over D_v as a whole (eq. 4 is global), so a
     split that separates the classes *given the current partitions* is rewarded.
     Same sensitivity (1) and budget; costs one scan of D per round.
+
+    ``table`` may be an engine's :class:`~dprelease.engine.base.TableData` (``--engine spark``): the
+    partition tree's bookkeeping stays here, its record passes run on the engine
+    (:mod:`dprelease.relational.engine_tree`), and the same counts feed the same draws in the same order.
     """
     eps = check_epsilon(epsilon)
     h = int(specializations)
@@ -215,10 +219,17 @@ def diffgen(table: EncodedTable, epsilon: float, specializations: int, *, noise:
     du = score_sensitivity(score, schema.n_classes)
     accountant = BudgetAccountant(eps)
     scope = accountant.root()
-    tree = PartitionTree(table)
+    if isinstance(table, EncodedTable):
+        tree = PartitionTree(table)
+    else:
+        from .engine_tree import EngineTree
+
+        if local:
+            raise ParameterError("--local (diffgen-local) runs on --engine local only")
+        tree = EngineTree(table)
     cand: dict[int, _Candidate] = {}
     unused = 0.0
-    all_records = np.arange(table.n_records, dtype=np.int64)
+    all_records = tree.root_records()
 
     # Lines 1-2 are the PartitionTree's root. Line 4: split value of every numeric top value (sequential).
     for j in numeric:

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..data.table import EncodedTable, TableSchema
 
-__all__ = ["CutValue", "PartitionTree", "SplitIntervals", "split_intervals", "generalize", "cut_label",
-           "ordered_cut"]
+__all__ = ["CutValue", "PartitionTree", "SplitIntervals", "split_intervals", "split_intervals_from_counts",
+           "generalize", "cut_label", "ordered_cut"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,22 @@ def split_intervals(values: np.ndarray, y: np.ndarray, n_classes: int, lo: float
             u, first = np.zeros(0), np.zeros(0, dtype=np.int64)
         left = cum[np.concatenate([first, [n]]).astype(np.int64)]
         total = cum[n].copy()
+    return _intervals(u, left, total, lo, hi, integer)
+
+
+def split_intervals_from_counts(u: np.ndarray, per_value: np.ndarray, lo: float, hi: float,
+                                integer: bool) -> SplitIntervals:
+    """:func:`split_intervals` from the class counts of each distinct value (``u`` ascending, ``per_value``
+    n_u x classes): what an engine's grouped count returns. The same intervals, bit for bit."""
+    per_value = np.asarray(per_value, dtype=np.int64)
+    left = np.zeros((u.size + 1, per_value.shape[1]), dtype=np.int64)
+    np.cumsum(per_value, axis=0, out=left[1:])
+    return _intervals(np.asarray(u, dtype=np.float64), left, left[-1].copy(), lo, hi, integer)
+
+
+def _intervals(u: np.ndarray, left: np.ndarray, total: np.ndarray, lo: float, hi: float,
+               integer: bool) -> SplitIntervals:
+    """The equal-score intervals between the distinct values ``u``; ``left[g]``: class counts below ``u[g]``."""
     a = np.concatenate([[lo], u])  # split s in (a[g], b[g]] sends exactly the values < u[g] left
     b = np.concatenate([u, [hi]])
     if integer:
@@ -112,12 +128,15 @@ def split_intervals(values: np.ndarray, y: np.ndarray, n_classes: int, lo: float
 class PartitionTree:
     """Leaf partitions over a slice-owning record permutation, with Link_v (section 4.3, Figure 2)."""
 
+    _holds_records = True
+
     def __init__(self, table: EncodedTable):
         self.table = table
         self.schema = table.schema
         d = len(self.schema.attributes)
         n = table.n_records
-        self.rec = np.arange(n, dtype=np.int64)
+        # the record permutation (an engine's tree keeps the records with the engine: see engine_tree.py)
+        self.rec = np.arange(n, dtype=np.int64) if self._holds_records else np.zeros(0, dtype=np.int64)
         self.values: list[CutValue] = []
         self.cut: list[list[int]] = [[] for _ in range(d)]  # active cut value ids per attribute
         root_gen = []
@@ -180,6 +199,23 @@ class PartitionTree:
         kids = [CutValue(cv.attr, -1, cv.lo, float(split)), CutValue(cv.attr, -1, float(split), cv.hi)]
         return (col[records] >= split).astype(np.int64), kids
 
+    def root_records(self) -> np.ndarray:
+        """Every record (the record set of the top values)."""
+        return np.arange(self.table.n_records, dtype=np.int64)
+
+    def value_split_intervals(self, value: int, records: np.ndarray) -> SplitIntervals:
+        """Eq. 6's intervals of numeric ``value`` over its records D_v (``records``)."""
+        cv = self.values[value]
+        a = self.schema.attributes[cv.attr]
+        return split_intervals(self.table.columns[cv.attr][records], self.table.y[records], self.schema.n_classes,
+                               cv.lo, cv.hi, a.integer)
+
+    def category_table(self, value: int, records: np.ndarray) -> np.ndarray:
+        """|D_c^cls| for c in child(v), from the records of D_v (collected in the specialization scan)."""
+        k, kids = self.child_index(value, records)
+        n_cls = self.schema.n_classes
+        return np.bincount(k * n_cls + self.table.y[records], minlength=len(kids) * n_cls).reshape(len(kids), n_cls)
+
     # -- the one operation that scans records -------------------------------------------------
     def specialize(self, value: int, split: float | None = None) -> tuple[list[int], list[np.ndarray]]:
         """Specialize ``value -> child(value)`` on every leaf of Link_v in one scan of D_v.
@@ -213,6 +249,18 @@ class PartitionTree:
         self.rec[pos] = new_r
         starts = self.start[leaves][:, None] + np.concatenate(
             [np.zeros((n_leaves, 1), dtype=np.int64), np.cumsum(sizes, axis=1)[:, :-1]], axis=1)
+        return self._grow(value, leaves, kids, starts, sizes), child_records
+
+    def _grow(self, value: int, leaves: np.ndarray, kids: list[CutValue], starts: np.ndarray,
+              sizes: np.ndarray) -> list[int]:
+        """The bookkeeping of a specialization (no records): new values and leaves, gen, Link.
+
+        ``value`` is already off the cut; leaf ``leaves[r]``'s child k becomes partition
+        ``n_partitions + r * m + k``, at ``starts[r, k]`` with ``sizes[r, k]`` records.
+        """
+        cv = self.values[value]
+        m = len(kids)
+        n_leaves = leaves.size
         child_ids = [self._add_value(kc) for kc in kids]
         first = self.n_partitions
         new = first + np.arange(n_leaves * m, dtype=np.int64)
@@ -239,7 +287,7 @@ class PartitionTree:
                 if hit.any():
                     old = self.link[x]
                     self.link[x] = np.concatenate([old[self.is_leaf[old]], new_by_leaf[hit].ravel()])
-        return child_ids, child_records
+        return child_ids
 
     # -- the release ---------------------------------------------------------------------------
     def leaf_class_counts(self) -> tuple[np.ndarray, np.ndarray]:

@@ -661,9 +661,14 @@ def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int =
         raise ParameterError(f"--class-split must be one of {CLASS_SPLITS}, got {class_split!r}")
     schema = table.schema
     domain = table_domain(schema)
-    part = rps_partition(table_points(table), domain, epsilon, noise=noise, depth=depth, split_share=split_share,
-                         partitioning=partitioning, stop_threshold=stop_threshold, keep_inner=consistency,
-                         last_dim=0 if class_split == "last" else None)
+    engine = None
+    if not isinstance(table, EncodedTable):  # an engine's table (--engine spark): its records stay there
+        engine = table.record_engine(domain)
+    part = rps_partition(table_points(table) if engine is None else [], domain, epsilon, noise=noise, depth=depth,
+                         split_share=split_share, partitioning=partitioning, stop_threshold=stop_threshold,
+                         keep_inner=consistency, last_dim=0 if class_split == "last" else None, engine=engine)
+    if engine is not None:
+        engine.close()
     counts = part.counts
     if consistency:
         counts = np.rint(consistent_leaf_counts(part)).astype(np.int64)
