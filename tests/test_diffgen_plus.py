@@ -72,16 +72,20 @@ def test_exhausted_cut_stops_and_keeps_the_ledger_exact():
 
 def test_stop_auto_offers_stop_only_below_the_gini_switch():
     table = synthetic(400, 1, seed=5)
-    # eps N~ = 0.5 x ~400 < 10,000: the TV regime, "stop" offered (a huge price: stop is drawn at once)
+    # eps N~ = 0.5 x ~400 < 5,000: the TV regime, "stop" offered (a huge price: stop is drawn at once)
     small = diffgen_plus2(table, 0.5, noise=ZeroNoise(), rounds=4, penalty=1e9)
     p = small.manifest["parameters"]
     assert p["method"] == "diffgen-plus2" and p["stop"] is True and p["stop_requested"] == "auto"
     assert small.trace == []
-    # eps N~ = 40 x 400 >= 10,000: Gini, no stop candidate, every round played whatever the price
+    # eps N~ = 40 x 400 >= 5,000: Gini, no stop candidate, every round played whatever the price
     big = diffgen_plus2(table, 40.0, noise=ZeroNoise(), rounds=4, penalty=1e9)
     p = big.manifest["parameters"]
     assert p["stop"] is False and p["score"] == "gini" and len(big.trace) == 4
     assert big.manifest["budget_split"]["rounds_played"] == 4
+    # between the two switches: DiffGen+2 is already in the Gini regime, DiffGen+ still offers stop with TV
+    mid = diffgen_plus2(table, 20.0, noise=ZeroNoise(), rounds=4)  # eps N~ ~ 8,000
+    assert mid.manifest["parameters"]["stop"] is False and mid.manifest["parameters"]["switch"] == 5000
+    assert diffgen_plus(table, 20.0, noise=ZeroNoise(), rounds=4, stop="auto").manifest["parameters"]["score"] == "tv"
     assert math.fsum(e.epsilon for e in big.accountant.ledger) == pytest.approx(40.0)
     with pytest.raises(ParameterError):
         diffgen_plus(table, 1.0, noise=ZeroNoise(), stop="sometimes")

@@ -211,7 +211,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "from a noisy record count)")
     p.add_argument("--method", choices=RELEASE_METHODS, default="diffgen",
                    help="release method: diffgen (default: faithful Algorithm 1), diffgen-local (= --local), "
-                        "diffgen-plus (issue 13), diffgen-plus2 (its stop rule only while eps x records < 10,000), "
+                        "diffgen-plus (issue 13), diffgen-plus2 (TV and its stop rule only while eps x records < 5,000, else Gini and every round), "
                         "recommended (our best eps-DP method, now diffgen-plus2)")
     p.add_argument("--score", choices=SCORES, default="max", help="candidate score: Max (default) or InfoGain")
     p.add_argument("--recycle", action="store_true",

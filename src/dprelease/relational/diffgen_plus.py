@@ -17,7 +17,8 @@ Budget split (all on the one record set D; defaults count_share = 0.3, R and sco
     total            = size + sum of the rounds + counts = eps (sequential; every spend is on all of D)
 
 R = auto_rounds(eps * N~) and the score (TV below eps * N~ = 10,000, Gini above) come from the noisy size N~;
-with ``stop="auto"`` (DiffGen+2, the recommended method) so does whether "stop" is offered (only with TV).
+with ``stop="auto"`` (DiffGen+2, the recommended method, whose switch is at eps * N~ = 5,000) so does whether
+"stop" is offered (only with TV).
 
 Compared with Algorithm 1 (eps' = eps / (2(|A_n| + 2h)), line 3):
 
@@ -54,7 +55,7 @@ from .diffgen import GeneralizedTable, _ordered_cells, _splittable
 from .partition import PartitionTree, cut_label
 
 __all__ = ["diffgen_plus", "split_grid", "gini_gain", "tv_gain", "norm_sub", "auto_rounds", "GINI_SENSITIVITY",
-           "smooth_toward_parents", "diffgen_plus2",
+           "smooth_toward_parents", "diffgen_plus2", "PLUS2_SWITCH",
            "SCORES_PLUS"]
 
 # Unnormalised Gini impurity G(n) = |n| - sum_k n_k^2 / |n| changes by a value in [0, 2) when one record
@@ -224,6 +225,10 @@ SIZE_SHARE = 0.01
 #: eps * N at which "auto" switches from the TV score to Gini (docs/diffgen.md, "DiffGen+": TV is the better
 #: score while the selection is starved, Gini once it can afford to find small pure groups)
 AUTO_GINI_AT = 10_000.0
+#: DiffGen+2's switch (score and stop): TV with "stop" below eps * N~ = 5,000, Gini with every round played
+#: above. Measured crossover (docs/diffgen.md, "Round 2"): TV + stop better at eps N~ = 3,000 / 4,500 (Adult)
+#: and 3,333 (Bayesian network), Gini without stop better at 6,000 / 7,500 (Adult), equal at 6,667 (network)
+PLUS2_SWITCH = 5_000.0
 
 
 def auto_rounds(eps_n: float) -> int:
@@ -234,13 +239,14 @@ def auto_rounds(eps_n: float) -> int:
 def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
                  score: str = "auto", count_share: float = 0.3, grid: int = 32, penalty: float = 1.0,
                  stop: bool | str = True, postprocess: str = "normsub", smooth: float = 0.0,
-                 schedule: str = "uniform") -> GeneralizedTable:
+                 schedule: str = "uniform", switch: float = AUTO_GINI_AT) -> GeneralizedTable:
     """DiffGen+ (module docstring): a generalized contingency table over a product cut, eps-DP.
 
     ``rounds=None`` and ``score="auto"`` are decided from a noisy record count N~ (``SIZE_SHARE * eps``):
-    R = :func:`auto_rounds` (eps N~), the score is TV below eps N~ = ``AUTO_GINI_AT`` and Gini above.
+    R = :func:`auto_rounds` (eps N~), the score is TV below eps N~ = ``switch`` (default ``AUTO_GINI_AT``)
+    and Gini above.
     ``stop="auto"`` (DiffGen+2, issue 13 round 2) offers the "stop" candidate only while the selection is
-    starved (eps N~ below ``AUTO_GINI_AT``, the TV regime) and plays all R rounds above it.
+    starved (eps N~ below ``switch``, the TV regime) and plays all R rounds above it.
     ``smooth > 0`` shrinks every leaf's class mix toward its parent partition's (:func:`smooth_toward_parents`,
     post-processing of the released counts, no budget).
     """
@@ -277,10 +283,12 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         budget -= eps_size
     eps_n = eps * max(n_noisy or 0, 0)
     n_rounds = int(rounds) if rounds is not None else auto_rounds(eps_n)
-    used_score = score if score != "auto" else ("tv" if eps_n < AUTO_GINI_AT else "gini")
+    if not switch >= 0.0:
+        raise ParameterError(f"switch must be >= 0, got {switch}")
+    used_score = score if score != "auto" else ("tv" if eps_n < switch else "gini")
     # "auto": stop only while starved; measured in docs/diffgen.md (the price of new partitions stops
     # the Gini regime too early: Adult eps = 0.5, 82.95 with stop, 83.58 without)
-    use_stop = bool(eps_n < AUTO_GINI_AT) if stop == "auto" else bool(stop)
+    use_stop = bool(eps_n < switch) if stop == "auto" else bool(stop)
     eps_round = (1.0 - count_share) * budget / n_rounds
     # Round i's share of the selection budget (1 - count_share)(eps - size): uniform, or weighted
     # i (increasing) or R + 1 - i (decreasing), normalised over the R rounds; a public function of R.
@@ -365,7 +373,8 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
                        "score": used_score, "score_requested": score, "score_sensitivity": GINI_SENSITIVITY,
                        "count_share": count_share, "grid": int(grid), "penalty": penalty, "stop": use_stop,
                        "stop_requested": stop,
-                       "postprocess": postprocess, "smooth": smooth, "schedule": schedule, "specializations": len(trace)},
+                       "postprocess": postprocess, "smooth": smooth, "schedule": schedule,
+                       "switch": switch, "specializations": len(trace)},
         "budget_split": budget_split,
     }
     return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
@@ -375,8 +384,10 @@ def diffgen_plus2(table: EncodedTable, epsilon: float, *, noise: NoiseSource, ro
                   **settings) -> GeneralizedTable:
     """DiffGen+2 (issue 13, round 2; the recommended method): DiffGen+ with ``stop="auto"``.
 
-    The "stop" candidate and its price per new partition are offered only while eps N~ < ``AUTO_GINI_AT``
-    (the TV regime, where later rounds are nearly blind); above it all R rounds are played. Same budget
+    The "stop" candidate and its price per new partition are offered only while eps N~ < ``PLUS2_SWITCH``
+    = 5,000, where the score is TV (later rounds are nearly blind); above it the score is Gini and all R
+    rounds are played. Same budget
     split as :func:`diffgen_plus` (the noisy size is always paid: it decides R, the score and the stop).
     """
-    return diffgen_plus(table, epsilon, noise=noise, rounds=rounds, **{"stop": "auto", **settings})
+    return diffgen_plus(table, epsilon, noise=noise, rounds=rounds,
+                        **{"stop": "auto", "switch": PLUS2_SWITCH, **settings})

@@ -75,7 +75,7 @@ def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
 
 @register_cases("diffgen-plus2")
 def _diffgen_plus2_cases(epsilon: float) -> list[AuditCase]:
-    """DiffGen+2 (stop only while eps N~ < 10,000): the auto path on a tiny table offers "stop" (TV regime);
+    """DiffGen+2 (TV and stop only while eps N~ < 5,000): the auto path on a tiny table offers "stop" (TV regime);
     the regime above it (all R rounds, no stop, Gini) is exercised with the same settings forced."""
     from ...relational.diffgen_plus import diffgen_plus, diffgen_plus2
 
