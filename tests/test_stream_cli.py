@@ -274,6 +274,9 @@ def test_prefix_partitioning_stream(tmp_path, capsys, accounting):
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         eps = [e for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
         n_classes = conn.execute("SELECT COUNT(*) FROM prefix_nodes WHERE is_class = 1").fetchone()[0]
+        meta = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+    assert meta["expand"] is True and meta["prefix_tree"]["initial_total"] > 0  # expansion: on by default
+    assert json.loads((tmp_path / "r3.dat.manifest.json").read_text())["parameters"]["expand"] is True
     assert tables == {"meta", "ledger", "nodes", "counts", "prefix_items", "prefix_support", "prefix_nodes"}
     assert eps == pytest.approx([0.5] * 4 if accounting == "paper" else [2.0] * 4)
     assert n_classes > 0
@@ -287,3 +290,11 @@ def test_prefix_partitioning_stream(tmp_path, capsys, accounting):
         assert main(["stream", "append", str(state2), str(tmp_path / f"b{i}.dat"), "-o", str(tmp_path / f"s{i}.dat"),
                      "-q"]) == 0
     assert (tmp_path / "s3.dat").read_bytes() == (tmp_path / "r3.dat").read_bytes()
+    # --no-expand: the same budget and p-sums, the bare prefixes released (the release before the expansion)
+    state3 = tmp_path / "z.db"
+    args[2] = str(state3)
+    assert main(args + ["--no-expand"] + (["--updates", "3"] if accounting == "paper" else [])) == 0
+    for i in range(4):
+        assert main(["stream", "append", str(state3), str(tmp_path / f"b{i}.dat"), "-o", str(tmp_path / f"t{i}.dat"),
+                     "-q"]) == 0
+    assert json.loads((tmp_path / "t3.dat.manifest.json").read_text())["parameters"]["expand"] is False

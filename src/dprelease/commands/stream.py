@@ -93,7 +93,8 @@ def _run_init(args: argparse.Namespace) -> int:
     st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
                     c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
                     new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
-                    partitioning=args.partitioning, refine=not args.no_refine, ledger=ledger)
+                    partitioning=args.partitioning, refine=not args.no_refine, expand=not args.no_expand,
+                    ledger=ledger)
     if st.accounting == "parallel":
         limit = "no limit on appends" if st.updates is None else f"at most {st.updates} updates"
         say(args, f"stream state {args.state}: epsilon {st.epsilon:g} on every append's own batch (parallel "
@@ -196,6 +197,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--no-refine", action="store_true",
                    help="--partitioning prefix: do not split classes whose p-sum has grown large (accumulate, then "
                         "split); default: refine")
+    q.add_argument("--no-expand", action="store_true",
+                   help="--partitioning prefix: release generalized classes as bare prefixes instead of filling in "
+                        "their dropped items from the noisy item supports (post-processing); default: expand")
     q.add_argument("--fanout", type=_fanout, default=DEFAULT_FANOUT, metavar="F",
                    help=f"fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
     add_universe(q, help_text="the public item universe, declared now for the whole stream: LO..HI (integers) or a "
@@ -280,7 +284,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
         out_dir=out, label=label, initial=args.initial, batch=args.batch,
         updates=args.updates, epsilons=args.epsilons, runs=args.runs, fanout=args.fanout,
         theta_rule=args.theta_rule, new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
-        topk=args.topk, queries=args.queries, seed=args.seed,
+        topk=args.topk, queries=args.queries, seed=args.seed, expand=not args.no_expand,
         methods=args.methods, **extra)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     run_inctdpart_experiment(cfg, log=log)
@@ -332,6 +336,9 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--routing", choices=ROUTING_RULES, default="paper",
                    help="IncTDPart's routing of later batches: paper (a noisy count of every stored child of every "
                         "visited node; default) or free (split nodes route without counts; improvement)")
+    p.add_argument("--no-expand", action="store_true",
+                   help="IncTDPart-Prefix: release generalized classes as bare prefixes (the release before issue 12 "
+                        "section 2's expansion); default: expand them from the noisy item supports")
     p.add_argument("--methods", type=choice_list(METHODS), default=DEFAULT_METHODS, metavar="NAMES",
                    help="comma-separated methods among IncTDPart, Solution 1, Solution 2, IncTDPart-Prefix (default "
                         "the first three)")

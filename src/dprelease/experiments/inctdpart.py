@@ -66,6 +66,7 @@ class IncTDPartExperiment:
     seed: int = 0
     methods: tuple[str, ...] = field(default=DEFAULT_METHODS)
     refine: bool = True  # IncTDPart-Prefix: accumulate, then split
+    expand: bool = True  # IncTDPart-Prefix: fill in generalized classes' dropped items (post-processing)
     topk: int | None = None  # also the top-K utility (DiffPart Appendix E) of every release
 
 
@@ -101,7 +102,8 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                             tree.append(b, make_noise(append_seed(seed, i)))
                         release = tree.release(universe, {"mode": "seeded", "seed": seed})
                     elif method == "IncTDPart-Prefix":
-                        stream = PrefixStream(universe.size, eps, U, accounting=cfg.accounting, refine=cfg.refine)
+                        stream = PrefixStream(universe.size, eps, U, accounting=cfg.accounting, refine=cfg.refine,
+                                              expand=cfg.expand)
                         for i, b in enumerate(batches):
                             stream.append(b, make_noise(append_seed(seed, i)))
                         release = stream.release(universe, {"mode": "seeded", "seed": seed})

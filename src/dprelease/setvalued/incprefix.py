@@ -22,6 +22,14 @@ the generalized record of the records seen so far. Deciding on p-sums already pa
 The release (post-processing of the p-sums): classes whose p-sum is below ``merge_below`` times their own
 noise scale sqrt(sum 1/eps_m^2) are merged bottom-up into their parent prefix; each remaining class is a
 record pattern with p-sum copies (:meth:`PrefixTree.release`).
+
+Expansion (``expand=True``, the default of new streams; post-processing, no budget): a class that stopped at
+level L is a *generalized* record -- its records' items of rank >= L are unknown, and releasing the bare
+prefix drops them all. :func:`expand_classes` fills them in: for every rank r, the item's count still missing
+from the release (its noisy support from append 0, scaled by the released total over append 0's noisy total,
+minus its count in the classes that know bit r) is shared over the classes that do not know bit r, in
+proportion to their counts (independence within a class). Inputs: the noisy p-sums, the noisy item supports
+and append 0's noisy total -- all already paid for -- so the release stays epsilon-DP.
 """
 
 from __future__ import annotations
@@ -39,10 +47,10 @@ from ..release import SetValuedRelease, build_manifest
 from .inctdpart import StreamAccounting, _NoiseInfo
 from .prefixpart import (
     DEFAULT_BETA, DEFAULT_MAX_ITEMS, DEFAULT_MERGE_BELOW, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE,
-    DEFAULT_STRUCTURE_SHARE, PrefixTree, build_prefix_tree,
+    DEFAULT_STRUCTURE_SHARE, PrefixTree, _patterns_to_itemsets, build_prefix_tree,
 )
 
-__all__ = ["PrefixStream", "DEFAULT_REFINE_AT", "STREAM_SHARES"]
+__all__ = ["PrefixStream", "DEFAULT_REFINE_AT", "STREAM_SHARES", "expand_classes"]
 
 DEFAULT_REFINE_AT = 8.0  # noise scales: a class this far above zero has records to refine
 # Under parallel accounting the first append spends more on the structure than a one-off DiffPart-Prefix
@@ -68,6 +76,8 @@ class PrefixStream(StreamAccounting):
     selection_share: float | None = None  # default by accounting: STREAM_SHARES
     structure_share: float | None = None
     beta: float = DEFAULT_BETA
+    expand: bool = False  # fill in the dropped items of generalized classes (post-processing; expand_classes)
+    initial_total: int | None = None  # append 0's noisy total (the sum of its noisy class counts)
     ledger: list[float] = field(default_factory=list)
     tree: PrefixTree | None = None
     psum: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -121,6 +131,8 @@ class PrefixStream(StreamAccounting):
         true = np.bincount(record_class[record_class >= 0], minlength=self.tree.n_nodes)[classes]
         noisy = noisy_counts(true, eps_counts, scope=scope, noise=noise, label="class counts")
         self.psum[classes] += noisy
+        if k == 0:
+            self.initial_total = int(noisy.sum())  # a noisy value: post-processing of append 0's counts
         self.inv2[classes] += 1.0 / eps_counts**2
         self.n[classes] += 1
         if self.refine:
@@ -162,6 +174,11 @@ class PrefixStream(StreamAccounting):
             return [], np.zeros(0, dtype=np.int64)
         need = np.maximum(1, np.ceil(self.merge_below * np.sqrt(self.inv2) - 1e-9)).astype(np.int64)
         need[self.inv2 == 0] = need.max()  # nodes never counted hold only merged mass: the strictest rule
+        if self.expand and self.initial_total:
+            total = t.merged(self.psum, need)
+            out = np.flatnonzero(total >= need)
+            pats, cnts = expand_classes(t, t.pattern[out], total[out], t.level[out], self.initial_total)
+            return _patterns_to_itemsets(pats, cnts, t.F, t.n_items, t.noisy_support)
         return t.release(self.psum, need)
 
     def release(self, universe: Universe, noise_info: dict[str, object]) -> SetValuedRelease:
@@ -170,7 +187,7 @@ class PrefixStream(StreamAccounting):
         manifest = build_manifest(
             "inctdpart-prefix", epsilon=self.epsilon,
             parameters={"updates": self.updates, "accounting": self.accounting, "refine": self.refine,
-                        "refine_at": self.refine_at, "merge_below": self.merge_below,
+                        "refine_at": self.refine_at, "merge_below": self.merge_below, "expand": self.expand,
                         "epsilon_per_append": self.epsilon_prime, "appends": self.appends},
             noise=_NoiseInfo(noise_info), accountant=self.accountant(), domain=universe.describe(),
             release={"records": int(counts.sum()) if counts.size else 0, "distinct_records": len(sets)},
@@ -180,7 +197,49 @@ class PrefixStream(StreamAccounting):
                 "append_0": f"DiffPart-Prefix: {self.selection_share} item order, {self.structure_share} PrivTree "
                             f"structure, the rest class counts",
                 "updates": "all of it on one count per class (the batch routed down the public trie)",
-                "release": "p-sums of the classes, merged below one noise scale (post-processing)",
+                "release": "p-sums of the classes, merged below one noise scale (post-processing)"
+                           + ("; generalized classes expanded by the noisy item supports (post-processing)"
+                              if self.expand else ""),
             },
         )
         return SetValuedRelease(sets, counts, universe, manifest)
+
+
+def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
+                   initial_total: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fill in the items a generalized class dropped (post-processing of noisy values only; module docstring).
+
+    ``patterns``/``counts``/``levels``: the released classes (bit masks over F, noisy totals, the level at which
+    each stopped: bits of rank < level are known). For rank r, p_r = (S_r - known_r) / hidden_r, clipped to
+    [0, 1]: S_r the noisy weighted support of F[r] from append 0 scaled by (released total / ``initial_total``),
+    known_r the released count with bit r set among classes that know bit r, hidden_r the count of those that
+    do not. Then, rank by rank, round(count * p_r) of every class that does not know bit r gets the item
+    (deterministic rounding: the same p-sums give the same release). Returns patterns and counts (> 0).
+    """
+    m = tree.m
+    pats = np.asarray(patterns, dtype=np.int64)
+    cnts = np.asarray(counts, dtype=np.int64)
+    levs = np.asarray(levels, dtype=np.int64)
+    total = int(cnts.sum())
+    if m == 0 or total <= 0 or initial_total <= 0:
+        return pats, cnts
+    support = np.clip(tree.noisy_support[tree.F], 0.0, None) * (total / float(initial_total))
+    for r in range(m):
+        knows = levs > r
+        known = float(cnts[knows & (((pats >> np.int64(r)) & 1) == 1)].sum())
+        hidden_at = np.flatnonzero(~knows)
+        hidden = float(cnts[hidden_at].sum())
+        if hidden <= 0:
+            continue
+        p = min(1.0, max(0.0, (float(support[r]) - known) / hidden))
+        w = np.rint(cnts[hidden_at] * p).astype(np.int64)
+        add = w > 0
+        if not add.any():
+            continue
+        cnts[hidden_at] -= w
+        pats = np.concatenate([pats, pats[hidden_at[add]] | (np.int64(1) << np.int64(r))])
+        cnts = np.concatenate([cnts, w[add]])
+        levs = np.concatenate([levs, levs[hidden_at[add]]])
+        keep = cnts > 0
+        pats, cnts, levs = pats[keep], cnts[keep], levs[keep]
+    return pats, cnts

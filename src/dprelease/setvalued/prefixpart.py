@@ -235,15 +235,21 @@ class PrefixTree:
         node[db.lengths == 0] = -1
         return node
 
-    def release(self, total: np.ndarray, merge_at: int | np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-        """Post-processing of noisy class totals: merge those below ``merge_at`` (one value, or one per node)
-        into their parent prefix (deepest first), then the released patterns as item-id sets (canonical order)."""
+    def merged(self, total: np.ndarray, merge_at: int | np.ndarray) -> np.ndarray:
+        """Post-processing of noisy class totals: those below ``merge_at`` (one value, or one per node) merged
+        into their parent prefix, deepest first; a node is released where the result is >= ``merge_at``."""
         total = np.asarray(total, dtype=np.int64).copy()
         for lev in range(int(self.level.max(initial=0)), 0, -1):
             at = np.flatnonzero((self.level == lev) & (total < merge_at) & (total != 0))
             if at.size:
                 np.add.at(total, self.parent[at], total[at])
                 total[at] = 0
+        return total
+
+    def release(self, total: np.ndarray, merge_at: int | np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """Post-processing of noisy class totals: :meth:`merged`, then the released patterns as item-id sets
+        (canonical order)."""
+        total = self.merged(total, merge_at)
         out = np.flatnonzero(total >= merge_at)
         return _patterns_to_itemsets(self.pattern[out], total[out], self.F, self.n_items, self.noisy_support)
 

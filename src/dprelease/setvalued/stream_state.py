@@ -169,7 +169,7 @@ def _universe_json(universe: Universe) -> dict[str, object]:
 def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, fanout: int, c1: float, c2: float,
                universe_spec: str | None = None, seed: int | None = None, theta_rule: str = "example3",
                new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper",
-               partitioning: str = "tdpart", refine: bool = True,
+               partitioning: str = "tdpart", refine: bool = True, expand: bool = True,
                ledger: dict[str, object] | None = None) -> StreamStatus:
     """Create a new state file (refuses to overwrite); built beside it and renamed into place.
 
@@ -192,6 +192,7 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, 
         "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates,
         "accounting": probe.accounting, "routing": probe.routing, "partitioning": partitioning,
         "refine": bool(refine) if partitioning == "prefix" else None, "fanout": probe.fanout,
+        "expand": bool(expand) if partitioning == "prefix" else None,
         "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
         "n_items": universe.size if universe else None,
         "universe": _universe_json(universe) if universe else None,
@@ -248,7 +249,7 @@ def _partitioning(meta: dict[str, object]) -> str:
 
 def _prefix_from(conn: sqlite3.Connection, meta: dict[str, object]) -> PrefixStream:
     stream = PrefixStream(int(meta["n_items"]), float(meta["epsilon"]), _updates(meta), accounting=_accounting(meta),
-                          refine=bool(meta.get("refine")))
+                          refine=bool(meta.get("refine")), expand=bool(meta.get("expand")))  # older states: off
     stream.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
     rows = conn.execute("SELECT id, parent, level, pattern, is_class, child0, child1, psum, n, inv2 FROM prefix_nodes "
                         "ORDER BY id").fetchall()
@@ -265,6 +266,8 @@ def _prefix_from(conn: sqlite3.Connection, meta: dict[str, object]) -> PrefixStr
         stream.tree = PrefixTree(F, stream.n_items, ints(cols[3]), ints(cols[1]), ints(cols[2]),
                                  np.asarray(cols[4], dtype=bool), np.stack([ints(cols[5]), ints(cols[6])], axis=1),
                                  support, float(params.get("lam", 0.0)), int(params.get("delta", 0)))
+        total0 = params.get("initial_total")
+        stream.initial_total = None if total0 is None else int(total0)
         stream.psum, stream.n, stream.inv2 = ints(cols[7]), ints(cols[8]), np.asarray(cols[9], dtype=np.float64)
     return stream
 
@@ -276,7 +279,8 @@ def _save_prefix(conn: sqlite3.Connection, stream: PrefixStream, first: bool) ->
         conn.executemany("INSERT INTO prefix_items VALUES (?, ?)", list(enumerate(t.F.tolist())))
         conn.executemany("INSERT INTO prefix_support VALUES (?, ?)", list(enumerate(t.noisy_support.tolist())))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('prefix_tree', ?)",
-                     (json.dumps({"lam": t.lam, "delta": t.delta, "frequent_items": t.m}),))
+                     (json.dumps({"lam": t.lam, "delta": t.delta, "frequent_items": t.m,
+                                  "initial_total": stream.initial_total}),))
     conn.execute("DELETE FROM prefix_nodes")
     conn.executemany("INSERT INTO prefix_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      zip(range(t.n_nodes), t.parent.tolist(), t.level.tolist(), t.pattern.tolist(),
