@@ -272,11 +272,21 @@ def test_cli_list(capsys):
 # --- slow: 100,000-run audits of every algorithm (figures in docs/audit.md) ------------------------------
 
 
+# every registered algorithm (test_slow_audit_covers_every_algorithm keeps this list complete)
+ALL_ALGORITHMS = ["diffpart", "basic", "stream", "privbasis", "tf", "diffgen", "noisy_counts", "noisy_values",
+                  "threshold_counts", "exponential_mechanism", "exponential_top_k", "exponential_mechanism_disjoint",
+                  "exponential_top_k_implicit", "laplace_top_k_implicit", "get_lambda", "degrees", "diffgen-plus",
+                  "diffp-c45", "diffpart-prefix", "rps", "stream-parallel"]
+
+
+def test_slow_audit_covers_every_algorithm():
+    from dprelease.audit import algorithms
+
+    assert sorted(ALL_ALGORITHMS) == sorted(algorithms())
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("algorithm", ["diffpart", "basic", "stream", "privbasis", "tf", "diffgen", "noisy_counts",
-                                       "noisy_values", "threshold_counts", "exponential_mechanism",
-                                       "exponential_top_k", "exponential_mechanism_disjoint",
-                                       "exponential_top_k_implicit", "laplace_top_k_implicit", "get_lambda"])
+@pytest.mark.parametrize("algorithm", ALL_ALGORITHMS)
 def test_audit_100k_runs(algorithm):
     res = run_audit(algorithm, epsilon=1.0, runs=100_000, seed=2026)
     bad = [c.as_json() for c in res.cases if (c.violation or c.error) and c.name not in PENDING]

@@ -40,7 +40,7 @@ def test_audit_cases_run(algorithm):
     """Smoke test of every case (a few runs each); the real audits are the slow tests below."""
     res = run_audit(algorithm, epsilon=1.0, runs=40, seed=3)
     assert not res.violation and not res.errors, res.as_json()
-    assert len(res.cases) == 4
+    assert len(res.cases) == 5  # rps: + class-split-first; degrees: + rps-summarize-cumulative
 
 
 @pytest.mark.slow

@@ -126,3 +126,44 @@ def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
                   description="as above; D' adds {13}, an item near the lambda-th count (theta, the pairs' "
                               "threshold and the margin test)"),
     ]
+
+
+# --- `privbasis --faithful`: the paper's Algorithm 3 (PrivBasisParams.faithful()) ------------------------------
+
+
+@register_cases("privbasis")
+def _privbasis_faithful_cases(epsilon: float) -> list[AuditCase]:
+    """The same two pairs as the first factory, run with the paper's configuration (section 4.4: alpha =
+    0.1/0.4/0.5, exponential-mechanism selection of items and pairs, no bin cut, possibly fewer than k
+    itemsets), the path `dprelease privbasis --faithful` takes; the default cases above do not reach it."""
+    from ...data.transactions import TransactionDB
+    from ...data.universe import Universe
+    from ...itemsets.privbasis import PrivBasisParams, privbasis
+
+    params = PrivBasisParams.faithful()
+    u6 = Universe.from_range(1, 6)
+    base = [[0, 1]] * 20 + [[2]] * 15 + [[0, 1, 2]] * 10 + [[3, 4]] * 5 + [[5]] * 2
+
+    def run_small(db, noise):
+        return privbasis(db, u6, 3, epsilon, noise=noise, params=params)
+
+    rng = np.random.default_rng(20120827)  # the multi-basis pair of the first factory
+    n_items = 20
+    freqs = np.linspace(0.9, 0.3, n_items)
+    recs = [np.flatnonzero(rng.random(n_items) < freqs).tolist() for _ in range(60)]
+    u20 = Universe.from_range(1, n_items)
+
+    def run_multi(db, noise):
+        return privbasis(db, u20, 15, epsilon, noise=noise, params=params)
+
+    return [
+        AuditCase("privbasis/faithful-single-basis-wide-record", TransactionDB.from_lists(base, 6),
+                  TransactionDB.from_lists(base + [list(range(6))], 6), epsilon, run_small, _events(3, 40),
+                  description="--faithful (PrivBasisParams.faithful()); universe 1..6, k = 3: the single-basis "
+                              "pair above; D' adds {1..6}"),
+        AuditCase("privbasis/faithful-multi-basis-wide-record", TransactionDB.from_lists(recs, n_items),
+                  TransactionDB.from_lists(recs + [list(range(n_items))], n_items), epsilon, run_multi,
+                  _events(6, 60),
+                  description="--faithful; universe 1..20, k = 15: the multi-basis pair above (exponential-"
+                              "mechanism selection of items and pairs when lambda > 12); D' adds {1..20}"),
+    ]

@@ -3,11 +3,12 @@
 Table pairs (D' = D plus one record): a record that moves the private median of the only splittable
 attribute (balanced, a large split share so the medians are sharp); a record in a small leaf of a fixed
 partition (the leaf count); a record that takes a region's size across the noisy-count stop threshold; the
-same with consistency (inner counts). Events: the partition (every leaf box), each leaf's count and count
+same with consistency (inner counts); the median pair with the class split at the root (--class-split
+first). Events: the partition (every leaf box), each leaf's count and count
 thresholds, the synthetic table's size and its rows as written (contents and order), the manifest.
 
 Degree pairs (node-DP: D' = D plus one node and all its edges): a node joined to theta nodes (the largest
-move the projection allows), for each method. Events: the released sequence as written, its length, each
+move the projection allows), for each method (rps also with --partitioning fixed and --summarize cumulative). Events: the released sequence as written, its length, each
 degree's multiplicity and thresholds of it.
 """
 
@@ -67,6 +68,10 @@ def _rps_cases(epsilon: float) -> list[AuditCase]:
         AuditCase(name="rps/consistency", d=_table(base), d_prime=_table(base + [0]), epsilon=epsilon,
                   run=runner(depth=3, split_share=0.5, consistency=True), events=_rps_events,
                   description="inner counts and constrained inference; the record lands in the low end"),
+        AuditCase(name="rps/class-split-first", d=_table(base), d_prime=_table(base + [2]), epsilon=epsilon,
+                  run=runner(depth=2, split_share=0.8, class_split="first"), events=_rps_events,
+                  description="--class-split first (the class at the root, then a): the added record shifts "
+                              "the median between the two value clusters"),
     ]
 
 
@@ -100,7 +105,9 @@ def _degree_cases(epsilon: float) -> list[AuditCase]:
             return release_degrees(graph, 3, epsilon, method=method, noise=noise, **params)
         return run
 
-    settings = (("rps", {}), ("rps-fixed", {"partitioning": "fixed"}), ("hay", {}), ("cumulative", {}))
+    settings = (("rps", {}), ("rps-fixed", {"partitioning": "fixed"}), ("rps-summarize-cumulative",
+                                                                        {"summarize": "cumulative"}),
+                ("hay", {}), ("cumulative", {}))
     return [AuditCase(name=f"degrees/{name}-node-with-theta-edges", d=d, d_prime=d_prime, epsilon=epsilon,
                       run=runner(name.split("-")[0], **kw), events=_degree_events,
                       description=f"{name}: the added node has theta = 3 edges into both triangles")

@@ -131,3 +131,52 @@ def _prefix_rows(state: Path) -> tuple[list[tuple], list[tuple]]:
                      "SELECT id, parent, level, pattern, is_class, psum, n FROM prefix_nodes ORDER BY id")]
         counts = conn.execute("SELECT node, append_no, nc FROM counts ORDER BY node, append_no").fetchall()
     return nodes, counts
+
+
+@register_cases("stream")
+def _prefix_paper_cases(epsilon: float) -> list[AuditCase]:
+    """``stream init --partitioning prefix`` under the paper's (sequential) accounting: the stream's total
+    epsilon*(U+1) over U = 2 updates, each append charged epsilon; the prefix pair of the parallel cases (a wide
+    record in batch 1), through the SQLite state. As for the other ``stream`` cases, the record enters one
+    append, so the pair is checked against that append's epsilon (the stricter claim)."""
+    from ...setvalued.stream_state import append_batch, init_state
+    from .stream import _UPDATES
+
+    p0 = [[0, 1]] * 40 + [[0]] * 30 + [[2, 3]] * 35 + [[1, 2]] * 8
+    p1 = [[0, 1]] * 12 + [[3]] * 6 + [[2]] * 5
+    p2 = [[2, 3]] * 9 + [[1]] * 4
+    name = "stream/prefix-sqlite-wide-record-in-batch-1"
+    d_paths = _write_batches(name + "-D", [p0, p1 + [[0, 1, 2, 3]], p2])
+    dp_paths = _write_batches(name + "-Dprime", [p0, p1, p2])
+    total = epsilon * (_UPDATES + 1)
+    params = dict(fanout=4, c1=5.0, c2=3.0, accounting="paper", partitioning="prefix", refine=True)
+
+    def run(paths: list[str], noise) -> list[tuple]:
+        seed = int(noise.integers(2**62, 1)[0])
+        with tempfile.TemporaryDirectory(prefix="run-", dir=_tmpdir()) as tmp:
+            state = Path(tmp) / "state.db"
+            init_state(state, epsilon=total, updates=_UPDATES, universe_spec="1..4", seed=seed, **params)
+            out = []
+            for j, batch in enumerate(paths):
+                rel = Path(tmp) / f"release{j}.dat"
+                append_batch(state, batch, rel)
+                nodes, counts = _prefix_rows(state)
+                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts))
+            return out
+
+    def events(out) -> list[str]:
+        import json
+
+        evs: list[str] = []
+        for j, (body, manifest, nodes, counts) in enumerate(out):
+            p = f"a{j}: "
+            evs += written_release_events(body, grid=range(0, 4), prefix=p)
+            evs += manifest_events(json.loads(manifest), prefix=p)
+            evs += _state_events(nodes, counts, p)
+        return evs
+
+    return [AuditCase(
+        name, d_paths, dp_paths, epsilon, run, events,
+        description=f"--partitioning prefix, paper accounting (total {total:g} over U = {_UPDATES} updates), SQLite "
+                    "state; the prefix pair of stream-parallel: D has {1,2,3,4} in batch 1; events: file, manifest, "
+                    "trie and counts after every append")]
