@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -397,7 +398,30 @@ def _lookup(parent: np.ndarray, mask: np.ndarray, pid: np.ndarray, masks: np.nda
     return np.maximum(at, 0), at >= 0
 
 
-class SparkPartitioner(Partitioner):
+class _LevelCache:
+    """The cached DataFrame of the current level of a level-by-level engine pass (DiffPart's partitioner, DiffGen's
+    splitter, RPS's regions); the caller releases the previous level's cache once the new one is in use."""
+
+    df: Any
+    _cached: Any = None
+
+    def _persist_level(self, df: Any) -> Any:
+        """Cache ``df`` as the current level; returns the previous level's cache (to unpersist later)."""
+        old = self._cached
+        self.df = df.persist()
+        self._cached = self.df
+        return old
+
+    def close(self) -> None:
+        if self._cached is not None:
+            try:
+                self._cached.unpersist()
+            except Exception:
+                pass
+            self._cached = None
+
+
+class SparkPartitioner(_LevelCache, Partitioner):
     """Records as (pid, items) rows, cached per level; a level's counts and its routing are one job each."""
 
     def __init__(self, data: SparkTransactions):
@@ -457,20 +481,11 @@ class SparkPartitioner(Partitioner):
                     [pa.array(child[at[found]], pa.int64()), _list_column(sub.lengths, sub.items)],
                     names=["pid", "items"])
 
-        old = self._cached
-        self.df = self.df.mapInArrow(task, "pid long, items array<int>").persist()
-        self._cached = self.df
+        old = self._persist_level(self.df.mapInArrow(task, "pid long, items array<int>"))
         self._ops = None
         if old is not None:
             old.unpersist()
 
-    def close(self) -> None:
-        if self._cached is not None:
-            try:
-                self._cached.unpersist()
-            except Exception:
-                pass
-            self._cached = None
 
 
 # --- tables (DiffGen) ----------------------------------------------------------------------------------
@@ -589,7 +604,7 @@ class SparkTable(TableData):
             pass
 
 
-class SparkTableSplitter(TableSplitter):
+class SparkTableSplitter(_LevelCache, TableSplitter):
     """Records as (pid, a0.., y) rows, cached per round; a specialization is one job (route + counts)."""
 
     def __init__(self, data: SparkTable):
@@ -637,9 +652,7 @@ class SparkTableSplitter(TableSplitter):
                 else:
                     yield b
 
-        old = self._cached
-        self.df = self.df.mapInArrow(route, self.df.schema).persist()
-        self._cached = self.df
+        old = self._persist_level(self.df.mapInArrow(route, self.df.schema))
         lo, hi = first, first + leaves.size * m
 
         def count(batches):
@@ -668,19 +681,12 @@ class SparkTableSplitter(TableSplitter):
         return _leaf_class_table(SparkTransactions._reduce(self.df.mapInArrow(task, _AGG_SCHEMA)), leaves,
                                  self.n_classes)
 
-    def close(self) -> None:
-        if self._cached is not None:
-            try:
-                self._cached.unpersist()
-            except Exception:
-                pass
-            self._cached = None
 
 
 # --- RPS (records routed to regions, level by level) -----------------------------------------------------
 
 
-class SparkRecordEngine:
+class SparkRecordEngine(_LevelCache):
     """:class:`dprelease.relational.rps.RecordEngine` on Spark: records as (reg, d0..d{n-1}) rows, dimension 0
     the class and dimension j + 1 the table's column j; a level's grouped count and its routing are one job
     each (the routed records are cached). Comparisons replicate :class:`~dprelease.relational.rps.NumpyEngine`'s
@@ -773,17 +779,8 @@ class SparkRecordEngine:
                 yield pa.RecordBatch.from_arrays([pa.array(new_reg[keep], pa.int64())] + b.columns[1:],
                                                  names=b.schema.names)
 
-        old = self._cached
-        self.df = self.df.mapInArrow(task, self.df.schema).persist()
-        self._cached = self.df
+        old = self._persist_level(self.df.mapInArrow(task, self.df.schema))
         self.df.count()  # materialize before the previous level's cache goes
         if old is not None:
             old.unpersist()
 
-    def close(self) -> None:
-        if self._cached is not None:
-            try:
-                self._cached.unpersist()
-            except Exception:
-                pass
-            self._cached = None
