@@ -22,12 +22,43 @@ from ..events import manifest_events, set_valued_events, written_release_events
 from .stream import _state_events, _state_rows, _tmpdir, _write_batches
 
 
+def _run_stream(paths: list[str], noise, *, epsilon: float, updates: int | None, prefix_tables: bool,
+                **params) -> list[tuple]:
+    """One audit run through the stream commands' SQLite state: init, then one append per batch; after every append
+    the release body, its manifest and the stored tree (prefix tables for ``--partitioning prefix``)."""
+    from ...setvalued.stream_state import append_batch, init_state
+
+    seed = int(noise.integers(2**62, 1)[0])
+    with tempfile.TemporaryDirectory(prefix="run-", dir=_tmpdir()) as tmp:
+        state = Path(tmp) / "state.db"
+        init_state(state, epsilon=epsilon, updates=updates, universe_spec="1..4", seed=seed, **params)
+        out = []
+        for j, batch in enumerate(paths):
+            rel = Path(tmp) / f"release{j}.dat"
+            append_batch(state, batch, rel)
+            nodes, counts = _prefix_rows(state) if prefix_tables else _state_rows(state)
+            out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts))
+        return out
+
+
+def _stream_events(out) -> list[str]:
+    """Events of every append: the written release, its manifest and the stored state."""
+    import json
+
+    evs: list[str] = []
+    for j, (body, manifest, nodes, counts) in enumerate(out):
+        p = f"a{j}: "
+        evs += written_release_events(body, grid=range(0, 4), prefix=p)
+        evs += manifest_events(json.loads(manifest), prefix=p)
+        evs += _state_events(nodes, counts, p)
+    return evs
+
+
 @register_cases("stream-parallel")
 def _parallel_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
     from ...setvalued.inctdpart import TBPTree
-    from ...setvalued.stream_state import append_batch, init_state
 
     cases: list[AuditCase] = []
     b0 = [[0, 1, 2, 3]] * 20 + [[1, 2]] * 5
@@ -40,28 +71,9 @@ def _parallel_cases(epsilon: float) -> list[AuditCase]:
     dp_paths = _write_batches(name + "-Dprime", dp_batches)
 
     def run_sqlite(paths: list[str], noise, params=params, prefix_tables: bool = False):
-        seed = int(noise.integers(2**62, 1)[0])
-        with tempfile.TemporaryDirectory(prefix="run-", dir=_tmpdir()) as tmp:
-            state = Path(tmp) / "state.db"
-            init_state(state, epsilon=epsilon, updates=None, universe_spec="1..4", seed=seed, **params)
-            out = []
-            for j, batch in enumerate(paths):
-                rel = Path(tmp) / f"release{j}.dat"
-                append_batch(state, batch, rel)
-                nodes, counts = _prefix_rows(state) if prefix_tables else _state_rows(state)
-                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts))
-            return out
+        return _run_stream(paths, noise, epsilon=epsilon, updates=None, prefix_tables=prefix_tables, **params)
 
-    def sqlite_events(out) -> list[str]:
-        import json
-
-        evs: list[str] = []
-        for j, (body, manifest, nodes, counts) in enumerate(out):
-            p = f"a{j}: "
-            evs += written_release_events(body, grid=range(0, 4), prefix=p)
-            evs += manifest_events(json.loads(manifest), prefix=p)
-            evs += _state_events(nodes, counts, p)
-        return evs
+    sqlite_events = _stream_events
 
     cases.append(AuditCase(
         name, d_paths, dp_paths, epsilon, run_sqlite, sqlite_events,
@@ -139,7 +151,6 @@ def _prefix_paper_cases(epsilon: float) -> list[AuditCase]:
     epsilon*(U+1) over U = 2 updates, each append charged epsilon; the prefix pair of the parallel cases (a wide
     record in batch 1), through the SQLite state. As for the other ``stream`` cases, the record enters one
     append, so the pair is checked against that append's epsilon (the stricter claim)."""
-    from ...setvalued.stream_state import append_batch, init_state
     from .stream import _UPDATES
 
     p0 = [[0, 1]] * 40 + [[0]] * 30 + [[2, 3]] * 35 + [[1, 2]] * 8
@@ -152,28 +163,9 @@ def _prefix_paper_cases(epsilon: float) -> list[AuditCase]:
     params = dict(fanout=4, c1=5.0, c2=3.0, accounting="paper", partitioning="prefix", refine=True)
 
     def run(paths: list[str], noise) -> list[tuple]:
-        seed = int(noise.integers(2**62, 1)[0])
-        with tempfile.TemporaryDirectory(prefix="run-", dir=_tmpdir()) as tmp:
-            state = Path(tmp) / "state.db"
-            init_state(state, epsilon=total, updates=_UPDATES, universe_spec="1..4", seed=seed, **params)
-            out = []
-            for j, batch in enumerate(paths):
-                rel = Path(tmp) / f"release{j}.dat"
-                append_batch(state, batch, rel)
-                nodes, counts = _prefix_rows(state)
-                out.append((rel.read_text(), Path(str(rel) + ".manifest.json").read_text(), nodes, counts))
-            return out
+        return _run_stream(paths, noise, epsilon=total, updates=_UPDATES, prefix_tables=True, **params)
 
-    def events(out) -> list[str]:
-        import json
-
-        evs: list[str] = []
-        for j, (body, manifest, nodes, counts) in enumerate(out):
-            p = f"a{j}: "
-            evs += written_release_events(body, grid=range(0, 4), prefix=p)
-            evs += manifest_events(json.loads(manifest), prefix=p)
-            evs += _state_events(nodes, counts, p)
-        return evs
+    events = _stream_events
 
     return [AuditCase(
         name, d_paths, dp_paths, epsilon, run, events,
