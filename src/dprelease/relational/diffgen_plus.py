@@ -56,7 +56,7 @@ from .partition import PartitionTree, cut_label
 
 __all__ = ["diffgen_plus", "split_grid", "gini_gain", "tv_gain", "norm_sub", "auto_rounds", "GINI_SENSITIVITY",
            "smooth_toward_parents", "diffgen_plus2", "PLUS2_SWITCH",
-           "SCORES_PLUS"]
+           "SCORES_PLUS", "misclass_gain", "score_sensitivity", "diffgen_plus3", "PLUS3_MISCLASS"]
 
 # Unnormalised Gini impurity G(n) = |n| - sum_k n_k^2 / |n| changes by a value in [0, 2) when one record
 # is added (0 when it joins a pure majority, 2n/(n+1) when it is the first of its class among n others).
@@ -67,6 +67,15 @@ GINI_SENSITIVITY = 2.0
 def gini_sensitivity() -> float:
     """Delta u of the local Gini gain under add/remove-one-record neighbours (< 2, see module docstring)."""
     return GINI_SENSITIVITY
+
+
+def score_sensitivity(score: str, misclass: float = 0.0) -> float:
+    """Delta of a round's score: 2 for Gini or TV, plus ``misclass`` for the weighted misclassification gain.
+
+    With Gini (+ misclass) the same Delta also bounds the one-sided move of the *shifted* score
+    (docs/privacy.md section 4.7), which is what the monotone form needs.
+    """
+    return GINI_SENSITIVITY + float(misclass)
 
 
 def _gini(counts: np.ndarray) -> np.ndarray:
@@ -149,10 +158,11 @@ def smooth_toward_parents(parent: np.ndarray, leaves: np.ndarray, counts: np.nda
 class _Scorer:
     """Local gains of every candidate (and of every grid split of a numeric one) over the partitions of Link_v."""
 
-    def __init__(self, tree: PartitionTree, grid: int, score: str):
+    def __init__(self, tree: PartitionTree, grid: int, score: str, misclass: float = 0.0):
         self.tree = tree
         self.grid = grid
         self.score = score
+        self.misclass = float(misclass)
         self.n_cls = tree.schema.n_classes
         self._grids: dict[int, np.ndarray] = {}
 
@@ -189,9 +199,10 @@ class _Scorer:
                                  ).reshape(link.size, nb, n_cls)
             left = np.cumsum(binned, axis=1)[:, :-1, :]  # (partitions, splits, classes)
             cells = np.stack([left, parent[:, None, :] - left], axis=2)  # (partitions, splits, 2, classes)
-        if self.score == "tv":
-            return tv_gain(parent, cells)
-        return gini_gain(parent, cells)
+        gain = tv_gain(parent, cells) if self.score == "tv" else gini_gain(parent, cells)
+        if self.misclass > 0.0:
+            gain = gain + self.misclass * misclass_gain(parent, cells)
+        return gain
 
 
 def gini_gain(parent: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -201,6 +212,15 @@ def gini_gain(parent: np.ndarray, cells: np.ndarray) -> np.ndarray:
     Returns (S,). Sensitivity < 2 (module docstring).
     """
     return _gini(parent).sum() - _gini(cells).sum(axis=(0, 2))
+
+
+def misclass_gain(parent: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Drop of the misclassification count E(n) = |n| - max_k n_k: sum_p (sum_c max_k n_pck - max_k n_pk).
+
+    Shape as :func:`gini_gain`. E of one set moves by 0 or 1 when a record is added (never down), so this
+    gain moves by at most 1 in either direction, and the *total* E of the cut after a candidate only up.
+    """
+    return np.max(cells, axis=-1).sum(axis=(0, 2)) - np.max(parent, axis=-1).sum()
 
 
 def tv_gain(parent: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -239,7 +259,8 @@ def auto_rounds(eps_n: float) -> int:
 def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
                  score: str = "auto", count_share: float = 0.3, grid: int = 32, penalty: float = 1.0,
                  stop: bool | str = True, postprocess: str = "normsub", smooth: float = 0.0,
-                 schedule: str = "uniform", switch: float = AUTO_GINI_AT) -> GeneralizedTable:
+                 schedule: str = "uniform", switch: float = AUTO_GINI_AT, misclass: float = 0.0,
+                 monotone: bool = False) -> GeneralizedTable:
     """DiffGen+ (module docstring): a generalized contingency table over a product cut, eps-DP.
 
     ``rounds=None`` and ``score="auto"`` are decided from a noisy record count N~ (``SIZE_SHARE * eps``):
@@ -249,6 +270,11 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     starved (eps N~ below ``switch``, the TV regime) and plays all R rounds above it.
     ``smooth > 0`` shrinks every leaf's class mix toward its parent partition's (:func:`smooth_toward_parents`,
     post-processing of the released counts, no budget).
+    ``misclass > 0`` adds that multiple of :func:`misclass_gain` to every candidate's score (sensitivity
+    2 + misclass, :func:`score_sensitivity`). ``monotone=True`` (needs ``score="gini"``) draws each round with
+    exp(eps_round u / Delta) instead of exp(eps_round u / (2 Delta)): valid because, shifted by a term common
+    to all candidates (which leaves the mechanism's law unchanged), the Gini (+ misclassification) score of
+    every candidate moves down, by less than Delta, when a record is added (docs/privacy.md section 4.7).
     """
     eps = check_epsilon(epsilon)
     if rounds is not None and int(rounds) < 1:
@@ -269,6 +295,13 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         raise ParameterError(f"smooth must be >= 0, got {smooth}")
     if schedule not in SCHEDULES:
         raise ParameterError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if not (math.isfinite(misclass) and misclass >= 0.0):
+        raise ParameterError(f"misclass must be a finite number >= 0, got {misclass}")
+    if monotone not in (True, False):
+        raise ParameterError(f"monotone must be true or false, got {monotone!r}")
+    if monotone and score != "gini":
+        # TV's local gain can move up for one candidate and down for another (no common shift fixes it)
+        raise ParameterError("monotone=True needs score='gini' (the TV score is not monotone)")
     schema = table.schema
     n_cls = schema.n_classes
     accountant = BudgetAccountant(eps)
@@ -298,7 +331,8 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     round_eps = (1.0 - count_share) * budget * weights / weights.sum()
     eps_count_base = count_share * budget
     tree = PartitionTree(table)
-    scorer = _Scorer(tree, int(grid), used_score)
+    scorer = _Scorer(tree, int(grid), used_score, misclass)
+    sensitivity = score_sensitivity(used_score, misclass)
     # Public price of a new leaf partition, in score units: penalty x classes / (count epsilon), i.e.
     # proportional to the noise the new cells will carry. "Stop" scores 0.
     price = penalty * n_cls / eps_count_base if use_stop else 0.0
@@ -327,9 +361,12 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
             owner.extend((v, j) for j in range(g.size))
         if len(owner) == int(use_stop):
             break  # nothing left to specialize: a function of the cut only; the rest goes to the counts
-        # One exponential mechanism per round (eq. 5 with eqs. 6-7 folded in), sensitivity 2.
-        pick = exponential_mechanism(np.concatenate(scores), float(round_eps[i - 1]), sensitivity=GINI_SENSITIVITY, scope=scope,
-                                     noise=noise, label=f"round {i}: candidate and split point ({used_score})",
+        # One exponential mechanism per round (eq. 5 with eqs. 6-7 folded in), sensitivity 2 (+ misclass);
+        # monotone form only for Gini (+ misclassification), docs/privacy.md section 4.7.
+        kind = used_score + (f" + {misclass:g} misclass" if misclass > 0 else "") + (", monotone" if monotone else "")
+        pick = exponential_mechanism(np.concatenate(scores), float(round_eps[i - 1]), sensitivity=sensitivity,
+                                     scope=scope, noise=noise, monotonic=bool(monotone),
+                                     label=f"round {i}: candidate and split point ({kind})",
                                      log_base_measure=np.concatenate(bases))
         played = i
         v, j = owner[pick]
@@ -370,7 +407,8 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     }
     manifest_parts = {
         "parameters": {"method": "diffgen-plus2" if stop == "auto" else "diffgen-plus", "rounds": n_rounds, "rounds_auto": rounds is None,
-                       "score": used_score, "score_requested": score, "score_sensitivity": GINI_SENSITIVITY,
+                       "score": used_score, "score_requested": score, "score_sensitivity": sensitivity,
+                       "misclass": float(misclass), "monotone": bool(monotone),
                        "count_share": count_share, "grid": int(grid), "penalty": penalty, "stop": use_stop,
                        "stop_requested": stop,
                        "postprocess": postprocess, "smooth": smooth, "schedule": schedule,
@@ -391,3 +429,29 @@ def diffgen_plus2(table: EncodedTable, epsilon: float, *, noise: NoiseSource, ro
     """
     return diffgen_plus(table, epsilon, noise=noise, rounds=rounds,
                         **{"stop": "auto", "switch": PLUS2_SWITCH, **settings})
+
+
+#: DiffGen+3's weight of the misclassification gain (score = Gini gain + 1 x misclassification gain, Delta = 3)
+PLUS3_MISCLASS = 1.0
+
+
+def diffgen_plus3(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
+                  **settings) -> GeneralizedTable:
+    """DiffGen+3 (issue 13, round 3): every round scores Gini gain + 1 x misclassification gain (Delta = 3) and
+    draws with the monotone exponential mechanism, exp(eps_round u / 3); no "stop", all R rounds.
+
+    Budget split (Mohammed et al., KDD 2011, Algorithm 1 with eq. 5's exponential mechanism per round and
+    line 12's Laplace counts; the size count is ours)::
+
+        size       one noisy count of D (discrete Laplace, Delta 1)               0.01 eps  (sets R)
+        round i    one exponential mechanism, monotone, Delta 3, i = 1..R          0.7 (eps - size) / R
+        counts     every leaf partition x class (discrete Laplace, Delta 1)        0.3 (eps - size)
+        total      size + R rounds + counts = eps (sequential composition)
+
+    R = :func:`auto_rounds` (eps N~). Why the monotone form is eps-DP here: docs/privacy.md section 4.7.
+    """
+    release = diffgen_plus(table, epsilon, noise=noise, rounds=rounds,
+                           **{"score": "gini", "misclass": PLUS3_MISCLASS, "monotone": True, "stop": False,
+                              **settings})
+    release.manifest["parameters"]["method"] = "diffgen-plus3"
+    return release
