@@ -298,7 +298,7 @@ def test_cli_diffgen_method_recommended(tmp_path):
              "--seed", "1", "--quiet")
     assert r.returncode == 0, r.stderr
     manifest = json.loads((tmp_path / "rel.csv.manifest.json").read_text())
-    assert manifest["parameters"]["method"] == "diffgen-plus2"
+    assert manifest["parameters"]["method"] == "diffgen-plus3"
     assert manifest["privacy"]["epsilon_spent"] == pytest.approx(1.0)
     r = _cli("diffgen", str(data), "--schema", schema, "--epsilon", "1", "-o", str(tmp_path / "x.csv"))
     assert r.returncode == 2 and "--specializations is required" in r.stderr
@@ -307,7 +307,7 @@ def test_cli_diffgen_method_recommended(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("methods", ["recommended,diffp-c45,aim",
-                                     pytest.param("diffgen,diffgen-local,diffgen-plus,diffgen-plus2,recommended,tds,diffp-c45,mst,aim",
+                                     pytest.param("diffgen,diffgen-local,diffgen-plus,diffgen-plus2,diffgen-plus3,recommended,tds,diffp-c45,mst,aim",
                                                   marks=pytest.mark.slow)])
 def test_cli_experiment_methods_json_table_and_plot(tmp_path, methods):
     from dprelease.data.bayesnet import write_bayesnet

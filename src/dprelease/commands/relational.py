@@ -23,9 +23,9 @@ __all__ = ["register", "register_experiment", "records_path"]
 
 SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked in tests/test_cli.py)
 # == dprelease.experiments.diffgen.METHODS (checked in tests/test_diffgen_plus.py)
-METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "recommended", "tds", "diffp-c45", "mst",
-           "aim")
-RELEASE_METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "recommended")
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "tds",
+           "diffp-c45", "mst", "aim")
+RELEASE_METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended")
 
 # pandas/pyarrow (data.table, relational.diffgen, relational.tds) are imported inside the handlers, so
 # that `dprelease --help` and the set-valued commands start without them.
@@ -103,7 +103,7 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     from ..relational.diffgen import diffgen
     from ..release import build_manifest
 
-    method = "diffgen-plus2" if args.method == "recommended" else args.method  # our best eps-DP method
+    method = "diffgen-plus3" if args.method == "recommended" else args.method  # our best eps-DP method
     if method in ("diffgen", "diffgen-local") and args.specializations is None:
         raise ParameterError(f"--specializations is required for --method {args.method}")
     prepare_output(args, args.output, inputs=_table_inputs(args),
@@ -126,11 +126,14 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     notes = ["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
              "counts: discrete Laplace, rounded to non-negative integers (post-processing)"]
     with timed(args, "diffgen"):
-        if method in ("diffgen-plus", "diffgen-plus2"):
-            from ..relational.diffgen_plus import diffgen_plus
+        if method in ("diffgen-plus", "diffgen-plus2", "diffgen-plus3"):
+            from ..relational.diffgen_plus import diffgen_plus, diffgen_plus3
 
-            release = diffgen_plus(table, args.epsilon, noise=noise, rounds=args.specializations,
-                                   stop="auto" if method == "diffgen-plus2" else True)
+            if method == "diffgen-plus3":
+                release = diffgen_plus3(table, args.epsilon, noise=noise, rounds=args.specializations)
+            else:
+                release = diffgen_plus(table, args.epsilon, noise=noise, rounds=args.specializations,
+                                       stop="auto" if method == "diffgen-plus2" else True)
             notes = [notes[0] + "; DiffGen+ (dprelease issue 13: docs/diffgen.md)",
                      "counts: discrete Laplace, then per class one shift and clipping at 0 keeping the noisy class "
                      "total (Norm-Sub, post-processing)"]
@@ -211,8 +214,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "from a noisy record count)")
     p.add_argument("--method", choices=RELEASE_METHODS, default="diffgen",
                    help="release method: diffgen (default: faithful Algorithm 1), diffgen-local (= --local), "
-                        "diffgen-plus (issue 13), diffgen-plus2 (TV and its stop rule only while eps x records < 5,000, else Gini and every round), "
-                        "recommended (our best eps-DP method, now diffgen-plus2)")
+                        "diffgen-plus (issue 13), diffgen-plus2 (TV and its stop rule only while eps x records < 5,000, "
+                        "else Gini and every round), diffgen-plus3 (Gini + misclassification gain, monotone "
+                        "exponential mechanism, every round), recommended (our best eps-DP method, now diffgen-plus3)")
     p.add_argument("--score", choices=SCORES, default="max", help="candidate score: Max (default) or InfoGain")
     p.add_argument("--recycle", action="store_true",
                    help="improvement: give unused line-9 budget to the counts (default: faithful, charged as reserved)")

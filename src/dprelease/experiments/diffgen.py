@@ -253,15 +253,15 @@ def load_adult(data: str | os.PathLike, schema: TableSchema) -> EncodedTable:
 
 # -- issue 13: several methods side by side (accuracy vs epsilon) ----------------------------------
 #: every name `--methods` accepts; "recommended" is our best eps-DP release method (RECOMMENDED)
-METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "recommended", "tds", "diffp-c45", "mst",
-           "aim")
-RECOMMENDED = "diffgen-plus2"
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "tds",
+           "diffp-c45", "mst", "aim")
+RECOMMENDED = "diffgen-plus3"
 PEERS = ("mst", "aim")
 
 
 def release_method(name: str, train: EncodedTable, epsilon: float, h: int, noise):
     """One eps-DP release of a table method (a GeneralizedTable); ``recommended`` is :data:`RECOMMENDED`."""
-    from ..relational.diffgen_plus import diffgen_plus, diffgen_plus2
+    from ..relational.diffgen_plus import diffgen_plus, diffgen_plus2, diffgen_plus3
 
     if name == "recommended":
         name = RECOMMENDED
@@ -273,6 +273,8 @@ def release_method(name: str, train: EncodedTable, epsilon: float, h: int, noise
         return diffgen_plus(train, epsilon, noise=noise)
     if name == "diffgen-plus2":
         return diffgen_plus2(train, epsilon, noise=noise)
+    if name == "diffgen-plus3":
+        return diffgen_plus3(train, epsilon, noise=noise)
     raise ValueError(f"not a table method: {name}")
 
 

@@ -1,4 +1,4 @@
-"""Audit cases of the relational releases of issue 13: DiffGen+, DiffGen+2 and the DiffP-C4.5 baseline.
+"""Audit cases of the relational releases of issue 13: DiffGen+, DiffGen+2, DiffGen+3 and the DiffP-C4.5 baseline.
 
 Pairs: tiny tables (one integer attribute on [0, 8), one categorical attribute with a two-level
 taxonomy, two classes) where the added record flips the best first split (DiffGen+ with a fixed number
@@ -89,6 +89,24 @@ def _diffgen_plus2_cases(epsilon: float) -> list[AuditCase]:
                   description="the DiffGen+ pair; rounds, score and the stop rule chosen from the noisy size"),
         AuditCase("diffgen-plus2/all-rounds-gini", d, flip, epsilon, no_stop, _table_events,
                   description="same pair, the large-eps N regime forced: 3 rounds of Gini, no stop candidate"),
+    ]
+
+
+@register_cases("diffgen-plus3")
+def _diffgen_plus3_cases(epsilon: float) -> list[AuditCase]:
+    """DiffGen+3 (Gini + misclassification gain, Delta 3, monotone exponential mechanism, every round): the
+    default path (rounds from the noisy size), and one forced round where the added record decides the split."""
+    from ...relational.diffgen_plus import diffgen_plus3
+
+    d = _table(_BASE * 4)
+    flip = _table(_BASE * 4 + [(4, 2, 1)])
+    auto = lambda data, noise: diffgen_plus3(data, epsilon, noise=noise)  # noqa: E731
+    one = lambda data, noise: diffgen_plus3(data, epsilon, noise=noise, rounds=1)  # noqa: E731
+    return [
+        AuditCase("diffgen-plus3/auto-rounds", d, flip, epsilon, auto, _table_events,
+                  description="the DiffGen+ pair; rounds from the noisy size, monotone Gini + misclass selection"),
+        AuditCase("diffgen-plus3/one-round", d, flip, epsilon, one, _table_events,
+                  description="same pair, one monotone round (the whole selection share on the first split)"),
     ]
 
 
