@@ -192,3 +192,12 @@ def test_monotone_needs_gini_and_misclass_is_validated():
                {"misclass": float("nan")}, {"monotone": "yes", "score": "gini"}):
         with pytest.raises(ParameterError):
             diffgen_plus(t, 1.0, noise=SeededNoise(0), **kw)
+
+
+# -- the audit ----------------------------------------------------------------------------------------------
+def test_audit_tight_pair_has_no_violation():
+    """The audit's near-tight pair (docs/audit.md: the x split's pick rate moves by ln 0.62 of the round's 0.7)."""
+    from dprelease.audit import audit_case, cases_for
+
+    case = [c for c in cases_for("diffgen-plus3", 1.0) if c.name == "diffgen-plus3/monotone-tight"][0]
+    assert not audit_case(case, runs=1500, seed=5).violation

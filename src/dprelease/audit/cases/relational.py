@@ -102,7 +102,18 @@ def _diffgen_plus3_cases(epsilon: float) -> list[AuditCase]:
     flip = _table(_BASE * 4 + [(4, 2, 1)])
     auto = lambda data, noise: diffgen_plus3(data, epsilon, noise=noise)  # noqa: E731
     one = lambda data, noise: diffgen_plus3(data, epsilon, noise=noise, rounds=1)  # noqa: E731
+    # A pair built to make the monotone selection nearly tight: x < 4 <=> c in A <=> class y, except one
+    # (x = 1, c = b, n) record, so the c split is perfect and wins, x < 4 nearly so. The added (x = 0, c = b, y)
+    # is the first y in the large pure b child (that score drops by ~2.9 of Delta = 3) but joins the y-heavy
+    # x < 4 child (that one drops by ~0.1): P[cut x at 4] = 0.066 on D, 0.119 on D', ln ratio 0.585 of the
+    # round's 0.7 eps (worked out with the scorer).
+    tight_rows = ([(x, 0, 1) for x in range(4)] * 2 + [(x, 1, 1) for x in range(4)] * 2
+                  + [(x, 2, 0) for x in range(4, 8)] * 3 + [(1, 2, 0)])
+    tight_d, tight_flip = _table(tight_rows), _table(tight_rows + [(0, 2, 1)])
     return [
+        AuditCase("diffgen-plus3/monotone-tight", tight_d, tight_flip, epsilon, one, _table_events,
+                  description="29 records, x < 4 <=> c in A <=> y but (x=1, b, n); D' adds (x=0, c=b, y): "
+                              "one monotone round whose two best splits move by ~-2.9 and ~-0.1"),
         AuditCase("diffgen-plus3/auto-rounds", d, flip, epsilon, auto, _table_events,
                   description="the DiffGen+ pair; rounds from the noisy size, monotone Gini + misclass selection"),
         AuditCase("diffgen-plus3/one-round", d, flip, epsilon, one, _table_events,
