@@ -16,6 +16,12 @@ Budget split (all on the one record set D; defaults count_share = 0.3, R and sco
                      + the shares of the rounds not played (after "stop")
     total            = size + sum of the rounds + counts = eps (sequential; every spend is on all of D)
 
+DiffGen+3 (:func:`diffgen_plus3`, the recommended method since round 3) fixes score = Gini gain + 1 x
+misclassification gain (Delta 3), no "stop", and draws every round with the monotone exponential mechanism,
+exp(eps_round u / Delta): the shifted score -(impurity of the cut after the candidate) moves the same way for
+every candidate (docs/privacy.md section 4.7). Its split: size 0.01 eps, R rounds of 0.7 (eps - size) / R,
+counts 0.3 (eps - size).
+
 R = auto_rounds(eps * N~) and the score (TV below eps * N~ = 10,000, Gini above) come from the noisy size N~;
 with ``stop="auto"`` (DiffGen+2, the recommended method, whose switch is at eps * N~ = 5,000) so does whether
 "stop" is offered (only with TV).
