@@ -210,7 +210,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--specializations", "-H", type=positive_int, default=None, metavar="H",
                    help="number of specializations h (the paper's Figure 3 peaks near 10 on Adult; bounded by "
                         "--max-output-records: the table has a row per leaf partition and class); required for "
-                        "--method diffgen/diffgen-local; for diffgen-plus(2) the number of rounds (default: chosen "
+                        "--method diffgen/diffgen-local; for diffgen-plus(2,3) the number of rounds (default: chosen "
                         "from a noisy record count)")
     p.add_argument("--method", choices=RELEASE_METHODS, default="diffgen",
                    help="release method: diffgen (default: faithful Algorithm 1), diffgen-local (= --local), "
