@@ -380,15 +380,16 @@ def check_engine(path: str | os.PathLike, engine: str = "local", level_wise: boo
     stream cannot take: Spark and the level-wise loop run tdpart streams with a declared universe only."""
     if engine == "local" and not level_wise:
         return
-    what = f"--engine {engine}" if engine != "local" else "--level-wise"
+    what, instead = (f"--engine {engine}", "--engine local") if engine != "local" else ("--level-wise", "the "
+                                                                                       "default loop")
     with closing(_open(path)) as conn:
         meta = _meta(conn)
     if _partitioning(meta) == "prefix":
         raise ParameterError(f"{what} runs streams made with --partitioning tdpart only ({path} uses --partitioning "
-                             f"prefix, whose trie needs the records in memory): append with --engine local")
+                             f"prefix, whose trie needs the records in memory): append with {instead}")
     if meta.get("universe") is None:
         raise ParameterError(f"{what} needs a stream with a declared universe ({path} was made without --universe; "
-                             f"deriving it from the batch would reveal which items occur): append with --engine local")
+                             f"deriving it from the batch would reveal which items occur): append with {instead}")
 
 
 def _read_batch(batch: str | os.PathLike, universe: Universe | None, engine: str, master: str | None):
