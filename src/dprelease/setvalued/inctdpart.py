@@ -317,15 +317,14 @@ class TBPTree(StreamAccounting):
             self._append_level_wise(as_transaction_data(db), noise, delta, inner, eps_p, keep_trace)
             self.ledger.append(eps_p)
             return delta
-        if isinstance(db, LocalTransactions):
-            db = db.db
+        local_db: TransactionDB = db.db if isinstance(db, LocalTransactions) else db  # type: ignore[assignment]
         if n == 0 and len(self.nodes) == 1:
-            self._first_append(db, noise, delta, inner, eps_p, keep_trace)
+            self._first_append(local_db, noise, delta, inner, eps_p, keep_trace)
             self.ledger.append(eps_p)
             return delta
         tax = self.taxonomy
         # an empty record belongs to no cell (issue 8, defect 10), as in DiffPart
-        queue = deque([(0, np.flatnonzero(db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
+        queue = deque([(0, np.flatnonzero(local_db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
         while queue:
             pid, rows, unused, scope = queue.popleft()
             p = self.nodes[pid]
@@ -333,7 +332,7 @@ class TBPTree(StreamAccounting):
             if first_visit:  # Procedure 1 line 6: a data-independent choice among the highest nodes
                 p.expand = choose_expansion_node(tax, np.asarray(p.cut, dtype=np.int64), noise)
                 delta.expanded.append(pid)
-            masks = child_masks(db, rows, tax, p.expand)
+            masks = child_masks(local_db, rows, tax, p.expand)
             nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
             rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
             pos_of_nonempty = {int(m): j for j, m in enumerate(nonempty.tolist())}

@@ -50,6 +50,7 @@ import warnings
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -375,7 +376,7 @@ def _noise_info(meta: dict[str, object]) -> dict[str, object]:
 
 
 @records_run_start
-def check_engine(path: str | os.PathLike, engine: str = "local", level_wise: bool = False) -> None:
+def check_engine(path: str | os.PathLike[str], engine: str = "local", level_wise: bool = False) -> None:
     """Refuse, before anything is read or reserved, an append on ``engine`` (or the level-wise loop) that the
     stream cannot take: Spark and the level-wise loop run tdpart streams with a declared universe only."""
     if engine == "local" and not level_wise:
@@ -392,7 +393,8 @@ def check_engine(path: str | os.PathLike, engine: str = "local", level_wise: boo
                              f"deriving it from the batch would reveal which items occur): append with {instead}")
 
 
-def _read_batch(batch: str | os.PathLike, universe: Universe | None, engine: str, master: str | None):
+def _read_batch(batch: str | os.PathLike[str], universe: Universe | None, engine: str, master: str | None
+                ) -> tuple[Any, Universe]:  # a TransactionDB, or SparkTransactions
     """The batch as a TransactionDB (FIMI text or Parquet, local) or on Spark; the universe (derived if None)."""
     from ..engine.spark import is_parquet
 
@@ -473,6 +475,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                                  sorted((nid, n, nc, e) for nid, nc, e in info["counts"]))
                 eps_append = float(info["epsilon"])
             else:
+                assert isinstance(tree, TBPTree)
                 delta = tree.append(db, noise, seed=rng_row.get("seed"),  # BudgetExceededError before any noise
                                     level_wise=level_wise)
                 eps_append = delta.epsilon
