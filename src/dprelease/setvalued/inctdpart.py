@@ -45,6 +45,11 @@ the raw data except through a mechanism):
 
 The initial dataset is append 0 on an empty tree: DiffPart's partitioning with
 these thresholds, which builds TBP-Tree_(0) (Algorithm 1, line 4).
+
+Two loops run an append, both through :meth:`TBPTree._operate` (one partition operation, on the driver, from a
+node's exact counts per child mask): the one partition loop over the in-memory arrays (default), and the
+level-wise loop (:meth:`TBPTree._append_level_wise`, one data pass per level of the tree through the engine's
+``Partitioner``), which ``stream append --engine spark`` runs and ``--level-wise`` runs locally (issue 11).
 """
 
 from __future__ import annotations
