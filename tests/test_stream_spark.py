@@ -172,3 +172,11 @@ def test_default_local_loop_unchanged(batches, tmp_path, capsys):
     releases = _stream(tmp_path / "default", batches)
     assert tuple(hashlib.sha256(r.read_bytes()).hexdigest() for r in releases) == _DEFAULT_RELEASES
     assert _loops(tmp_path / "default" / "state.db") == [None] * len(batches)
+
+
+def test_parquet_batch_on_the_local_engine(batches, tmp_path, capsys):
+    """A Parquet batch (list-of-items column) gives the same append as its FIMI text, on the local engine too."""
+    text = _stream(tmp_path / "text", batches[:2])
+    parquet = _stream(tmp_path / "parquet", [batches[0], _parquet_copy(batches[1], tmp_path)])
+    assert text[-1].read_bytes() == parquet[-1].read_bytes()
+    assert _dump(tmp_path / "text" / "state.db") == _dump(tmp_path / "parquet" / "state.db")
