@@ -2,7 +2,8 @@
 
 For each size N, ``dprelease generate`` writes N kosarak-like records (41,270 items, mean length 8), then each
 command runs once per engine in a child process with the same seed (printed: whether the releases are
-byte-identical; DiffPart runs ``--level-wise`` locally, the loop Spark runs). Measured: wall time, and the peak resident memory (VmHWM, polled from /proc every 0.2 s) of
+byte-identical; DiffPart and ``stream append`` run ``--level-wise`` locally, the loop Spark runs; for the stream
+the state's SQL dump is compared too). Measured: wall time, and the peak resident memory (VmHWM, polled from /proc every 0.2 s) of
 
 * the driver: the Python process that runs dprelease (it holds the release, the noise, the accountant and,
   on Spark, only the aggregates the executors return; it must not grow with N);
@@ -13,6 +14,8 @@ Printed: per row, and the ratios spark / local of time and driver peak. Generate
 
     nice -n 10 .venv/bin/python benchmarks/bench_spark.py [--sizes 1000000,3000000,10000000]
         [--commands diffpart,privbasis] [--master local[2]] [--dir /tmp] [--keep]
+    nice -n 10 .venv/bin/python benchmarks/bench_spark.py --commands stream --sizes 100000,1000000 \\
+        [--stream-epsilon 1] [--stream-appends 2]
     nice -n 10 .venv/bin/python benchmarks/bench_spark.py --profile --sizes 1000000,3000000   # per-record costs
 """
 
@@ -104,6 +107,50 @@ def _argv(command: str, data: Path, out: Path, engine: str, master: str) -> list
     raise SystemExit(f"unknown command {command!r}")
 
 
+def _split(data: Path, parts: int) -> list[Path]:
+    """``data`` cut into ``parts`` consecutive batches of (nearly) equal size: the stream's appends."""
+    with open(data, "rb") as fh:
+        lines = fh.readlines()
+    out, step = [], -(-len(lines) // parts)
+    for i in range(parts):
+        path = data.with_name(f"{data.stem}-batch{i}.dat")
+        path.write_bytes(b"".join(lines[i * step : (i + 1) * step]))
+        out.append(path)
+    return out
+
+
+def _dump(state: Path) -> str:
+    import sqlite3
+
+    with sqlite3.connect(state) as conn:
+        return "\n".join(conn.iterdump())
+
+
+def run_stream(batches: list[Path], scratch: Path, engine: str, master: str, epsilon: float) -> dict[str, object]:
+    """``stream init`` (seeded, U = appends - 1) then one ``stream append`` per batch, each in a child process;
+    local runs ``--level-wise`` (the loop Spark runs). Seconds and peaks over the appends (time: the sum; peaks:
+    the largest); ``body``: the last release and the state's SQL dump (the same on both engines)."""
+    state = scratch / f"stream-{engine}.db"
+    out = scratch / f"stream-{engine}.out"
+    for stale in (state, Path(f"{state}-wal"), Path(f"{state}-shm")):
+        stale.unlink(missing_ok=True)
+    subprocess.run([*dprelease_cmd(), "stream", "init", str(state), "--epsilon", str(epsilon), "--updates",
+                    str(len(batches) - 1), "--universe", UNIVERSE, "--seed", "1", "-q"], check=True,
+                   stdout=subprocess.DEVNULL)
+    loop = ["--level-wise"] if engine == "local" else []
+    total = {"seconds": 0.0, "driver": 0.0, "jvm": 0.0, "worker": 0.0}
+    for batch in batches:
+        res = run([*dprelease_cmd(), "stream", "append", str(state), str(batch), "-o", str(out), "-q", "--engine",
+                   engine, "--spark-master", master, *loop])
+        total["seconds"] += res["seconds"]
+        for k in ("driver", "jvm", "worker"):
+            total[k] = max(total[k], res[k])
+    body = out.read_bytes() + _dump(state).encode()
+    for f in (out, Path(f"{out}.manifest.json"), state):
+        f.unlink(missing_ok=True)
+    return {**total, "body": body}
+
+
 def _tree_cpu(pid: int) -> float:
     """CPU seconds (user + system) of a process and its live descendants (the JVM, the Python workers)."""
     total, todo, seen = 0.0, [pid], set()
@@ -160,7 +207,12 @@ def profile(data: Path, n: int, master: str) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000000,3000000,10000000", help="record counts N (comma-separated)")
-    ap.add_argument("--commands", default="diffpart,privbasis", help="diffpart, privbasis (--faithful), tf")
+    ap.add_argument("--commands", default="diffpart,privbasis",
+                    help="diffpart, privbasis (--faithful), tf, stream (IncTDPart: N records cut into "
+                         "--stream-appends batches, one `stream append` each; time summed over the appends)")
+    ap.add_argument("--stream-epsilon", type=float, default=1.0,
+                    help="stream: the whole stream's epsilon (paper accounting, U = appends - 1; default 1)")
+    ap.add_argument("--stream-appends", type=int, default=2, help="stream: number of appends (default 2)")
     ap.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     ap.add_argument("--dir", default=tempfile.gettempdir(), help="scratch folder for the generated files")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
@@ -188,9 +240,13 @@ def main() -> None:
             subprocess.run([*dprelease_cmd(), "generate", str(data), "--records", str(n), "--items", "41270", "-q",
                             "--force", "--max-output-records", str(max(n, 5_000_000)), "--max-memory", "16G"],
                            check=True)
+            batches = _split(data, args.stream_appends) if "stream" in args.commands.split(",") else []
             for command in args.commands.split(","):
                 res = {}
                 for engine in ("local", "spark"):
+                    if command == "stream":
+                        res[engine] = run_stream(batches, scratch, engine, args.master, args.stream_epsilon)
+                        continue
                     out = scratch / f"{command}-{engine}-{n}.out"
                     res[engine] = run(_argv(command, data, out, engine, args.master))
                     res[engine]["body"] = out.read_bytes()
@@ -206,6 +262,8 @@ def main() -> None:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
             data.unlink()
+            for batch in batches:
+                batch.unlink()
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)

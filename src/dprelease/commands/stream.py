@@ -12,7 +12,7 @@ from ..setvalued.stream_state import PARTITIONINGS, DEFAULT_WAIT, init_state, st
 from .. import limits
 from ..errors import ParameterError
 from .common import (
-    LEDGER_ENV, LedgerCost, add_epsilon, add_force, add_ledger, add_limits, add_quiet, add_seed, add_universe,
+    LEDGER_ENV, LedgerCost, add_engine, add_epsilon, add_force, add_ledger, add_limits, add_quiet, add_seed, add_universe,
     int_list, positive_float, positive_int, print_json, say, seed_arg, timed, universe_inputs, warn,
 )
 
@@ -63,8 +63,9 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
     """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
     a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
     from ..errors import BudgetExceededError, ParameterError
-    from ..setvalued.stream_state import stream_ledger
+    from ..setvalued.stream_state import check_engine, stream_ledger
 
+    check_engine(args.state, args.engine, args.level_wise)  # refused before anything is reserved
     recorded = stream_ledger(args.state)
     if recorded is None:
         if ledger is None:
@@ -112,7 +113,8 @@ def _run_append(args: argparse.Namespace) -> int:
     from ..setvalued.stream_state import append_batch
 
     with timed(args, "append"):
-        info = append_batch(args.state, args.batch, args.output, wait=args.wait, force=args.force)
+        info = append_batch(args.state, args.batch, args.output, wait=args.wait, force=args.force,
+                            engine=args.engine, master=args.spark_master, level_wise=args.level_wise)
     for message in info["warnings"]:
         warn(str(message))
     # appends are counted from 1 (the initial dataset is append 1 of U + 1)
@@ -228,12 +230,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                       description="Append a batch to the stream (the first append is the initial dataset) and "
                                   "write the new release. The output is checked before anything is committed.")
     q.add_argument("state", metavar="STATE", help="the stream state made by `stream init`")
-    q.add_argument("batch", metavar="BATCH", help="transaction file: one record per line")
+    q.add_argument("batch", metavar="BATCH",
+                   help="transaction file (one record per line), or Parquet with a list-of-items column (a stream "
+                        "with a declared universe)")
     q.add_argument("-o", "--output", required=True, metavar="RELEASE",
                    help="release file (required; written after the state commit); manifest to RELEASE.manifest.json. "
                         "The stream's own previous release is replaced; any other existing file only with --force")
     q.add_argument("--wait", type=lambda t: positive_float(t, minimum=0.0, inclusive=True), default=DEFAULT_WAIT,
                    metavar="SECONDS", help=f"wait this long for another append to finish (default {DEFAULT_WAIT:g})")
+    add_engine(q)
+    q.add_argument("--level-wise", action="store_true",
+                   help="visit the partition tree one level at a time, one data pass per level: the loop --engine "
+                        "spark runs, so a seeded append here gives the same release and state as --engine spark's, "
+                        "byte for byte (default: off on --engine local, which runs the one partition loop: the same "
+                        "distribution, another order of draws; always on with --engine spark). --partitioning "
+                        "tdpart streams with a declared universe only")
     add_force(q)
     add_quiet(q)
     add_ledger(q, _append_cost, help_text="the ledger the stream was opened against (default: the one its state "

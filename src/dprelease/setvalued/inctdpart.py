@@ -45,6 +45,11 @@ the raw data except through a mechanism):
 
 The initial dataset is append 0 on an empty tree: DiffPart's partitioning with
 these thresholds, which builds TBP-Tree_(0) (Algorithm 1, line 4).
+
+Two loops run an append, both through :meth:`TBPTree._operate` (one partition operation, on the driver, from a
+node's exact counts per child mask): the one partition loop over the in-memory arrays (default), and the
+level-wise loop (:meth:`TBPTree._append_level_wise`, one data pass per level of the tree through the engine's
+``Partitioner``), which ``stream append --engine spark`` runs and ``--level-wise`` runs locally (issue 11).
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ import numpy as np
 from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine.base import LevelOp, TransactionData
+from ..engine.local import LocalTransactions, as_transaction_data
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy import (
     BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, threshold_counts, zero_cell_threshold,
@@ -82,6 +89,7 @@ __all__ = [
 ]
 
 _SQRT2 = math.sqrt(2.0)
+_NO_MASKS = np.zeros(0, dtype=np.int64)  # a node that no record of the batch reaches
 
 # Section 4.3 leaves C1, C2 to the publisher. Every visit of a split partition tests its
 # 2^l - 1 cells again (not once, as in DiffPart), and a false non-leaf cell is visited and
@@ -287,11 +295,19 @@ class TBPTree(StreamAccounting):
         return "non-empty" if node.psum >= self.theta1(node) else "semi-non-empty"
 
     # -- one append (Algorithm 1 lines 4 and 7-11; Procedure 1) -----------------------------
-    def append(self, db: TransactionDB, noise: NoiseSource, *, seed: int | None = None,
-               keep_trace: bool = False) -> AppendDelta:
-        """Route the batch down the tree under epsilon' and update p-sums; returns the delta to persist."""
+    def append(self, db: TransactionDB | TransactionData, noise: NoiseSource, *, seed: int | None = None,
+               keep_trace: bool = False, level_wise: bool = False) -> AppendDelta:
+        """Route the batch down the tree under epsilon' and update p-sums; returns the delta to persist.
+
+        ``level_wise`` (forced when ``db`` lives on another engine, e.g. Spark) visits the tree one level at a
+        time with one data pass per level (:meth:`_append_level_wise`); the default is the one partition loop
+        on the in-memory arrays. Both make the same decisions from the same distribution; the order of the
+        draws differs, so seeded results differ between the loops (never between engines on the level-wise one).
+        """
         if db.n_items != self.n_items:
             raise ParameterError("the batch and the stream disagree on the number of items")
+        if not isinstance(db, (TransactionDB, LocalTransactions)):
+            level_wise = True
         n = self.appends
         if self.max_appends is not None and n >= self.max_appends:
             raise BudgetExceededError(
@@ -302,112 +318,167 @@ class TBPTree(StreamAccounting):
         stream_scope.spend(eps_p, f"append {n}", mechanism="composite")  # BudgetExceededError before any noise
         inner = BudgetAccountant(eps_p, keep_ledger=False)
         delta = AppendDelta(n, eps_p, seed)
+        if level_wise:
+            self._append_level_wise(as_transaction_data(db), noise, delta, inner, eps_p, keep_trace)
+            self.ledger.append(eps_p)
+            return delta
+        local_db: TransactionDB = db.db if isinstance(db, LocalTransactions) else db  # type: ignore[assignment]
         if n == 0 and len(self.nodes) == 1:
-            self._first_append(db, noise, delta, inner, eps_p, keep_trace)
+            self._first_append(local_db, noise, delta, inner, eps_p, keep_trace)
             self.ledger.append(eps_p)
             return delta
         tax = self.taxonomy
         # an empty record belongs to no cell (issue 8, defect 10), as in DiffPart
-        queue = deque([(0, np.flatnonzero(db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
+        queue = deque([(0, np.flatnonzero(local_db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
         while queue:
             pid, rows, unused, scope = queue.popleft()
             p = self.nodes[pid]
-            cut = np.asarray(p.cut, dtype=np.int64)
             first_visit = p.expand < 0
-            if p.expand < 0:  # Procedure 1 line 6: a data-independent choice among the highest nodes
-                p.expand = choose_expansion_node(tax, cut, noise)
+            if first_visit:  # Procedure 1 line 6: a data-independent choice among the highest nodes
+                p.expand = choose_expansion_node(tax, np.asarray(p.cut, dtype=np.int64), noise)
                 delta.expanded.append(pid)
-            v = p.expand
-            kids = tax.children(v)
-            n_combos = (1 << kids.size) - 1
-            # alpha (Procedure 1, lines 5 and 14-15), or epsilon'/2 + unused for the leaf counts
-            n_internal, leaf_level, eps_op = operation_budget(tax, cut, unused, eps_p / 2.0)
-            c = self.c2 if leaf_level else self.c1
-            theta_new = _SQRT2 * c / eps_op  # eq. 6/7 with one count (a node with no p-sum yet)
-            # "semi": a new cell is stored when its p-sum (one noisy count) is > 0, eq. 5, and is
-            # semi-non-empty below theta_1; the empty cells pass the same test (test-and-generate)
-            create_at = 1.0 if self.new_cells == "semi" else theta_new
-
-            masks = child_masks(db, rows, tax, v)
+            masks = child_masks(local_db, rows, tax, p.expand)
             nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
-            existing = np.fromiter(p.children.keys(), dtype=np.int64, count=len(p.children))
-            if self.new_cells == "first-visit" and not first_visit:
-                # FollowPreviousTraces: a partition split in an earlier append keeps its children;
-                # the batch's records in other cells stop here (the set of children is public)
-                keep = np.isin(nonempty, existing)
-                nonempty, sizes = nonempty[keep], sizes[keep]
-                remap = np.full(keep.size, -1, dtype=np.int64)
-                remap[keep] = np.arange(int(keep.sum()))
-                inverse = remap[inverse]
-                sel = inverse >= 0
-                rows, inverse = rows[sel], inverse[sel]
-                explicit = np.sort(existing)
-                n_imp = 0
-                if self.routing == "free" and not leaf_level:
-                    self._route_freely(p, v, kids, explicit, nonempty, inverse, sizes, rows, unused, eps_op, scope,
-                                       noise, queue, delta, keep_trace)
-                    continue
-            else:
-                explicit = np.union1d(existing, nonempty)
-                n_imp = n_combos - explicit.size
-            true_counts = np.zeros(explicit.size, dtype=np.int64)
-            true_counts[np.searchsorted(explicit, nonempty)] = sizes
-            if not leaf_level and self.new_cells != "semi":
-                # Safety floor (ours, public inputs only): new non-leaf cells are visited and tested
-                # in turn, so keep the expected number of false ones per operation at most 1
-                # (P(DLap >= theta) ~ exp(-alpha*theta)/2, hence the 2).
-                n_new = n_imp + int(explicit.size - existing.size)
-                if n_new > 2:
-                    create_at = max(create_at, zero_cell_threshold(n_new, eps_op, 2.0))
-            res = threshold_counts(true_counts, n_imp, eps_op, create_at, scope=scope,
-                                   noise=noise, label="leaf counts" if leaf_level else "partition")
-            empty_masks = distinct_empty_masks(kids.size, explicit, res.zero_passed.size, noise)
-            if keep_trace:
-                delta.trace.append(RouteEvent(pid, v, eps_op, int(rows.size), leaf_level))
-            delta.chain_max = max(delta.chain_max, scope.chain_spent)
-
-            # rows of each non-empty mask
             rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
             pos_of_nonempty = {int(m): j for j, m in enumerate(nonempty.tolist())}
-            inv = 1.0 / eps_op
-            # Every cell that releases a noisy count here, real (explicit) and test-and-generated (empty)
-            # mixed, in ascending mask order: node ids, the visiting order and so every row of the state are
-            # then a function of public inputs and noisy values only (issue 8, defect 1). The old order (the
-            # explicit cells first, the generated ones after) is kept behind the private switch of
-            # dprelease.release for the audit's broken fixture.
-            cells: list[tuple[int, int, int]] = []  # (mask, noisy count, explicit index or -1 if generated)
-            cells.extend((int(mask), int(res.explicit[j]), j) for j, mask in enumerate(explicit.tolist()))
-            cells.extend((int(mask), int(nc), -1) for mask, nc in zip(empty_masks.tolist(), res.zero_passed.tolist()))
-            if _release_module._CANONICAL_ORDER:
-                cells.sort(key=lambda cell: cell[0])
-            visit: list[tuple[int, np.ndarray]] = []
-            for mask, nc, j in cells:
-                if j >= 0:
-                    child_id = p.children.get(mask)
-                    if child_id is None:
-                        if not res.passed[j]:
-                            continue  # a new cell below theta: its noisy count is dropped (Procedure 1 line 18)
-                        child_id = self._new_child(p, v, kids, mask, n)
-                        delta.new_nodes.append(child_id)
-                    child = self.nodes[child_id]
-                    child.psum += nc
-                    child.n += 1
-                    child.inv_alpha += inv
-                else:  # test-and-generate (lines 20-23)
-                    child_id = self._new_child(p, v, kids, mask, n)
-                    child = self.nodes[child_id]
-                    child.psum, child.n, child.inv_alpha = nc, 1, inv
-                    delta.new_nodes.append(child_id)
-                delta.counts.append((child_id, nc, eps_op))
-                if not leaf_level and child.psum >= self.theta1(child):
-                    k = pos_of_nonempty.get(mask)
-                    child_rows = rows_sorted[bounds[k] : bounds[k + 1]] if k is not None else rows[:0]
-                    visit.append((child_id, child_rows))
-            child_unused = unused - eps_op
-            for child_id, child_rows in visit:
-                queue.append((child_id, child_rows, child_unused, scope.branch()))
+            for child_id, mask, child_unused, child_scope in self._operate(
+                    p, first_visit, nonempty, sizes, unused, eps_p, scope, noise, delta, keep_trace):
+                k = pos_of_nonempty.get(mask)
+                child_rows = rows_sorted[bounds[k] : bounds[k + 1]] if k is not None else rows[:0]
+                queue.append((child_id, child_rows, child_unused, child_scope))
         self.ledger.append(eps_p)
         return delta
+
+    def _append_level_wise(self, data: TransactionData, noise: NoiseSource, delta: AppendDelta,
+                           inner: BudgetAccountant, eps_p: float, keep_trace: bool) -> None:
+        """The append one level of the TBP-tree at a time, through the engine's partitioner (issue 11): per
+        level, every first-visited node's expansion is drawn (in visiting order), then one data pass counts the
+        batch's records of every visited node per child mask (:meth:`Partitioner.level_counts`), then each node's
+        operation runs on the driver (:meth:`_operate`, in visiting order), and the records of the children to
+        visit are moved down (:meth:`Partitioner.route`). The visiting order is the one partition loop's (a
+        level is the next stretch of its FIFO queue), so node ids are assigned in the same canonical order; the
+        first append is this loop on the bare root (the same operations as DiffPart(T, H, epsilon'))."""
+        tax = self.taxonomy
+        partitioner = data.partitioner()  # partition 0: every non-empty record of the batch (the root's)
+        # (node id, the partitioner's id of its records or -1 when none reach it, unused budget, scope)
+        level: list[tuple[int, int, float, BudgetScope]] = [(0, 0, eps_p / 2.0, inner.root())]
+        try:
+            while level:
+                first: list[bool] = []
+                for nid, _, _, _ in level:
+                    p = self.nodes[nid]
+                    first.append(p.expand < 0)
+                    if p.expand < 0:  # Procedure 1 line 6: a data-independent choice among the highest nodes
+                        p.expand = choose_expansion_node(tax, np.asarray(p.cut, dtype=np.int64), noise)
+                        delta.expanded.append(nid)
+                ops = [LevelOp(pid, int(tax.lo[v]), int(tax.hi[v]), int(tax.span[v]))
+                       for nid, pid, _, _ in level if pid >= 0 for v in (self.nodes[nid].expand,)]
+                counts = partitioner.level_counts(ops) if ops else {}
+                next_level: list[tuple[int, int, float, BudgetScope]] = []
+                moves: list[tuple[int, int, int]] = []
+                for (nid, pid, unused, scope), first_visit in zip(level, first):
+                    nonempty, sizes = counts.get(pid, (_NO_MASKS, _NO_MASKS))
+                    present = set(nonempty.tolist())
+                    for child_id, mask, child_unused, child_scope in self._operate(
+                            self.nodes[nid], first_visit, nonempty, sizes, unused, eps_p, scope, noise, delta,
+                            keep_trace):
+                        if mask in present:  # its records move down (node ids are unique: they name the partition)
+                            moves.append((pid, mask, child_id))
+                            next_level.append((child_id, child_id, child_unused, child_scope))
+                        else:  # no record of the batch reaches it
+                            next_level.append((child_id, -1, child_unused, child_scope))
+                if ops:
+                    partitioner.route(moves)
+                level = next_level
+        finally:
+            partitioner.close()
+
+    def _operate(self, p: TBPNode, first_visit: bool, nonempty: np.ndarray, sizes: np.ndarray, unused: float,
+                 eps_p: float, scope: BudgetScope, noise: NoiseSource, delta: AppendDelta, keep_trace: bool
+                 ) -> list[tuple[int, int, float, BudgetScope]]:
+        """One partition operation at node ``p`` (split on ``p.expand``), given the batch's exact counts of its
+        records per child mask (``nonempty`` ascending, ``sizes``), on the driver: the noisy counts, the
+        accounting, the new nodes and the p-sum updates. Returns the children to visit next, in order, as
+        (node id, mask, unused budget, scope); the caller routes the records of each mask to its child."""
+        tax = self.taxonomy
+        cut = np.asarray(p.cut, dtype=np.int64)
+        v = p.expand
+        kids = tax.children(v)
+        n_combos = (1 << kids.size) - 1
+        n_records = int(sizes.sum())
+        # alpha (Procedure 1, lines 5 and 14-15), or epsilon'/2 + unused for the leaf counts
+        n_internal, leaf_level, eps_op = operation_budget(tax, cut, unused, eps_p / 2.0)
+        c = self.c2 if leaf_level else self.c1
+        theta_new = _SQRT2 * c / eps_op  # eq. 6/7 with one count (a node with no p-sum yet)
+        # "semi": a new cell is stored when its p-sum (one noisy count) is > 0, eq. 5, and is
+        # semi-non-empty below theta_1; the empty cells pass the same test (test-and-generate)
+        create_at = 1.0 if self.new_cells == "semi" else theta_new
+
+        existing = np.fromiter(p.children.keys(), dtype=np.int64, count=len(p.children))
+        if self.new_cells == "first-visit" and not first_visit:
+            # FollowPreviousTraces: a partition split in an earlier append keeps its children;
+            # the batch's records in other cells stop here (the set of children is public)
+            keep = np.isin(nonempty, existing)
+            nonempty, sizes = nonempty[keep], sizes[keep]
+            n_records = int(sizes.sum())
+            explicit = np.sort(existing)
+            n_imp = 0
+            if self.routing == "free" and not leaf_level:
+                return self._route_freely(p, v, explicit, nonempty, sizes, unused, eps_op, scope, noise, delta,
+                                          keep_trace)
+        else:
+            explicit = np.union1d(existing, nonempty)
+            n_imp = n_combos - explicit.size
+        true_counts = np.zeros(explicit.size, dtype=np.int64)
+        true_counts[np.searchsorted(explicit, nonempty)] = sizes
+        if not leaf_level and self.new_cells != "semi":
+            # Safety floor (ours, public inputs only): new non-leaf cells are visited and tested
+            # in turn, so keep the expected number of false ones per operation at most 1
+            # (P(DLap >= theta) ~ exp(-alpha*theta)/2, hence the 2).
+            n_new = n_imp + int(explicit.size - existing.size)
+            if n_new > 2:
+                create_at = max(create_at, zero_cell_threshold(n_new, eps_op, 2.0))
+        res = threshold_counts(true_counts, n_imp, eps_op, create_at, scope=scope,
+                               noise=noise, label="leaf counts" if leaf_level else "partition")
+        empty_masks = distinct_empty_masks(kids.size, explicit, res.zero_passed.size, noise)
+        if keep_trace:
+            delta.trace.append(RouteEvent(p.id, v, eps_op, n_records, leaf_level))
+        delta.chain_max = max(delta.chain_max, scope.chain_spent)
+
+        inv = 1.0 / eps_op
+        # Every cell that releases a noisy count here, real (explicit) and test-and-generated (empty)
+        # mixed, in ascending mask order: node ids, the visiting order and so every row of the state are
+        # then a function of public inputs and noisy values only (issue 8, defect 1). The old order (the
+        # explicit cells first, the generated ones after) is kept behind the private switch of
+        # dprelease.release for the audit's broken fixture.
+        cells: list[tuple[int, int, int]] = []  # (mask, noisy count, explicit index or -1 if generated)
+        cells.extend((int(mask), int(res.explicit[j]), j) for j, mask in enumerate(explicit.tolist()))
+        cells.extend((int(mask), int(nc), -1) for mask, nc in zip(empty_masks.tolist(), res.zero_passed.tolist()))
+        if _release_module._CANONICAL_ORDER:
+            cells.sort(key=lambda cell: cell[0])
+        visit: list[tuple[int, int]] = []
+        for mask, nc, j in cells:
+            if j >= 0:
+                child_id = p.children.get(mask)
+                if child_id is None:
+                    if not res.passed[j]:
+                        continue  # a new cell below theta: its noisy count is dropped (Procedure 1 line 18)
+                    child_id = self._new_child(p, v, kids, mask, delta.append_no)
+                    delta.new_nodes.append(child_id)
+                child = self.nodes[child_id]
+                child.psum += nc
+                child.n += 1
+                child.inv_alpha += inv
+            else:  # test-and-generate (lines 20-23)
+                child_id = self._new_child(p, v, kids, mask, delta.append_no)
+                child = self.nodes[child_id]
+                child.psum, child.n, child.inv_alpha = nc, 1, inv
+                delta.new_nodes.append(child_id)
+            delta.counts.append((child_id, nc, eps_op))
+            if not leaf_level and child.psum >= self.theta1(child):
+                visit.append((child_id, mask))
+        child_unused = unused - eps_op
+        return [(child_id, mask, child_unused, scope.branch()) for child_id, mask in visit]
 
     def _first_append(self, db: TransactionDB, noise: NoiseSource, delta: AppendDelta, inner: BudgetAccountant,
                       eps_p: float, keep_trace: bool) -> None:
@@ -445,32 +516,27 @@ class TBPTree(StreamAccounting):
                     descend.append((j, child_id))
             step.descend = descend
 
-    def _route_freely(self, p: TBPNode, v: int, kids: np.ndarray, explicit: np.ndarray, nonempty: np.ndarray,
-                      inverse: np.ndarray, sizes: np.ndarray, rows: np.ndarray, unused: float, eps_op: float,
-                      scope: BudgetScope, noise: NoiseSource, queue: deque, delta: AppendDelta,
-                      keep_trace: bool) -> None:
+    def _route_freely(self, p: TBPNode, v: int, explicit: np.ndarray, nonempty: np.ndarray, sizes: np.ndarray,
+                      unused: float, eps_op: float, scope: BudgetScope, noise: NoiseSource, delta: AppendDelta,
+                      keep_trace: bool) -> list[tuple[int, int, float, BudgetScope]]:
         """Improvement (``routing="free"``): a non-leaf node split in an earlier append keeps its children
         (public), so the batch's records go down them without a noisy count of the non-empty ones; only the
         semi-non-empty children are counted (their p-sums decide whether they split). Non-empty children keep
-        the whole unused budget, so the leaf counts below get epsilon'/2 + epsilon'/2 = epsilon'."""
-        rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
-        pos = {int(m): j for j, m in enumerate(nonempty.tolist())}
-
-        def rows_of(mask: int) -> np.ndarray:
-            j = pos.get(mask)
-            return rows_sorted[bounds[j] : bounds[j + 1]] if j is not None else rows[:0]
-
+        the whole unused budget, so the leaf counts below get epsilon'/2 + epsilon'/2 = epsilon'.
+        Returns the children to visit as :meth:`_operate` does."""
+        size_of = dict(zip(nonempty.tolist(), sizes.tolist()))
         kids_ids = [p.children[int(m)] for m in explicit.tolist()]
         semi = [cid for cid in kids_ids if self.nodes[cid].psum < self.theta1(self.nodes[cid])]
         if keep_trace:
-            delta.trace.append(RouteEvent(p.id, v, eps_op if semi else 0.0, int(rows.size), False))
+            delta.trace.append(RouteEvent(p.id, v, eps_op if semi else 0.0, int(sizes.sum()), False))
+        visits: list[tuple[int, int, float, BudgetScope]] = []
         for cid in kids_ids:  # non-empty children: routed, nothing spent (children ids ascend with masks)
             if cid not in semi:
-                queue.append((cid, rows_of(self.nodes[cid].mask), unused, scope.branch()))
+                visits.append((cid, self.nodes[cid].mask, unused, scope.branch()))
         if not semi:
-            return
+            return visits
         semi_scope = scope.branch()  # their records are disjoint from the non-empty children's
-        true = np.array([rows_of(self.nodes[cid].mask).size for cid in semi], dtype=np.int64)
+        true = np.array([size_of.get(self.nodes[cid].mask, 0) for cid in semi], dtype=np.int64)
         noisy = noisy_counts(true, eps_op, scope=semi_scope, noise=noise, label="semi-non-empty counts")
         delta.chain_max = max(delta.chain_max, semi_scope.chain_spent)
         for cid, nc in zip(semi, noisy.tolist()):
@@ -480,7 +546,8 @@ class TBPTree(StreamAccounting):
             child.inv_alpha += 1.0 / eps_op
             delta.counts.append((cid, int(nc), eps_op))
             if child.psum >= self.theta1(child):
-                queue.append((cid, rows_of(child.mask), unused - eps_op, semi_scope.branch()))
+                visits.append((cid, child.mask, unused - eps_op, semi_scope.branch()))
+        return visits
 
     def _new_child(self, p: TBPNode, v: int, kids: np.ndarray, mask: int, created: int) -> int:
         cut = replace_node(p.cut, v, kids, mask)

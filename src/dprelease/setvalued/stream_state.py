@@ -13,7 +13,8 @@ Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
   ledger (only for ``stream init --ledger``: the budget ledger's path and id and the charge that reserved the
   stream's whole epsilon; every append is recorded there, :mod:`dprelease.ledger`).
 * ``ledger(append_no, epsilon, rng)`` -- one row per append: epsilon' charged and the
-  random source used (seeded streams: the per-append seed derived from the init seed).
+  random source used (seeded streams: the per-append seed derived from the init seed); ``"loop":
+  "level-wise"`` when the append ran the level-wise loop (``--engine spark`` or ``--level-wise``).
 * ``nodes(id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha, class)`` --
   the TBP-tree: hierarchy cut (taxonomy node ids), the taxonomy node it is split on,
   its p-sum, the number of noisy counts in it and sum(1/alpha) (for theta), and its
@@ -49,6 +50,7 @@ import warnings
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +65,7 @@ from .inctdpart import TBPNode, TBPTree, append_seed
 from .prefixpart import PrefixTree
 
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
-           "stream_status", "stream_identity", "stream_ledger", "owns_release", "DEFAULT_WAIT"]
+           "stream_status", "stream_identity", "stream_ledger", "owns_release", "check_engine", "DEFAULT_WAIT"]
 
 FORMAT = "dprelease-inctdpart-state/2"
 _USER_VERSION = 2
@@ -374,18 +376,63 @@ def _noise_info(meta: dict[str, object]) -> dict[str, object]:
 
 
 @records_run_start
+def check_engine(path: str | os.PathLike[str], engine: str = "local", level_wise: bool = False) -> None:
+    """Refuse, before anything is read or reserved, an append on ``engine`` (or the level-wise loop) that the
+    stream cannot take: Spark and the level-wise loop run tdpart streams with a declared universe only."""
+    if engine == "local" and not level_wise:
+        return
+    what, instead = (f"--engine {engine}", "--engine local") if engine != "local" else ("--level-wise", "the "
+                                                                                       "default loop")
+    with closing(_open(path)) as conn:
+        meta = _meta(conn)
+    if _partitioning(meta) == "prefix":
+        raise ParameterError(f"{what} runs streams made with --partitioning tdpart only ({path} uses --partitioning "
+                             f"prefix, whose trie needs the records in memory): append with {instead}")
+    if meta.get("universe") is None:
+        raise ParameterError(f"{what} needs a stream with a declared universe ({path} was made without --universe; "
+                             f"deriving it from the batch would reveal which items occur): append with {instead}")
+
+
+def _read_batch(batch: str | os.PathLike[str], universe: Universe | None, engine: str, master: str | None
+                ) -> tuple[Any, Universe]:  # a TransactionDB, or SparkTransactions
+    """The batch as a TransactionDB (FIMI text or Parquet, local) or on Spark; the universe (derived if None)."""
+    from ..engine.spark import is_parquet
+
+    if engine == "spark":
+        from ..engine.spark import read_transactions as spark_read
+
+        assert universe is not None  # check_engine
+        return spark_read(str(batch), universe, master), universe
+    if is_parquet(str(batch)):
+        if universe is None:
+            raise ParameterError("a Parquet batch needs a stream with a declared universe (stream init --universe)")
+        from ..engine.local import read_parquet_transactions
+
+        return read_parquet_transactions(str(batch), universe), universe
+    return read_transactions(batch, universe)
+
+
 def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str | os.PathLike, *,
-                 wait: float = DEFAULT_WAIT, force: bool = False) -> dict[str, object]:
+                 wait: float = DEFAULT_WAIT, force: bool = False, engine: str = "local", master: str | None = None,
+                 level_wise: bool = False) -> dict[str, object]:
     """Append one batch (the first is the initial dataset): one committed transaction, then the release file.
+
+    ``engine="spark"`` reads the batch on Spark (``master``) and runs the level-wise loop (always); the local
+    engine runs the one partition loop unless ``level_wise``. The level-wise loop gives the same seeded state
+    and release on either engine; its ledger row says ``"loop": "level-wise"``.
 
     Raises :class:`BudgetExceededError` (nothing changed) after U + 1 appends,
     :class:`InputError` for a bad batch (nothing changed), :class:`StateLockedError`
-    when another append holds the lock longer than ``wait`` seconds.
+    when another append holds the lock longer than ``wait`` seconds, :class:`ParameterError` for an engine or
+    loop the stream cannot take (:func:`check_engine`).
     """
     path = Path(path)
+    level_wise = bool(level_wise) or engine != "local"
     out = _check_output(output, path, batch, force)
+    check_engine(path, engine, level_wise)
     ident = stream_identity(path)
     conn = _open(path, wait)
+    db = None
     with closing(conn):
         meta = _meta(conn)
         status = stream_status(path)
@@ -397,7 +444,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
         universe = _universe(meta)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
-            db, universe = read_transactions(batch, universe)
+            db, universe = _read_batch(batch, universe, engine, master)
         derived = meta.get("universe") is None
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -419,6 +466,8 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 rng_row = {"mode": "seeded", "seed": seed_n}
             else:
                 noise, rng_row = SecureNoise(), {"mode": "secure"}
+            if level_wise:
+                rng_row["loop"] = "level-wise"  # the order of the draws (the engine itself is not recorded)
             if prefix:
                 info = tree.append(db, noise)  # BudgetExceededError before any noise
                 _save_prefix(conn, tree, first=n == 0)
@@ -426,7 +475,9 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                                  sorted((nid, n, nc, e) for nid, nc, e in info["counts"]))
                 eps_append = float(info["epsilon"])
             else:
-                delta = tree.append(db, noise, seed=rng_row.get("seed"))  # BudgetExceededError before any noise
+                assert isinstance(tree, TBPTree)
+                delta = tree.append(db, noise, seed=rng_row.get("seed"),  # BudgetExceededError before any noise
+                                    level_wise=level_wise)
                 eps_append = delta.epsilon
                 new = set(delta.new_nodes)
                 touched = {nid for nid, _, _ in delta.counts} | set(delta.expanded)
@@ -451,6 +502,9 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        finally:
+            if db is not None and hasattr(db, "close"):
+                db.close()  # a Spark batch's cached DataFrame
     release = tree.release(universe, _noise_info(meta))
     release.manifest["stream"] = ident
     _size_note(release)
