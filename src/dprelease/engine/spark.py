@@ -281,6 +281,7 @@ class SparkTransactions(TransactionData):
         self.n_items = int(n_items)
         self._summary: LengthSummary | None = None
         self._supports: np.ndarray | None = None
+        self._lengths: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def from_db(cls, db: TransactionDB, master: str | None = None, partitions: int = 2) -> "SparkTransactions":
@@ -292,6 +293,9 @@ class SparkTransactions(TransactionData):
         table = pa.table({"items": _list_column(lengths[lengths > 0], db.items)})
         df = spark.createDataFrame(table).repartition(partitions)
         return cls(df.persist(), db.n_items)
+
+    def run_pass(self, kernel: Callable, *extra) -> kernels.Partial:
+        return self._run(kernel, *extra)
 
     # one pass: kernel(block, *extra) on every block, partials summed by key
     def _run(self, kernel: Callable, *extra) -> kernels.Partial:
@@ -321,9 +325,15 @@ class SparkTransactions(TransactionData):
         order = np.lexsort((k1, k0))
         return k0[order], k1[order], c[order]
 
+    def length_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._lengths is None:
+            lengths, _, counts = self._run(kernels.length_histogram)
+            self._lengths = (lengths, counts)
+        return self._lengths[0].copy(), self._lengths[1].copy()
+
     def summary(self) -> LengthSummary:
         if self._summary is None:
-            lengths, _, counts = self._run(kernels.length_histogram)
+            lengths, counts = self.length_histogram()
             self._summary = LengthSummary(int(counts.sum()), int((lengths * counts).sum()),
                                           int(lengths.max()) if lengths.size else 0)
         return self._summary
