@@ -95,10 +95,14 @@ def run(argv: list[str]) -> dict[str, float]:
 def _argv(command: str, data: Path, out: Path, engine: str, master: str) -> list[str]:
     common = ["--universe", UNIVERSE, "-e", "1", "--seed", "1", "-q", "--force", "--engine", engine,
               "--spark-master", master, "-o", str(out)]
-    if command == "diffpart":  # --level-wise: the loop Spark runs, so the seeded releases must be identical
+    # diffpart: --level-wise, the loop Spark runs, so the seeded releases must be identical
+    if command == "diffpart":  # the default, DiffPart-Prefix
+        return [*dprelease_cmd(), "diffpart", str(data), "--level-wise", *common]
+    if command == "diffpart-faithful":
         return [*dprelease_cmd(), "diffpart", str(data), "--method", "faithful", "--level-wise", *common]
-    if command == "privbasis":
-        return [*dprelease_cmd(), "privbasis", str(data), "-k", "100", "--faithful", *common]
+    if command in ("privbasis", "privbasis-faithful"):  # the default (bounded selection), or the paper's
+        return [*dprelease_cmd(), "privbasis", str(data), "-k", "100", *common,
+                *(["--faithful"] if command == "privbasis-faithful" else [])]
     if command == "tf":
         return [*dprelease_cmd(), "tf", str(data), "-k", "100", "-m", "2", *common]
     raise SystemExit(f"unknown command {command!r}")
@@ -160,7 +164,7 @@ def profile(data: Path, n: int, master: str) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000000,3000000,10000000", help="record counts N (comma-separated)")
-    ap.add_argument("--commands", default="diffpart,privbasis", help="diffpart, privbasis (--faithful), tf")
+    ap.add_argument("--commands", default="diffpart,privbasis", help="diffpart (prefix), diffpart-faithful, privbasis (default), privbasis-faithful, tf")
     ap.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     ap.add_argument("--dir", default=tempfile.gettempdir(), help="scratch folder for the generated files")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
