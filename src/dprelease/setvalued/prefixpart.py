@@ -362,6 +362,8 @@ class _EngineCells:
         self.data, self.rank = data, rank
 
     def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
+        if active_pattern.size == 0:  # every record is in a class already: no pass
+            return np.zeros(0, dtype=np.int64)
         return self.data.prefix_level_counts(self.rank, active_pattern, level)
 
     def advance(self, kept: np.ndarray, ids: np.ndarray) -> None:
