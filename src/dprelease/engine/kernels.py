@@ -102,11 +102,10 @@ def exact_sums(part: Partial, size: int) -> np.ndarray:
     if key.size == 0:
         return out
     scale = 1 << WEIGHT_SHIFT
-    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True])
-    keys, digits, totals = key.tolist(), digit.tolist(), total.tolist()
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        exact = sum(totals[t] << (_DIGIT_BITS * digits[t]) for t in range(a, b))
-        out[keys[a]] = exact / scale
+    keys, at = np.unique(key, return_inverse=True)
+    table = np.zeros((keys.size, _N_DIGITS), dtype=np.int64)
+    np.add.at(table, (at, digit), total)
+    out[keys] = [(a + (b << 24) + (c << 48) + (d << 72)) / scale for a, b, c, d in table.tolist()]
     return out
 
 
@@ -127,10 +126,19 @@ def bounded_item_digits(db: TransactionDB, ell: int) -> Partial:
         raise ValueError("block too large for exact digit sums")
     lengths = db.lengths
     weight = np.minimum(1.0, float(ell) / np.maximum(lengths, 1).astype(np.float64))
-    digits = weight_digits(weight)
-    rows = db.row_ids()
-    return _digit_partial([np.bincount(db.items, weights=digits[rows, j], minlength=db.n_items)
-                           for j in range(_N_DIGITS)])
+    short = weight == 1.0  # records of at most ell items: weight 1, i.e. digits (0, 0, 0, 2^21)
+    whole = np.repeat(short, lengths)
+    sums = [np.zeros(db.n_items, np.int64) for _ in range(_N_DIGITS)]
+    sums[_N_DIGITS - 1] = np.bincount(db.items[whole], minlength=db.n_items).astype(np.int64) << (
+        WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1))
+    if not short.all():
+        long_rows = np.flatnonzero(~short)
+        digits = weight_digits(weight[long_rows])
+        owner = np.repeat(np.arange(long_rows.size), lengths[long_rows])  # occurrences of the long records
+        items = db.items[~whole]
+        for j in range(_N_DIGITS):
+            sums[j] += np.bincount(items, weights=digits[owner, j], minlength=db.n_items).astype(np.int64)
+    return _digit_partial(sums)
 
 
 def _projected(db: TransactionDB, items_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -164,21 +172,26 @@ def bounded_pair_digits(db: TransactionDB, items_sorted: np.ndarray, ell: int) -
     if db.n_records > _MAX_BLOCK:
         raise ValueError("block too large for exact digit sums")
     rows, cols, m = _projected(db, items_sorted)
-    n_pairs = m.astype(np.float64) * (m - 1) / 2.0
-    weight = np.minimum(1.0, float(ell) / np.maximum(n_pairs, 1.0))
     many = np.flatnonzero(m >= 2)  # records with a pair of the items
-    inside = np.isin(rows, many)
-    rows, cols = rows[inside], cols[inside]
-    if rows.size == 0:
+    if many.size == 0:
         return _EMPTY
-    digits = weight_digits(weight[many])
-    at = np.searchsorted(many, rows)  # row among the records with a pair
-    y = sparse.csr_matrix((np.ones(rows.size, np.int64), (at, cols)), shape=(many.size, size))
-    iu, ju = np.triu_indices(size, 1)
-    sums = []
-    for j in range(_N_DIGITS):
-        x = sparse.csr_matrix((digits[at, j], (at, cols)), shape=(many.size, size))
-        sums.append(np.asarray((x.T @ y).toarray())[iu, ju])  # int64 products: exact
+    # a record's weight depends on its m only: count the pairs per (class of m, pair) with one integer product,
+    # then add count x digit of the class's weight (each term < 2^16 * 2^24 per block of 65,536 records: exact)
+    classes, cls = np.unique(m[many], return_inverse=True)
+    digits = weight_digits(np.minimum(1.0, float(ell) / np.maximum(classes.astype(np.float64) * (classes - 1) / 2.0,
+                                                                   1.0)))
+    at = np.searchsorted(many, rows)
+    inside = (at < many.size) & (many[np.minimum(at, many.size - 1)] == rows)
+    at, c = at[inside], cols[inside]
+    y = sparse.csr_matrix((np.ones(at.size, np.int64), (at, c)), shape=(many.size, size))
+    x = sparse.csr_matrix((np.ones(at.size, np.int64), (at, cls[at] * size + c)), shape=(many.size, classes.size * size))
+    z = (x.T @ y).tocoo()
+    k, a_pos, b_pos = z.row // size, z.row % size, z.col
+    upper = a_pos < b_pos
+    k, a_pos, b_pos, v = k[upper], a_pos[upper], b_pos[upper], z.data[upper].astype(np.float64)
+    pair = a_pos * size - a_pos * (a_pos + 1) // 2 + (b_pos - a_pos - 1)  # np.triu_indices order
+    n_pairs = size * (size - 1) // 2
+    sums = [np.bincount(pair, weights=v * digits[k, j], minlength=n_pairs).astype(np.int64) for j in range(_N_DIGITS)]
     return _digit_partial(sums)
 
 

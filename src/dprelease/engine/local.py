@@ -62,7 +62,10 @@ class LocalTransactions(TransactionData):
     def run_pass(self, kernel, *extra) -> kernels.Partial:
         """The kernel block by block (views of the CSR arrays, ``PASS_ROWS`` records each): its temporaries are
         bounded by a block, and the integer partials add up to what Spark's tasks return."""
-        return kernels.merge([kernel(block, *extra) for block in record_views(self.db, PASS_ROWS)])
+        total = kernels.merge([])
+        for block in record_views(self.db, PASS_ROWS):
+            total = kernels.merge([total, kernel(block, *extra)])  # one block's partial at a time beside the sum
+        return total
 
 
 PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
