@@ -315,9 +315,13 @@ class SparkTransactions(TransactionData):
 
         if partials.rdd.getNumPartitions() <= _DIRECT_TASKS:
             table = _collect(partials)
-            return kernels.merge([(table.column("k0").to_numpy().astype(np.int64),
-                                   table.column("k1").to_numpy().astype(np.int64),
-                                   table.column("c").to_numpy().astype(np.int64))])
+            total = kernels.merge([])
+            for batch in table.to_batches():  # a running sum: one task's partial at a time beside it
+                total = kernels.merge([total, (batch.column(0).to_numpy().astype(np.int64),
+                                               batch.column(1).to_numpy().astype(np.int64),
+                                               batch.column(2).to_numpy().astype(np.int64))])
+            del table
+            return total
         table = _collect(partials.groupBy("k0", "k1").agg(F.sum("c").alias("c")))
         k0 = table.column("k0").to_numpy().astype(np.int64)
         k1 = table.column("k1").to_numpy().astype(np.int64)
