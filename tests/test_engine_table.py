@@ -63,11 +63,9 @@ def test_cli_refuses_methods_spark_does_not_run(tmp_path, capsys):
     """Before reading anything (no Spark started): one line, exit 2, nothing written."""
     from dprelease.cli import main
 
-    data = tmp_path / "d.dat"
+    data = tmp_path / "d.dat"  # (diffpart's default, DiffPart-Prefix, runs on Spark now)
     data.write_text("1 2\n2 3\n")
     out = tmp_path / "o.dat"
-    assert main(["diffpart", str(data), "--universe", "1..3", "-e", "1", "--engine", "spark", "-o", str(out)]) == 2
-    assert "add --method faithful" in capsys.readouterr().err
     schema = REPO / "examples" / "adult-schema.yaml"
     for method in (["--method", "diffgen-plus"], ["--method", "diffgen-local", "-H", "3"]):
         assert main(["diffgen", str(data), "--schema", str(schema), "-e", "1", *method, "--engine", "spark",
