@@ -98,10 +98,14 @@ def run(argv: list[str]) -> dict[str, float]:
 def _argv(command: str, data: Path, out: Path, engine: str, master: str) -> list[str]:
     common = ["--universe", UNIVERSE, "-e", "1", "--seed", "1", "-q", "--force", "--engine", engine,
               "--spark-master", master, "-o", str(out)]
-    if command == "diffpart":  # --level-wise: the loop Spark runs, so the seeded releases must be identical
+    # diffpart: --level-wise, the loop Spark runs, so the seeded releases must be identical
+    if command == "diffpart":  # the default, DiffPart-Prefix
+        return [*dprelease_cmd(), "diffpart", str(data), "--level-wise", *common]
+    if command == "diffpart-faithful":
         return [*dprelease_cmd(), "diffpart", str(data), "--method", "faithful", "--level-wise", *common]
-    if command == "privbasis":
-        return [*dprelease_cmd(), "privbasis", str(data), "-k", "100", "--faithful", *common]
+    if command in ("privbasis", "privbasis-faithful"):  # the default (bounded selection), or the paper's
+        return [*dprelease_cmd(), "privbasis", str(data), "-k", "100", *common,
+                *(["--faithful"] if command == "privbasis-faithful" else [])]
     if command == "tf":
         return [*dprelease_cmd(), "tf", str(data), "-k", "100", "-m", "2", *common]
     raise SystemExit(f"unknown command {command!r}")
@@ -208,7 +212,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000000,3000000,10000000", help="record counts N (comma-separated)")
     ap.add_argument("--commands", default="diffpart,privbasis",
-                    help="diffpart, privbasis (--faithful), tf, stream (IncTDPart: N records cut into "
+                    help="diffpart (prefix), diffpart-faithful, privbasis (default), privbasis-faithful, tf, "
+                         "stream (IncTDPart: N records cut into "
                          "--stream-appends batches, one `stream append` each; time summed over the appends)")
     ap.add_argument("--stream-epsilon", type=float, default=1.0,
                     help="stream: the whole stream's epsilon (paper accounting, U = appends - 1; default 1)")

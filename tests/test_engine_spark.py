@@ -1,5 +1,6 @@
 """--engine spark against --engine local (issue 11, section 2): the same exact aggregates, and with a seed the
-same release, byte for byte, for DiffPart, PrivBasis and TF on samples of MSNBC, retail and mushroom.
+same release, byte for byte, for DiffPart (faithful and prefix), PrivBasis (default and faithful) and TF on samples
+of MSNBC, retail and mushroom.
 
 One SparkSession on local[2] for the whole module (its start-up, 30-45 s on a loaded machine, dominates);
 skipped with the reason where pyspark or Java is absent. The standalone-cluster test is slow-marked.
@@ -30,10 +31,11 @@ from dprelease.itemsets.tf import tf
 from dprelease.privacy import make_noise
 from dprelease.release import write_set_valued_release
 from dprelease.setvalued import basic, diffpart
+from dprelease.setvalued.prefixpart import prefix_diffpart
 
 from conftest import REPO, dataset
 
-FAITHFUL = PrivBasisParams.faithful()  # the bounded default needs record lengths: local engine only so far
+FAITHFUL = PrivBasisParams.faithful()
 
 
 def _spark_available() -> str | None:
@@ -93,6 +95,18 @@ def test_spark_passes_and_seeded_releases_match_local(spark, tmp_path):
     assert (remote.record_mask_counts()[1:] == local.record_mask_counts()[1:]).all()
     assert top_k_itemsets(remote, 6) == top_k_itemsets(db, 6)
     assert sorted(mine_frequent(remote, 2)) == sorted(mine_frequent(db, 2))
+    # the weighted passes of PrivBasis's default and DiffPart-Prefix: the same bits
+    lengths, counts = remote.length_histogram()
+    assert lengths.tolist() == [1, 2, 3, 5] and counts.tolist() == [2, 3, 1, 1]  # no empty record on Spark
+    for a, b in zip(remote.projected_length_histogram(items), local.projected_length_histogram(items)):
+        assert a.tolist() == b.tolist()
+    for ell in (1, 2, 7):
+        assert remote.bounded_item_sums(ell).tobytes() == local.bounded_item_sums(ell).tobytes()
+        assert remote.bounded_pair_sums(items, ell).tobytes() == local.bounded_pair_sums(items, ell).tobytes()
+    rank = np.array([1, -1, 0, 2, -1])
+    for level, patterns in ((0, [0]), (1, [1, 0]), (2, [1, 3])):
+        assert (remote.prefix_level_counts(rank, np.array(patterns), level).tolist()
+                == local.prefix_level_counts(rank, np.array(patterns), level).tolist())
 
     # 2. seeded releases on samples of the real datasets: byte-identical bodies
     cases = [("msnbc", dataset("msnbc", "msnbc.dat"), 20000, "1..17"),
@@ -110,13 +124,36 @@ def test_spark_passes_and_seeded_releases_match_local(spark, tmp_path):
         b = diffpart(remote, universe, eps, noise=make_noise(seed=11))
         assert _body(a, tmp_path / f"{name}-local.dat") == _body(b, tmp_path / f"{name}-spark.dat"), name
         assert a.n_records > 0 or name == "retail", name  # retail's 16,470 items spread the budget thin
+        # the trie Spark builds (a pass per level: at most 12 levels here, to keep the test short)
+        a = prefix_diffpart(db, universe, 1.0, noise=make_noise(seed=15), level_wise=True, max_items=12)
+        b = prefix_diffpart(remote, universe, 1.0, noise=make_noise(seed=15), max_items=12)
+        assert _body(a, tmp_path / f"{name}-plocal.dat") == _body(b, tmp_path / f"{name}-pspark.dat"), name
+        assert a.n_records > 0, name
         a = privbasis(db, universe, 20, 1.0, noise=make_noise(seed=12), params=FAITHFUL)
         b = privbasis(remote, universe, 20, 1.0, noise=make_noise(seed=12), params=FAITHFUL)
         assert a.itemsets == b.itemsets and a.counts.tolist() == b.counts.tolist(), name
+        k = {"msnbc": 20, "retail": 50, "mushroom": 20}[name]  # msnbc and retail: the bounded selection
+        a = privbasis(db, universe, k, 1.0, noise=make_noise(seed=16))
+        b = privbasis(remote, universe, k, 1.0, noise=make_noise(seed=16))
+        assert a.itemsets == b.itemsets and a.counts.tolist() == b.counts.tolist(), name
+        assert a.trace == b.trace, name
+        if name != "mushroom":
+            assert a.trace["regime"] == "multi-bounded", (name, a.trace["regime"])
         a = tf(db, universe, 20, 1.0, 2, noise=make_noise(seed=13))
         b = tf(remote, universe, 20, 1.0, 2, noise=make_noise(seed=13))
         assert a.itemsets == b.itemsets and a.counts.tolist() == b.counts.tolist(), name
-        if name == "msnbc":
+        if name == "msnbc":  # through the command line: diffpart's default on Spark
+            from dprelease.cli import main
+
+            for command in (["diffpart", "-e", "1"],):  # the command that refused its default on Spark before
+                outs = []
+                for engine in ("local", "spark"):
+                    out = tmp_path / f"cli-{command[0]}-{engine}.out"
+                    extra = ["--level-wise"] if command[0] == "diffpart" and engine == "local" else []
+                    assert main([command[0], str(path), "--universe", spec, *command[1:], *extra, "--seed", "3",
+                                 "--engine", engine, "--spark-master", "local[2]", "-o", str(out), "-q"]) == 0
+                    outs.append(out.read_bytes())
+                assert outs[0] == outs[1], command
             a = basic(db, universe, 1.0, noise=make_noise(seed=14))
             b = basic(remote, universe, 1.0, noise=make_noise(seed=14))
             assert _body(a, tmp_path / "basic-local.dat") == _body(b, tmp_path / "basic-spark.dat")
@@ -200,8 +237,8 @@ def _wait_for_port(port: int, proc: subprocess.Popen, seconds: float) -> None:
 @pytest.mark.slow
 def test_standalone_cluster_runs_diffpart_and_privbasis(tmp_path):
     """A standalone Spark master and two workers on localhost (pyspark's bin/spark-class: the pip package
-    ships no sbin/start-master.sh), ``diffpart`` and ``privbasis --faithful`` through ``--spark-master
-    spark://...``, byte-identical to ``--engine local``; the daemons are stopped at the end."""
+    ships no sbin/start-master.sh), ``diffpart`` (prefix and faithful) and ``privbasis`` (default and ``--faithful``)
+    through ``--spark-master spark://...``, byte-identical to ``--engine local``; the daemons are stopped at the end."""
     reason = _spark_available()
     if reason:
         pytest.skip(reason)
@@ -229,25 +266,20 @@ def test_standalone_cluster_runs_diffpart_and_privbasis(tmp_path):
             daemon("org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
                    "--memory", "1g", "--webui-port", str(_free_port()))
         data = _sample(tmp_path, "msnbc.dat", dataset("msnbc", "msnbc.dat"), 20000)
-        universe = parse_universe_spec("1..17")
-        db, _ = read_transactions(data, universe)
-        # the releases of the local engine, seed 7: DiffPart on the level-wise loop (the one Spark runs)
-        expected = {"diffpart": _body(diffpart(db, universe, 1.0, noise=make_noise(seed=7), level_wise=True),
-                                      tmp_path / "diffpart-expected.dat"),
-                    "privbasis": None}
         exe = [sys.executable, "-m", "dprelease.cli"]
-        for command in (["diffpart", "-e", "1", "--method", "faithful"], ["privbasis", "-k", "20", "-e", "1", "--faithful"]):
+        # DiffPart --level-wise locally: the loop Spark runs; the defaults (prefix, bounded PrivBasis) and the paper's
+        for command in (["diffpart", "-e", "1", "--method", "faithful", "--level-wise"],
+                        ["diffpart", "-e", "1", "--level-wise"], ["privbasis", "-k", "20", "-e", "1", "--faithful"],
+                        ["privbasis", "-k", "20", "-e", "1"]):
             bodies = []
             for engine in ("local", "spark"):
-                out = tmp_path / f"{command[0]}-{engine}.out"
+                out = tmp_path / f"{command[0]}-{len(command)}-{engine}.out"
                 run = subprocess.run(exe + [command[0], str(data), "--universe", "1..17", *command[1:], "--seed", "7",
                                             "--engine", engine, "--spark-master", url, "-o", str(out), "-q"],
                                      env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
                 assert run.returncode == 0, run.stderr[-2000:]
                 bodies.append(out.read_bytes())
-            if expected[command[0]] is not None:
-                bodies[0] = expected[command[0]]
-            assert bodies[0] == bodies[1], command[0]
+            assert bodies[0] == bodies[1], command
             assert bodies[0].count(b"\n") >= 5
     finally:
         for proc in daemons:

@@ -63,11 +63,9 @@ def test_cli_refuses_methods_spark_does_not_run(tmp_path, capsys):
     """Before reading anything (no Spark started): one line, exit 2, nothing written."""
     from dprelease.cli import main
 
-    data = tmp_path / "d.dat"
+    data = tmp_path / "d.dat"  # (diffpart's default, DiffPart-Prefix, runs on Spark now)
     data.write_text("1 2\n2 3\n")
     out = tmp_path / "o.dat"
-    assert main(["diffpart", str(data), "--universe", "1..3", "-e", "1", "--engine", "spark", "-o", str(out)]) == 2
-    assert "add --method faithful" in capsys.readouterr().err
     schema = REPO / "examples" / "adult-schema.yaml"
     for method in (["--method", "diffgen-plus"], ["--method", "diffgen-local", "-H", "3"]):
         assert main(["diffgen", str(data), "--schema", str(schema), "-e", "1", *method, "--engine", "spark",
@@ -98,3 +96,80 @@ def test_spark_route_lookup_matches_a_dictionary():
         expect = [index.get((int(a), int(b)), -1) for a, b in zip(pid, masks)]
         assert found.tolist() == [e >= 0 for e in expect]
         assert at[found].tolist() == [e for e in expect if e >= 0]
+
+
+# --- the weighted passes of PrivBasis's default and DiffPart-Prefix, on the local engine ---------------------
+
+
+def _random_db(seed: int, n: int = 3000, n_items: int = 40):
+    from dprelease.data.transactions import TransactionDB
+
+    rng = np.random.default_rng(seed)
+    lists = [sorted(rng.choice(n_items, int(rng.integers(0, 18)), replace=False).tolist()) for _ in range(n)]
+    return lists, TransactionDB.from_lists(lists, n_items)
+
+
+def test_local_weighted_passes_equal_numpy_and_are_exact(monkeypatch):
+    from fractions import Fraction
+
+    from dprelease.engine import local as local_engine
+    from dprelease.engine.local import LocalTransactions
+
+    lists, db = _random_db(1, n=1200)
+    data = LocalTransactions(db)
+    lengths, counts = data.length_histogram()
+    hist = np.bincount(db.lengths)
+    assert lengths.tolist() == np.flatnonzero(hist).tolist() and counts.tolist() == hist[hist > 0].tolist()
+    F = np.array([0, 3, 4, 9, 17, 22, 31])
+    m = np.array([len(set(t) & set(F.tolist())) for t in lists])
+    hist_m = np.bincount(m)
+    got_m, got_c = data.projected_length_histogram(F)
+    assert got_m.tolist() == [v for v in range(1, hist_m.size) if hist_m[v]] and got_c.tolist() == [
+        int(c) for c in hist_m[1:] if c]
+
+    for ell in (1, 3, 5):
+        sums = data.bounded_item_sums(ell)
+        weight = np.minimum(1.0, ell / np.maximum(db.lengths, 1))
+        np.testing.assert_allclose(sums, np.bincount(db.items, weights=weight[db.row_ids()], minlength=db.n_items),
+                                   rtol=1e-13)
+        for item in (0, 7, 39):  # the float nearest the exact sum of the float weights
+            exact = sum((Fraction(float(weight[r])) for r, t in enumerate(lists) if item in t), Fraction(0))
+            assert sums[item] == float(exact)
+        pairs = data.bounded_pair_sums(F, ell)
+        pw = np.minimum(1.0, ell / np.maximum(m * (m - 1) / 2.0, 1.0))
+        iu, ju = np.triu_indices(F.size, 1)
+        for t, (a, b) in enumerate(zip(iu.tolist(), ju.tolist())):
+            exact = sum((Fraction(float(pw[r])) for r, rec in enumerate(lists) if F[a] in rec and F[b] in rec),
+                        Fraction(0))
+            assert pairs[t] == float(exact)
+        # the same bits whatever the blocks (Spark's partitions and tasks add partials in any order)
+        for rows in (97, 1000):
+            monkeypatch.setattr(local_engine, "PASS_ROWS", rows)
+            assert data.bounded_item_sums(ell).tobytes() == sums.tobytes()
+            assert data.bounded_pair_sums(F, ell).tobytes() == pairs.tobytes()
+        monkeypatch.undo()
+
+
+def test_prefix_trie_levelwise_equals_in_memory_build():
+    """The engine passes of DiffPart-Prefix (one per level) give the in-memory build's counts: the same trie and
+    the same records per class (the weighted supports are given to both, so the draws match)."""
+    from dprelease.engine.local import LocalTransactions
+    from dprelease.privacy import BudgetAccountant
+    from dprelease.setvalued import prefixpart
+
+    _, db = _random_db(2, n=4000, n_items=30)
+    data = LocalTransactions(db)
+    trees = []
+    for levelwise in (False, True):
+        scope = BudgetAccountant(2.0).root()
+        kw = dict(scope=scope, noise=make_noise(seed=4), record_bound=5, max_items=12)
+        if levelwise:
+            tree, node_counts = prefixpart.build_prefix_tree_levelwise(data, 30, 1.0, 1.0, **kw)
+        else:
+            tree, record_class = prefixpart.build_prefix_tree(db, 30, 1.0, 1.0, **kw)
+            node_counts = np.bincount(record_class[record_class >= 0], minlength=tree.n_nodes)
+        trees.append((tree, node_counts))
+    (a, ca), (b, cb) = trees
+    assert a.F.tolist() == b.F.tolist() and a.pattern.tolist() == b.pattern.tolist() and a.n_nodes > 20
+    assert a.is_class.tolist() == b.is_class.tolist() and ca.tolist() == cb.tolist()
+    assert ca.sum() == int((db.lengths > 0).sum())

@@ -78,7 +78,7 @@ def _note_release_size(args: argparse.Namespace, release, what: str) -> None:
 METHODS = ("prefix", "faithful")
 DEFAULT_METHOD = "prefix"
 # options of one method only (default None: "not given"); giving one with the other method is an error
-_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard", "level_wise")
+_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
 _PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
 
 
@@ -114,9 +114,6 @@ def _run_diffpart(args: argparse.Namespace) -> int:
     from ..setvalued.prefixpart import prefix_diffpart
 
     _check_method_options(args)
-    if getattr(args, "engine", "local") != "local" and args.method != "faithful":
-        raise ParameterError(f"--engine {args.engine} runs --method faithful only (--method {args.method} needs the "
-                             f"records in memory): add --method faithful")
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     faithful = args.method == "faithful"
     declared = _declared_universe(args.universe)
@@ -135,7 +132,8 @@ def _run_diffpart(args: argparse.Namespace) -> int:
                                progress=not args.quiet, level_wise=True if args.level_wise else None)
         else:
             kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
-            release = prefix_diffpart(db, universe, args.epsilon, noise=noise, **kw)
+            release = prefix_diffpart(db, universe, args.epsilon, noise=noise,
+                                      level_wise=True if args.level_wise else None, **kw)
     _note_release_size(args, release, "diffpart")
     with timed(args, "write"):
         paths = write_set_valued_release(release, args.output)
@@ -284,11 +282,6 @@ def _diffpart_options(p: argparse.ArgumentParser) -> None:
                    help="termination guard: where sub-partitions partition again, at most X (> 0) empty ones are "
                         f"expected to pass (default {DEFAULT_BRANCHING_BOUND}; the paper's thresholds can make "
                         "the number of empty partitions explode, e.g. on mushroom)")
-    g.add_argument("--level-wise", action="store_true",
-                   help="grow the partition tree one level at a time, one data pass per level: the loop --engine "
-                        "spark runs, so a seeded release here equals --engine spark's byte for byte (default: off on "
-                        "--engine local, which runs the one partition loop: the same distribution, another order of "
-                        "draws; always on with --engine spark)")
     g.add_argument("--no-branching-guard", action="store_true",
                    help="the paper's thresholds exactly (may not terminate on universes with many height-1 nodes); "
                         "default: off (the guard is on)")
@@ -329,6 +322,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"method (--fanout, --c1, --c2, --spurious-bound, --branching-bound, --no-branching-guard) "
                         f"is given")
     _prefix_options(p)
+    p.add_argument("--level-wise", action="store_true",
+                   help="grow the partition tree (faithful) or the prefix trie (prefix) one level at a time, one data "
+                        "pass per level, summing weighted supports exactly: what --engine spark runs, so a seeded "
+                        "release here equals --engine spark's byte for byte (default: off on --engine local, which "
+                        "follows the records in memory: the same distribution; for faithful another order of draws; "
+                        "always on with --engine spark)")
     _diffpart_options(p)
     add_universe(p)
     add_seed(p)

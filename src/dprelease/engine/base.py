@@ -118,6 +118,60 @@ class TransactionData(ABC):
     def partitioner(self) -> Partitioner:
         """A fresh DiffPart partitioner whose root holds every non-empty record."""
 
+    # --- passes written once over :meth:`run_pass` (a kernel of :mod:`dprelease.engine.kernels`) ---------
+
+    def run_pass(self, kernel, *extra) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``kernel(block, *extra)`` on every block of records, partials added by key, sorted by key."""
+        raise NotImplementedError(f"{type(self).__name__} runs no kernel passes")
+
+    def length_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the record lengths that occur, ascending; the number of records of each length)."""
+        from . import kernels
+
+        lengths, _, counts = self.run_pass(kernels.length_histogram)
+        return lengths, counts
+
+    def projected_length_histogram(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(each m >= 1 that occurs as m = |t & items|, ascending; the number of records with that m)."""
+        from . import kernels
+
+        m, _, counts = self.run_pass(kernels.projected_length_histogram, np.sort(np.asarray(items, np.int64)))
+        return m, counts
+
+    def bounded_item_sums(self, ell: int) -> np.ndarray:
+        """Per item, the sum over its records t of min(1, ell/|t|) (float64, the float nearest the exact sum:
+        the same bits on every engine)."""
+        from . import kernels
+
+        return kernels.exact_sums(self.run_pass(kernels.bounded_item_digits, int(ell)), self.n_items)
+
+    def bounded_pair_sums(self, items: np.ndarray, ell: int) -> np.ndarray:
+        """Per pair of ``items`` (sorted; ``np.triu_indices`` order), the sum over the records t holding both of
+        min(1, ell/C(|t & items|, 2)); exact as :meth:`bounded_item_sums`."""
+        from . import kernels
+
+        items = np.asarray(items, dtype=np.int64)
+        n_pairs = items.size * (items.size - 1) // 2
+        return kernels.exact_sums(self.run_pass(kernels.bounded_pair_digits, items, int(ell)), n_pairs)
+
+    def prefix_level_counts(self, rank: np.ndarray, patterns: np.ndarray, level: int) -> np.ndarray:
+        """DiffPart-Prefix, level ``level`` of the trie: for the kept cells with prefix ``patterns`` (item-rank
+        bits below ``level``), the non-empty records per (cell, bit ``level``), as the vector 2*cell + bit."""
+        from . import kernels
+
+        patterns = np.asarray(patterns, dtype=np.int64)
+        order = np.argsort(patterns, kind="stable")
+        part = self.run_pass(kernels.prefix_cells, np.asarray(rank, np.int64), patterns[order], order, int(level))
+        out = np.zeros(2 * patterns.size, dtype=np.int64)
+        np.add.at(out, part[0] * 2 + part[1], part[2])
+        return out
+
+    def prefix_class_counts(self, tree) -> np.ndarray:
+        """DiffPart-Prefix: the non-empty records per node of the final trie (non-zero at class nodes only)."""
+        from . import kernels
+
+        return kernels.dense(self.run_pass(kernels.prefix_classes, tree), tree.n_nodes)
+
     def close(self) -> None:
         """Release cached data."""
         return None

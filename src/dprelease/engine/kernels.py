@@ -14,7 +14,9 @@ import numpy as np
 from ..data.transactions import TransactionDB
 
 __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_supports", "pair_counts", "basis_bins",
-           "itemset_supports", "record_masks", "range_child_masks", "level_masks", "dense"]
+           "itemset_supports", "record_masks", "range_child_masks", "level_masks", "dense", "weight_digits",
+           "exact_sums", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "prefix_cells",
+           "prefix_classes", "WEIGHT_SHIFT"]
 
 # (k0, k1, count): int64 arrays of one length; k1 is zeros for one-key aggregates.
 Partial = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -58,6 +60,166 @@ def item_supports(db: TransactionDB) -> Partial:
 def length_histogram(db: TransactionDB) -> Partial:
     """Records per record length (N, the item occurrences and the longest record follow from it)."""
     return _one_key(np.bincount(db.lengths)) if db.n_records else _EMPTY
+
+
+# --- exact sums of weights (PrivBasis's bounded selection, DiffPart-Prefix's item order) ---------------------
+#
+# A record's weight w = min(1, l/len) is a float64 in [2^-40, 1], so w * 2^WEIGHT_SHIFT is an integer below 2^94:
+# its four base-2^24 digits are summed as integers per key (exact, whatever the partitioning and the order of
+# the additions), and :func:`exact_sums` turns each key's integer total into the float64 nearest to the true sum.
+# Both engines run this path, so their weighted sums agree bit for bit.
+
+WEIGHT_SHIFT = 93
+_DIGIT_BITS = 24
+_N_DIGITS = 4  # 4 * 24 = 96 bits >= WEIGHT_SHIFT + 1
+_DIGIT_MASK = np.uint64((1 << _DIGIT_BITS) - 1)
+_MAX_BLOCK = 1 << 28  # records per block: a digit sum of a block stays below 2^52 (exact in float64)
+
+
+def weight_digits(w: np.ndarray) -> np.ndarray:
+    """(len(w), 4) int64: the base-2^24 digits of the integer ``w * 2^WEIGHT_SHIFT`` (w in [2^-40, 1])."""
+    w = np.asarray(w, dtype=np.float64)
+    mant, ex = np.frexp(w)
+    m = np.ldexp(mant, 53).astype(np.uint64)  # w = m * 2^(ex - 53), m < 2^53
+    shift = ex.astype(np.int64) - 53 + WEIGHT_SHIFT  # w * 2^S = m << shift
+    if w.size and not (bool((w > 0).all()) and bool((w <= 1).all()) and int(shift.min()) >= 0):
+        raise ValueError("weights must lie in [2^-40, 1]")
+    out = np.empty((w.size, _N_DIGITS), dtype=np.int64)
+    for j in range(_N_DIGITS):
+        r = _DIGIT_BITS * j - shift  # the bit of m where digit j starts (negative: below m's lowest bit)
+        right = m >> np.clip(r, 0, 63).astype(np.uint64)
+        left = m << np.clip(-r, 0, 63).astype(np.uint64)  # wraps past bit 63; only its low 24 bits are kept
+        digit = np.where(r >= 0, np.where(r < 64, right, 0), np.where(-r < _DIGIT_BITS, left, 0))
+        out[:, j] = (digit.astype(np.uint64) & _DIGIT_MASK).astype(np.int64)
+    return out
+
+
+def exact_sums(part: Partial, size: int) -> np.ndarray:
+    """A merged digit partial (key, digit, digit sum) as the float64 sums of ``size`` keys, each the float
+    nearest to its exact total (Python's int division rounds correctly); keys absent sum to 0."""
+    out = np.zeros(size, dtype=np.float64)
+    key, digit, total = part
+    if key.size == 0:
+        return out
+    scale = 1 << WEIGHT_SHIFT
+    keys, at = np.unique(key, return_inverse=True)
+    table = np.zeros((keys.size, _N_DIGITS), dtype=np.int64)
+    np.add.at(table, (at, digit), total)
+    out[keys] = [(a + (b << 24) + (c << 48) + (d << 72)) / scale for a, b, c, d in table.tolist()]
+    return out
+
+
+def _digit_partial(dense_sums: list[np.ndarray]) -> Partial:
+    """Per digit j, a dense vector of digit sums (exact integers held as float64 or int64) -> (key, j, sum)."""
+    parts = []
+    for j, sums in enumerate(dense_sums):
+        keys = np.flatnonzero(sums)
+        parts.append((keys.astype(np.int64), np.full(keys.size, j, np.int64), sums[keys].astype(np.int64)))
+    return merge(parts)
+
+
+def bounded_item_digits(db: TransactionDB, ell: int) -> Partial:
+    """Item sums where record t adds min(1, ell/|t|) to each of its items, as exact digit sums (keyed item, digit)."""
+    if db.n_records == 0:
+        return _EMPTY
+    if db.n_records > _MAX_BLOCK:
+        raise ValueError("block too large for exact digit sums")
+    lengths = db.lengths
+    weight = np.minimum(1.0, float(ell) / np.maximum(lengths, 1).astype(np.float64))
+    short = weight == 1.0  # records of at most ell items: weight 1, i.e. digits (0, 0, 0, 2^21)
+    whole = np.repeat(short, lengths)
+    sums = [np.zeros(db.n_items, np.int64) for _ in range(_N_DIGITS)]
+    sums[_N_DIGITS - 1] = np.bincount(db.items[whole], minlength=db.n_items).astype(np.int64) << (
+        WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1))
+    if not short.all():
+        long_rows = np.flatnonzero(~short)
+        digits = weight_digits(weight[long_rows])
+        owner = np.repeat(np.arange(long_rows.size), lengths[long_rows])  # occurrences of the long records
+        items = db.items[~whole]
+        for j in range(_N_DIGITS):
+            sums[j] += np.bincount(items, weights=digits[owner, j], minlength=db.n_items).astype(np.int64)
+    return _digit_partial(sums)
+
+
+def _projected(db: TransactionDB, items_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, position in ``items_sorted``) of every occurrence of those items, and each record's count m."""
+    local = np.full(db.n_items, -1, dtype=np.int64)
+    local[np.asarray(items_sorted, dtype=np.int64)] = np.arange(len(items_sorted))
+    pos = local[db.items]
+    keep = pos >= 0
+    rows = db.row_ids()[keep].astype(np.int64)
+    return rows, pos[keep], np.bincount(rows, minlength=db.n_records)
+
+
+def projected_length_histogram(db: TransactionDB, items_sorted: np.ndarray) -> Partial:
+    """Records per m = |t & items| >= 1, keyed by m."""
+    if db.n_records == 0:
+        return _EMPTY
+    _, _, m = _projected(db, items_sorted)
+    hist = np.bincount(m)
+    hist[0] = 0
+    return _one_key(hist)
+
+
+def bounded_pair_digits(db: TransactionDB, items_sorted: np.ndarray, ell: int) -> Partial:
+    """Pair sums (pairs of ``items_sorted`` in ``np.triu_indices`` order) where record t adds
+    min(1, ell/C(m, 2)) to each of its pairs, m = |t & items|: exact digit sums keyed (pair index, digit)."""
+    from scipy import sparse
+
+    size = len(items_sorted)
+    if db.n_records == 0 or size < 2:
+        return _EMPTY
+    if db.n_records > _MAX_BLOCK:
+        raise ValueError("block too large for exact digit sums")
+    rows, cols, m = _projected(db, items_sorted)
+    many = np.flatnonzero(m >= 2)  # records with a pair of the items
+    if many.size == 0:
+        return _EMPTY
+    # a record's weight depends on its m only: count the pairs per (class of m, pair) with one integer product,
+    # then add count x digit of the class's weight (each term < 2^16 * 2^24 per block of 65,536 records: exact)
+    classes, cls = np.unique(m[many], return_inverse=True)
+    digits = weight_digits(np.minimum(1.0, float(ell) / np.maximum(classes.astype(np.float64) * (classes - 1) / 2.0,
+                                                                   1.0)))
+    at = np.searchsorted(many, rows)
+    inside = (at < many.size) & (many[np.minimum(at, many.size - 1)] == rows)
+    at, c = at[inside], cols[inside]
+    y = sparse.csr_matrix((np.ones(at.size, np.int64), (at, c)), shape=(many.size, size))
+    x = sparse.csr_matrix((np.ones(at.size, np.int64), (at, cls[at] * size + c)), shape=(many.size, classes.size * size))
+    z = (x.T @ y).tocoo()
+    k, a_pos, b_pos = z.row // size, z.row % size, z.col
+    upper = a_pos < b_pos
+    k, a_pos, b_pos, v = k[upper], a_pos[upper], b_pos[upper], z.data[upper].astype(np.float64)
+    pair = a_pos * size - a_pos * (a_pos + 1) // 2 + (b_pos - a_pos - 1)  # np.triu_indices order
+    n_pairs = size * (size - 1) // 2
+    sums = [np.bincount(pair, weights=v * digits[k, j], minlength=n_pairs).astype(np.int64) for j in range(_N_DIGITS)]
+    return _digit_partial(sums)
+
+
+def prefix_cells(db: TransactionDB, rank: np.ndarray, patterns: np.ndarray, order: np.ndarray, level: int) -> Partial:
+    """DiffPart-Prefix, one level of the trie: the non-empty records whose first ``level`` bits (item ranks) equal
+    one of the kept cells' ``patterns`` (sorted; ``order[i]`` is pattern i's position among the cells), counted
+    by (that position, the record's bit ``level``)."""
+    from ..setvalued.prefixpart import item_masks
+
+    nonempty = np.flatnonzero(db.lengths > 0)
+    if nonempty.size == 0 or patterns.size == 0:
+        return _EMPTY
+    masks = item_masks(db, rank)[nonempty]
+    low = masks & np.int64((1 << level) - 1)
+    at = np.minimum(np.searchsorted(patterns, low), patterns.size - 1)
+    found = patterns[at] == low
+    pos = np.asarray(order, dtype=np.int64)[at[found]]
+    bit = (masks[found] >> np.int64(level)) & 1
+    return merge([(pos, bit.astype(np.int64), np.ones(pos.size, np.int64))])
+
+
+def prefix_classes(db: TransactionDB, tree) -> Partial:
+    """DiffPart-Prefix: records per class node of the final trie (``PrefixTree.classes_of``), keyed by node id."""
+    if db.n_records == 0:
+        return _EMPTY
+    node = tree.classes_of(db)
+    node = node[node >= 0]
+    return _one_key(np.bincount(node, minlength=1)) if node.size else _EMPTY
 
 
 def pair_supports(db: TransactionDB, items: np.ndarray) -> Partial:

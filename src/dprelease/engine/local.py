@@ -59,6 +59,25 @@ class LocalTransactions(TransactionData):
     def partitioner(self) -> "LocalPartitioner":
         return LocalPartitioner(self.db)
 
+    def run_pass(self, kernel, *extra) -> kernels.Partial:
+        """The kernel block by block (views of the CSR arrays, ``PASS_ROWS`` records each): its temporaries are
+        bounded by a block, and the integer partials add up to what Spark's tasks return."""
+        total = kernels.merge([])
+        for block in record_views(self.db, PASS_ROWS):
+            total = kernels.merge([total, kernel(block, *extra)])  # one block's partial at a time beside the sum
+        return total
+
+
+PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
+
+
+def record_views(db: TransactionDB, rows: int):
+    """Consecutive blocks of ``rows`` records as databases sharing ``db``'s item array."""
+    for lo in range(0, db.n_records, rows):
+        hi = min(db.n_records, lo + rows)
+        offsets = db.offsets[lo : hi + 1]
+        yield TransactionDB(offsets - offsets[0], db.items[int(offsets[0]) : int(offsets[-1])], db.n_items)
+
 
 class LocalPartitioner(Partitioner):
     """Partitions as arrays of row ids (int32 when N < 2^31), reordered by child mask at each level."""

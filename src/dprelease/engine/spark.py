@@ -281,6 +281,7 @@ class SparkTransactions(TransactionData):
         self.n_items = int(n_items)
         self._summary: LengthSummary | None = None
         self._supports: np.ndarray | None = None
+        self._lengths: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def from_db(cls, db: TransactionDB, master: str | None = None, partitions: int = 2) -> "SparkTransactions":
@@ -292,6 +293,9 @@ class SparkTransactions(TransactionData):
         table = pa.table({"items": _list_column(lengths[lengths > 0], db.items)})
         df = spark.createDataFrame(table).repartition(partitions)
         return cls(df.persist(), db.n_items)
+
+    def run_pass(self, kernel: Callable, *extra) -> kernels.Partial:
+        return self._run(kernel, *extra)
 
     # one pass: kernel(block, *extra) on every block, partials summed by key
     def _run(self, kernel: Callable, *extra) -> kernels.Partial:
@@ -311,9 +315,13 @@ class SparkTransactions(TransactionData):
 
         if partials.rdd.getNumPartitions() <= _DIRECT_TASKS:
             table = _collect(partials)
-            return kernels.merge([(table.column("k0").to_numpy().astype(np.int64),
-                                   table.column("k1").to_numpy().astype(np.int64),
-                                   table.column("c").to_numpy().astype(np.int64))])
+            total = kernels.merge([])
+            for batch in table.to_batches():  # a running sum: one task's partial at a time beside it
+                total = kernels.merge([total, (batch.column(0).to_numpy().astype(np.int64),
+                                               batch.column(1).to_numpy().astype(np.int64),
+                                               batch.column(2).to_numpy().astype(np.int64))])
+            del table
+            return total
         table = _collect(partials.groupBy("k0", "k1").agg(F.sum("c").alias("c")))
         k0 = table.column("k0").to_numpy().astype(np.int64)
         k1 = table.column("k1").to_numpy().astype(np.int64)
@@ -321,9 +329,15 @@ class SparkTransactions(TransactionData):
         order = np.lexsort((k1, k0))
         return k0[order], k1[order], c[order]
 
+    def length_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._lengths is None:
+            lengths, _, counts = self._run(kernels.length_histogram)
+            self._lengths = (lengths, counts)
+        return self._lengths[0].copy(), self._lengths[1].copy()
+
     def summary(self) -> LengthSummary:
         if self._summary is None:
-            lengths, _, counts = self._run(kernels.length_histogram)
+            lengths, counts = self.length_histogram()
             self._summary = LengthSummary(int(counts.sum()), int((lengths * counts).sum()),
                                           int(lengths.max()) if lengths.size else 0)
         return self._summary

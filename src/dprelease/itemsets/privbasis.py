@@ -40,6 +40,8 @@ __all__ = [
     "private_quantile",
     "quantile_quality",
     "pair_contributions",
+    "pair_contribution_counts",
+    "private_quantile_counts",
     "bounded_item_counts",
     "bounded_pair_counts",
     "select_by_threshold",
@@ -254,53 +256,64 @@ def private_quantile(values: np.ndarray, q: float, max_value: int, epsilon: floa
     return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
 
 
-def quantile_quality(values: np.ndarray, q: float, max_value: int) -> np.ndarray:
-    """The quality of :func:`private_quantile` for l = 1..max_value (docstring there)."""
+def private_quantile_counts(values: np.ndarray, counts: np.ndarray, q: float, max_value: int, epsilon: float, *,
+                            scope: BudgetScope, noise: NoiseSource, label: str) -> int:
+    """:func:`private_quantile` of the records given as a histogram: ``counts[i]`` records of value ``values[i]``
+    (an engine's grouped count); the same quality, so the same draw."""
+    quality = quantile_quality(values, q, max_value, counts=counts)
+    return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
+
+
+def quantile_quality(values: np.ndarray, q: float, max_value: int, counts: np.ndarray | None = None) -> np.ndarray:
+    """The quality of :func:`private_quantile` for l = 1..max_value (docstring there); with ``counts``, value
+    ``values[i]`` stands for ``counts[i]`` records."""
     max_value = max(1, int(max_value))
     v = np.minimum(np.asarray(values, dtype=np.int64), max_value + 1)
-    at_most = np.cumsum(np.bincount(v, minlength=max_value + 2)).astype(np.float64)  # at_most[j] = A(j)
-    target = q * float(v.size)
+    if counts is None:
+        hist, n = np.bincount(v, minlength=max_value + 2), v.size
+    else:
+        counts = np.asarray(counts, dtype=np.int64)
+        hist = np.zeros(max_value + 2, dtype=np.int64)
+        np.add.at(hist, v, counts)
+        n = int(counts.sum())
+    at_most = np.cumsum(hist).astype(np.float64)  # at_most[j] = A(j)
+    target = q * float(n)
     below = np.maximum(0.0, target - at_most[1 : max_value + 1])  # A(l) short of q*n
     above = np.maximum(0.0, at_most[0:max_value] - target)  # A(l - 1) already past q*n
     return -(below + above)
 
 
-def bounded_item_counts(db: TransactionDB, ell: int) -> np.ndarray:
-    """Item counts where record t adds min(1, ell/|t|) to each of its items: L1 contribution <= ell."""
-    weight = np.minimum(1.0, float(ell) / np.maximum(db.lengths, 1).astype(np.float64))
-    return np.bincount(db.items, weights=weight[db.row_ids()], minlength=db.n_items)
+def bounded_item_counts(db: TransactionDB | TransactionData, ell: int) -> np.ndarray:
+    """Item counts where record t adds min(1, ell/|t|) to each of its items: L1 contribution <= ell. Summed
+    exactly and rounded once (:meth:`TransactionData.bounded_item_sums`), so every engine gives the same bits."""
+    from ..engine.local import as_transaction_data
+
+    return as_transaction_data(db).bounded_item_sums(ell)
 
 
-def _projected(db: TransactionDB, items_sorted: np.ndarray):
-    local = np.full(db.n_items, -1, dtype=np.int64)
-    local[items_sorted] = np.arange(items_sorted.size)
-    pos = local[db.items]
-    keep = pos >= 0
-    rows = db.row_ids()[keep]
-    m = np.bincount(rows, minlength=db.n_records)
-    return rows, pos[keep], m
+def pair_contribution_counts(db: TransactionDB | TransactionData, items_sorted: np.ndarray
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """The values C(|t & F|, 2) >= 1 of the records t with at least two items of F, as (value, records) pairs."""
+    from ..engine.local import as_transaction_data
+
+    m, counts = as_transaction_data(db).projected_length_histogram(items_sorted)
+    keep = m >= 2
+    return m[keep] * (m[keep] - 1) // 2, counts[keep]
 
 
-def pair_contributions(db: TransactionDB, items_sorted: np.ndarray) -> np.ndarray:
-    """C(|t & F|, 2) for every record t with at least two items of F (its number of pairs of F)."""
-    _, _, m = _projected(db, items_sorted)
-    m = m[m >= 2].astype(np.int64)
-    return m * (m - 1) // 2
+def pair_contributions(db: TransactionDB | TransactionData, items_sorted: np.ndarray) -> np.ndarray:
+    """C(|t & F|, 2) for every record t with at least two items of F (its number of pairs of F), in ascending
+    order."""
+    values, counts = pair_contribution_counts(db, items_sorted)
+    return np.repeat(values, counts)
 
 
-def bounded_pair_counts(db: TransactionDB, items_sorted: np.ndarray, ell: int) -> np.ndarray:
+def bounded_pair_counts(db: TransactionDB | TransactionData, items_sorted: np.ndarray, ell: int) -> np.ndarray:
     """Counts of the pairs of F (``np.triu_indices`` order) where record t adds min(1, ell/C(|t & F|, 2)) to
-    each of its pairs: L1 contribution <= ell."""
-    from scipy import sparse
+    each of its pairs: L1 contribution <= ell. Exact sums, as :func:`bounded_item_counts`."""
+    from ..engine.local import as_transaction_data
 
-    rows, cols, m = _projected(db, items_sorted)
-    n_pairs = m.astype(np.float64) * (m - 1) / 2.0
-    weight = np.minimum(1.0, float(ell) / np.maximum(n_pairs, 1.0))
-    x = sparse.csr_matrix((weight[rows], (rows, cols)), shape=(db.n_records, items_sorted.size))
-    y = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(db.n_records, items_sorted.size))
-    full = np.asarray((x.T @ y).toarray())
-    iu, ju = np.triu_indices(items_sorted.size, 1)
-    return full[iu, ju]
+    return as_transaction_data(db).bounded_pair_sums(np.asarray(items_sorted, dtype=np.int64), ell)
 
 
 def select_by_threshold(noisy: np.ndarray, threshold: float, cap: int) -> np.ndarray:
@@ -799,20 +812,14 @@ def _steps_2_3(db: TransactionDB | TransactionData, item_counts: np.ndarray, lam
     a23 = params.alpha2 if params.multi_alpha2 is None else params.multi_alpha2  # chosen after the noisy lambda
     rest = a23
     if params.bounded_selection:
-        from .exact import unwrap
-
-        local = unwrap(db)
-        if not isinstance(local, TransactionDB):  # record lengths and weighted passes are local-engine only so far
-            raise ParameterError("PrivBasis's default (bounded selection) runs on the local engine only; with "
-                                 "--engine spark give --faithful (the paper's selection)")
-        db = local
         # l1: private quantile of the record lengths (bound_alpha * eps). Sparse records (l1 < lambda): a Laplace
         # vector of all item counts, each record adding at most l1 in all, is less noisy than lambda rounds of
         # the exponential mechanism (scale l1/eps against lambda/eps).
         eps_b = params.bound_alpha * eps
         # Candidates 1..lambda (public after step 1): any l1 above 2/3 lambda leads to the same choice.
-        ell1 = private_quantile(db.lengths, params.bound_quantile, lam, eps_b, scope=scope, noise=noise,
-                                label="PrivBasis step 2a: item contribution bound l1 (bound_alpha)")
+        lengths, n_of_length = db.length_histogram()  # one engine pass (the quality needs only the histogram)
+        ell1 = private_quantile_counts(lengths, n_of_length, params.bound_quantile, lam, eps_b, scope=scope,
+                                       noise=noise, label="PrivBasis step 2a: item contribution bound l1 (bound_alpha)")
         split["step2a_item_bound"] = eps_b
         rest -= params.bound_alpha
         trace["ell1"] = ell1
@@ -848,7 +855,7 @@ FIRST_SHARE = 0.1  # adaptive bounded selection: share of the items' budget for 
 BOUNDED_ITEM_SHARE = 0.6  # bounded selection: share of the items' and pairs' budget that goes to the items
 
 
-def _bounded_steps(db: TransactionDB, lam: int, k1: int, ell1: int, rest: float, eps: float,
+def _bounded_steps(db: TransactionData, lam: int, k1: int, ell1: int, rest: float, eps: float,
                    params: PrivBasisParams, scope: BudgetScope, noise: NoiseSource, split: dict[str, object],
                    trace: dict[str, object]) -> tuple[np.ndarray, list[tuple[int, int]], float]:
     """Steps 2-3 for short records, with at most ``rest * eps``; returns F, P and the share actually spent.
@@ -894,9 +901,10 @@ def _bounded_steps(db: TransactionDB, lam: int, k1: int, ell1: int, rest: float,
     theta = float(noisy_items[F[-1]])
     F_sorted = np.sort(F)
     n_pairs = F_sorted.size * (F_sorted.size - 1) // 2
-    ell2 = private_quantile(pair_contributions(db, F_sorted), params.bound_quantile, max(1, min(n_pairs, k1)),
-                            eps_b, scope=scope, noise=noise,
-                            label="PrivBasis step 3a: pair contribution bound l2 (bound_alpha)")
+    contributions, n_of_contribution = pair_contribution_counts(db, F_sorted)
+    ell2 = private_quantile_counts(contributions, n_of_contribution, params.bound_quantile,
+                                   max(1, min(n_pairs, k1)), eps_b, scope=scope, noise=noise,
+                                   label="PrivBasis step 3a: pair contribution bound l2 (bound_alpha)")
     if margin is not None and theta > 0:
         eps_pairs = min(eps_pairs, margin * ell2 / theta)
     noisy_pairs = noisy_values(bounded_pair_counts(db, F_sorted, ell2), eps_pairs, sensitivity=float(ell2),

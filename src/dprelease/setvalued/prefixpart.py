@@ -47,6 +47,7 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine.base import TransactionData
 from .. import limits
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, noisy_values
@@ -56,7 +57,7 @@ from ..release import SetValuedRelease, build_manifest, records_run_start, relea
 __all__ = [
     "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
     "DEFAULT_STRUCTURE_SHARE", "DEFAULT_RECORD_BOUND", "DEFAULT_BETA", "DEFAULT_THETA", "DEFAULT_MERGE_BELOW",
-    "item_masks", "PrefixTree", "build_prefix_tree",
+    "item_masks", "PrefixTree", "build_prefix_tree", "build_prefix_tree_levelwise",
 ]
 
 MAX_PREFIX_ITEMS = 62  # records are int64 bit masks over F
@@ -133,9 +134,24 @@ def prefix_diffpart(
     merge_below: float = DEFAULT_MERGE_BELOW,
     selection_false: float = DEFAULT_SELECTION_FALSE,
     keep_trace: bool = False,
+    level_wise: bool | None = None,
 ) -> SetValuedRelease:
-    """Sanitize ``db`` under ``epsilon``-DP with DiffPart-Prefix (module docstring); returns the release."""
+    """Sanitize ``db`` under ``epsilon``-DP with DiffPart-Prefix (module docstring); returns the release.
+
+    ``db`` is an in-memory database or an engine's data (:mod:`dprelease.engine`). ``level_wise`` (default: only
+    when ``db`` lives on another engine, e.g. Spark) builds the trie with one engine pass per level
+    (:func:`build_prefix_tree_levelwise`); with a seed it gives the same release on every engine. The in-memory
+    build follows the records down the trie instead; the two differ only in how the weighted supports are summed
+    (exactly there, in record order here), i.e. in their last bits."""
+    from ..engine.local import LocalTransactions, as_transaction_data
+
     B = _validate(epsilon, selection_share, structure_share, record_bound, max_items, beta, theta, merge_below)
+    if level_wise is None:
+        level_wise = not isinstance(db, (TransactionDB, LocalTransactions))
+    if isinstance(db, LocalTransactions) and not level_wise:
+        db = db.db
+    elif level_wise:
+        db = as_transaction_data(db)
     if db.n_items != universe.size:
         raise ParameterError("the database and the universe disagree on the number of items")
     n = universe.size
@@ -146,14 +162,18 @@ def prefix_diffpart(
     eps_counts = B - eps_order - eps_tree  # the three add up to B on every chain
 
     trace: list[PrefixLevel] = []
-    tree, record_class = build_prefix_tree(
-        db, n, eps_order, eps_tree, scope=scope, noise=noise, record_bound=record_bound, max_items=max_items,
-        beta=beta, theta=theta, selection_false=selection_false, trace=trace if keep_trace else None)
+    options = dict(scope=scope, noise=noise, record_bound=record_bound, max_items=max_items, beta=beta, theta=theta,
+                   selection_false=selection_false, trace=trace if keep_trace else None)
+    if level_wise:
+        tree, node_counts = build_prefix_tree_levelwise(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
+    else:
+        tree, record_class = build_prefix_tree(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
+        node_counts = np.bincount(record_class[record_class >= 0], minlength=tree.n_nodes)
     m = tree.m
 
     # 3. counts of the disjoint classes (sensitivity 1), then post-processing
     classes = np.flatnonzero(tree.is_class)
-    true_counts = np.bincount(record_class[record_class >= 0], minlength=tree.n_nodes)[classes]
+    true_counts = node_counts[classes]
     released = noisy_counts(true_counts, eps_counts, scope=scope, noise=noise, label="class counts")
     total = np.zeros(tree.n_nodes, dtype=np.int64)
     total[classes] = released
@@ -265,6 +285,38 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
     lengths = db.lengths
     weights = np.minimum(1.0, record_bound / np.maximum(lengths, 1))
     supports = np.bincount(db.items, weights=np.repeat(weights, lengths), minlength=n_items)
+    F, noisy_support = _item_order(supports, n_items, eps_order, scope=scope, noise=noise, record_bound=record_bound,
+                                   max_items=max_items, selection_false=selection_false)
+    rank = np.full(n_items, -1, dtype=np.int64)
+    rank[F] = np.arange(F.size)
+    cells = _RecordCells(db, item_masks(db, rank))
+    tree = _grow_tree(F, noisy_support, n_items, cells, eps_tree, scope=scope, noise=noise, beta=beta, theta=theta,
+                      trace=trace)
+    return tree, cells.record_class
+
+
+def build_prefix_tree_levelwise(data: TransactionData, n_items: int, eps_order: float, eps_tree: float, *,
+                                scope: BudgetScope, noise: NoiseSource, record_bound: int = DEFAULT_RECORD_BOUND,
+                                max_items: int = DEFAULT_MAX_ITEMS, beta: float = DEFAULT_BETA,
+                                theta: int = DEFAULT_THETA, selection_false: float = DEFAULT_SELECTION_FALSE,
+                                trace: list[PrefixLevel] | None = None) -> tuple[PrefixTree, np.ndarray]:
+    """:func:`build_prefix_tree` with its data passes on an engine (:mod:`dprelease.engine`): the weighted supports
+    are one pass (summed exactly, :meth:`TransactionData.bounded_item_sums`), each level's cell counts one pass
+    (:meth:`TransactionData.prefix_level_counts`), and the records per class one more. The same counts reach the
+    same mechanisms in the same order on every engine. Returns the tree and the records per node."""
+    supports = data.bounded_item_sums(record_bound)
+    F, noisy_support = _item_order(supports, n_items, eps_order, scope=scope, noise=noise, record_bound=record_bound,
+                                   max_items=max_items, selection_false=selection_false)
+    rank = np.full(n_items, -1, dtype=np.int64)
+    rank[F] = np.arange(F.size)
+    tree = _grow_tree(F, noisy_support, n_items, _EngineCells(data, rank), eps_tree, scope=scope, noise=noise,
+                      beta=beta, theta=theta, trace=trace)
+    return tree, data.prefix_class_counts(tree)
+
+
+def _item_order(supports: np.ndarray, n_items: int, eps_order: float, *, scope: BudgetScope, noise: NoiseSource,
+                record_bound: int, max_items: int, selection_false: float) -> tuple[np.ndarray, np.ndarray]:
+    """Step 1: the noisy weighted supports and F, the frequent items in noisy-support order."""
     noisy_support = noisy_values(supports, eps_order, scope=scope, noise=noise, label="weighted item supports",
                                  sensitivity=float(record_bound))
     order = np.argsort(-noisy_support, kind="stable")  # ties by item id: public
@@ -272,13 +324,60 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
         cutoff = (record_bound / eps_order) * math.log(n_items / (2.0 * selection_false))
         order = order[:max_items]
         order = order[noisy_support[order] >= cutoff]
-    F = order.astype(np.int64)
-    m = int(F.size)
-    rank = np.full(n_items, -1, dtype=np.int64)
-    rank[F] = np.arange(m)
-    masks = item_masks(db, rank)
+    return order.astype(np.int64), noisy_support
 
-    # 2. structure: a binary trie over F, PrivTree decisions (one charge for the whole tree)
+
+class _RecordCells:
+    """The records of an in-memory database followed down the trie (each record's current cell)."""
+
+    def __init__(self, db: TransactionDB, masks: np.ndarray):
+        self.masks = masks
+        # an empty record holds no item, so it belongs to no class (as in DiffPart; issue 8, defect 10)
+        self.alive = np.flatnonzero(db.lengths > 0).astype(np.int64)
+        self.alive_pos = np.zeros(self.alive.size, dtype=np.int64)  # index into the active cells
+        self.record_class = np.full(db.n_records, -1, dtype=np.int64)
+        self._cell = np.zeros(0, dtype=np.int64)
+
+    def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
+        bit = (self.masks[self.alive] >> np.int64(level)) & 1
+        self._cell = self.alive_pos * 2 + bit
+        return np.bincount(self._cell, minlength=2 * active_pattern.size)
+
+    def advance(self, kept: np.ndarray, ids: np.ndarray) -> None:
+        cell = self._cell
+        ok = kept[cell]
+        self.record_class[self.alive[~ok]] = ids[cell[~ok]]
+        new_pos = np.full(kept.size, -1, dtype=np.int64)
+        new_pos[kept] = np.arange(int(kept.sum()))
+        self.alive, self.alive_pos = self.alive[ok], new_pos[cell[ok]]
+
+    def finish(self, active: np.ndarray) -> None:
+        self.record_class[self.alive] = active[self.alive_pos]
+
+
+class _EngineCells:
+    """The same counts from an engine: a level's cells are found from the records' item-rank bits (no state)."""
+
+    def __init__(self, data: TransactionData, rank: np.ndarray):
+        self.data, self.rank = data, rank
+
+    def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
+        if active_pattern.size == 0:  # every record is in a class already: no pass
+            return np.zeros(0, dtype=np.int64)
+        return self.data.prefix_level_counts(self.rank, active_pattern, level)
+
+    def advance(self, kept: np.ndarray, ids: np.ndarray) -> None:
+        return None
+
+    def finish(self, active: np.ndarray) -> None:
+        return None
+
+
+def _grow_tree(F: np.ndarray, noisy_support: np.ndarray, n_items: int, cells, eps_tree: float, *, scope: BudgetScope,
+               noise: NoiseSource, beta: float, theta: int, trace: list[PrefixLevel] | None) -> PrefixTree:
+    """Step 2: the binary trie over F, level by level, with PrivTree decisions (one charge for the whole tree);
+    ``cells`` gives each level's cell counts (and follows the records, for an in-memory database)."""
+    m = int(F.size)
     splitter = PrivTreeSplitter(eps_tree, beta=beta, theta=int(theta), scope=scope, noise=noise,
                                 label="prefix structure (PrivTree)")
     # nodes: 0 = root (empty prefix); every tested cell becomes a node (kept: internal; failed: a class)
@@ -290,15 +389,9 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
     n_nodes = 1
     active = np.zeros(1, dtype=np.int64)  # node ids of the kept cells of the last level
     active_pattern = np.zeros(1, dtype=np.int64)
-    # an empty record holds no item, so it belongs to no class (as in DiffPart; issue 8, defect 10)
-    alive = np.flatnonzero(db.lengths > 0).astype(np.int64)
-    alive_pos = np.zeros(alive.size, dtype=np.int64)  # index into `active`
-    record_class = np.full(db.n_records, -1, dtype=np.int64)
     for j in range(m):
         n_cells = 2 * active.size
-        bit = (masks[alive] >> np.int64(j)) & 1
-        cell = alive_pos * 2 + bit
-        counts = np.bincount(cell, minlength=n_cells)
+        counts = cells.counts(j, active_pattern)
         kept = splitter.test(counts, depth=j + 1)
         ids = n_nodes + np.arange(n_cells, dtype=np.int64)  # cells numbered by (parent order, bit): public
         child_rows.append((active, ids[0::2]))
@@ -309,25 +402,20 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
         level_of.append(np.full(n_cells, j + 1, dtype=np.int64))
         is_class.append(~kept)
         n_nodes += n_cells
-        ok = kept[cell]
-        record_class[alive[~ok]] = ids[cell[~ok]]
-        new_pos = np.full(n_cells, -1, dtype=np.int64)
-        new_pos[kept] = np.arange(int(kept.sum()))
-        alive, alive_pos = alive[ok], new_pos[cell[ok]]
+        cells.advance(kept, ids)
         active, active_pattern = ids[kept], cell_pattern[kept]
         if trace is not None:
             trace.append(PrefixLevel(j + 1, int(F[j]), int(n_cells), int(kept.sum())))
     # kept cells of the last level (or the root, if F is empty) are classes too
     flags = np.concatenate(is_class)
     flags[active] = True
-    record_class[alive] = active[alive_pos]
+    cells.finish(active)
     child = np.full((n_nodes, 2), -1, dtype=np.int64)
     for par, first in child_rows:
         child[par, 0] = first
         child[par, 1] = first + 1
-    tree = PrefixTree(F, int(n_items), np.concatenate(pattern), np.concatenate(parent), np.concatenate(level_of),
+    return PrefixTree(F, int(n_items), np.concatenate(pattern), np.concatenate(parent), np.concatenate(level_of),
                       flags, child, noisy_support, splitter.lam, splitter.delta)
-    return tree, record_class
 
 
 def apportion(total: int, weights: np.ndarray) -> np.ndarray:
