@@ -272,7 +272,7 @@ def diffgen(table: EncodedTable | TableData, epsilon: float, specializations: in
         chosen = cand.pop(v)
         trace.append((i, cut_label(schema, tree.values[v]), schema.attributes[tree.values[v].attr].name, chosen.split))
         # Line 8: the one scan of D_v.
-        kids, kid_records = tree.specialize(v, chosen.split)
+        kids, kid_records = tree.specialize_counts(v, chosen.split)  # D_c's counts stay with the tree
         # Lines 9-10: new numeric children get split values (one eps' for both: disjoint records);
         # new categorical children get their counts from the same scan.
         num_kids = [(c, r) for c, r in zip(kids, kid_records)
