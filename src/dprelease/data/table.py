@@ -22,12 +22,15 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .io import atomic_output
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where used: the arrow read path and the writers run without pandas
 
 __all__ = [
     "Taxonomy",
@@ -368,6 +371,8 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
 
     ``rows`` gives each frame row's 0-based row number in the file (after missing rows were dropped).
     """
+    import pandas as pd
+
     rows = np.arange(len(frame)) if rows is None else rows
     missing = [a.name for a in schema.attributes if a.name not in frame.columns]
     if schema.class_attribute.name not in frame.columns:
@@ -426,6 +431,8 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
 
 
 def _drop_missing(frame: pd.DataFrame, schema: TableSchema) -> tuple[pd.DataFrame, np.ndarray]:
+    import pandas as pd
+
     rows = np.arange(len(frame))
     if not schema.missing:
         return frame, rows
@@ -439,6 +446,8 @@ def _drop_missing(frame: pd.DataFrame, schema: TableSchema) -> tuple[pd.DataFram
 
 def _read_frame(path: Path, schema: TableSchema) -> tuple[pd.DataFrame, int | None]:
     """Read CSV (header row unless the schema lists ``columns``) or Parquet as strings; returns (frame, line offset)."""
+    import pandas as pd
+
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
@@ -510,6 +519,18 @@ def read_table(path: str | os.PathLike, schema: TableSchema) -> EncodedTable:
     return encode_frame(frame, schema, str(path), offset if schema.missing == () else None, rows)
 
 
+def _indexer(known, labels: list[str]) -> np.ndarray:
+    """The position of every label in ``known`` (-1 if absent), as ``pandas.Index.get_indexer``."""
+    where = {x: i for i, x in enumerate(known)}
+    return np.asarray([where.get(x, -1) for x in labels], dtype=np.int64)
+
+
+def _values_view(arr, dtype) -> np.ndarray:
+    """A numpy view of a null-free fixed-width arrow array's values (``Array.to_numpy`` imports pandas)."""
+    dtype = np.dtype(dtype)
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
 def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
     """Fast path for a CSV, with a header row or headerless (the schema's ``columns``): pyarrow parses each
     column straight to its type (numbers as float64, categorical and class values dictionary-encoded, dropped
@@ -548,8 +569,13 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
         if getattr(a, "kind", "class") == "numeric":
             if col.null_count:
                 return None
-            encoded[a.name] = col.to_numpy()
-            del col
+            values = np.empty(tbl.num_rows, dtype=np.float64)  # chunk by chunk (ChunkedArray.to_numpy imports pandas)
+            at = 0
+            for chunk in col.chunks:
+                values[at : at + len(chunk)] = _values_view(chunk, np.float64)
+                at += len(chunk)
+            encoded[a.name] = values
+            del col, values
             pa.default_memory_pool().release_unused()
             continue
         col = col.unify_dictionaries() if col.num_chunks > 1 else col
@@ -557,17 +583,19 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
             return None
         labels = [str(x).strip() for x in col.chunk(0).dictionary.to_pylist()]
         if getattr(a, "kind", "class") == "categorical":
-            lut = pd.Index(list(a.taxonomy.leaf_labels)).get_indexer(labels)
+            lut = _indexer(a.taxonomy.leaf_labels, labels)
         else:
-            lut = pd.Index(list(klass.values)).get_indexer([klass.aliases.get(x, x) for x in labels])
-        lut = np.asarray(lut, dtype=np.int64)
+            lut = _indexer(klass.values, [klass.aliases.get(x, x) for x in labels])
         if schema.missing and labels:
             lut[np.isin(labels, schema.missing)] = -2  # a missing token: the row is dropped
         codes = np.empty(tbl.num_rows, dtype=np.int64)
         at = 0
         for chunk in col.chunks:
             n = len(chunk)
-            codes[at : at + n] = lut[chunk.indices.to_numpy(zero_copy_only=False)] if labels else -1
+            if labels:
+                np.take(lut, _values_view(chunk.indices, np.int32), out=codes[at : at + n], mode="clip")  # unbuffered
+            else:
+                codes[at : at + n] = -1
             at += n
         del col
         pa.default_memory_pool().release_unused()  # give the dropped column back, not only to arrow's pool

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..data.table import EncodedTable, TableSchema
 from ..errors import ParameterError
@@ -37,6 +36,8 @@ from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, gener
 from .scores import SCORES, score_sensitivity, score_table, split_scores
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..engine.base import TableData
 
 __all__ = ["GeneralizedTable", "diffgen", "epsilon_prime", "split_candidates", "draw_split_point"]
@@ -75,6 +76,8 @@ class GeneralizedTable:
         data[self.schema.class_attribute.name] = np.tile(np.asarray(self.schema.class_attribute.values, dtype=object),
                                                          self.cells.shape[0])
         data["count"] = self.counts.reshape(-1)
+        import pandas as pd
+
         return pd.DataFrame(data)
 
     def arrow(self, records: bool = False):
@@ -90,11 +93,11 @@ class GeneralizedTable:
         cols = {}
         for j, a in enumerate(self.schema.attributes):
             idx = self.cells[rows // n_cls, j].astype(np.int32)
-            cols[a.name] = pa.DictionaryArray.from_arrays(idx, pa.array(labels[a.name], pa.string()))
+            cols[a.name] = pa.DictionaryArray.from_arrays(_arrow_numbers(idx), _arrow_strings(labels[a.name]))
         cols[self.schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
-            (rows % n_cls).astype(np.int32), pa.array(list(self.schema.class_attribute.values), pa.string()))
+            _arrow_numbers((rows % n_cls).astype(np.int32)), _arrow_strings(self.schema.class_attribute.values))
         if not records:
-            cols["count"] = pa.array(counts, pa.int64())
+            cols["count"] = _arrow_numbers(counts.astype(np.int64))
         return pa.table(cols)
 
     def records_frame(self) -> pd.DataFrame:
@@ -110,6 +113,25 @@ class GeneralizedTable:
     @property
     def n_records(self) -> int:
         return int(np.maximum(self.counts, 0).sum())
+
+
+def _arrow_numbers(values: np.ndarray):
+    """A pyarrow array over a contiguous int32/int64 numpy array, without a copy (``pa.array`` imports pandas)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values)
+    kind = {np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64()}[values.dtype]
+    return pa.Array.from_buffers(kind, values.size, [None, pa.py_buffer(values)])
+
+
+def _arrow_strings(labels) -> object:
+    """A pyarrow string array of ``labels``, built from its offsets and UTF-8 bytes (no pandas)."""
+    import pyarrow as pa
+
+    data = [str(x).encode("utf-8") for x in labels]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
 def _splittable(tree: PartitionTree, v: int) -> bool:
