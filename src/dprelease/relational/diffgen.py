@@ -21,6 +21,7 @@ function of earlier mechanism outputs only.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -356,5 +357,19 @@ def _ordered_cells(tree: PartitionTree, leaves: np.ndarray
         for v, i in pos.items():
             lookup[v] = i
         cells[:, j] = lookup[tree.gen[leaves, j]]
-    order = np.lexsort(cells.T[::-1]) if cells.size else np.zeros(0, dtype=np.int64)
+    order = _row_order(cells, [len(ids) for ids in tree.cut])
     return tuple(cut), cells[order], order
+
+
+def _row_order(cells: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """The lexicographic order of the rows of ``cells`` (column j in ``0..sizes[j]-1``), as ``np.lexsort`` of
+    the columns, first column most significant: by one mixed-radix key where it fits in 63 bits."""
+    if not cells.size:
+        return np.zeros(0, dtype=np.int64)
+    if math.prod(max(z, 1) for z in sizes) >= 1 << 62:
+        return np.lexsort(cells.T[::-1])
+    key = np.zeros(cells.shape[0], dtype=np.int64)
+    for j, z in enumerate(sizes):
+        key *= max(z, 1)
+        key += cells[:, j]
+    return np.argsort(key, kind="stable")

@@ -135,6 +135,54 @@ class _RowIds:
         return rows
 
 
+class _Links:
+    """Link_x for every cut value x (section 4.3): the leaf partitions whose generalized record holds x, in
+    ascending partition id (the order an incrementally kept Link has). Read off ``gen`` when asked and cached
+    until the next specialization, instead of being rewritten for every attribute at every specialization."""
+
+    def __init__(self, tree: "PartitionTree"):
+        self._tree = tree
+        self._cache: dict[int, np.ndarray] = {}
+
+    def _active(self, x) -> bool:
+        t = self._tree
+        return isinstance(x, (int, np.integer)) and 0 <= x < len(t.values) and x in t.cut[t.values[x].attr]
+
+    def __contains__(self, x) -> bool:
+        return self._active(x)
+
+    def __getitem__(self, x) -> np.ndarray:
+        if not self._active(x):
+            raise KeyError(x)
+        got = self._cache.get(int(x))
+        if got is None:
+            t = self._tree
+            leaves = t._leaf_ids()
+            got = leaves[t.gen[leaves, t.values[x].attr] == x]
+            self._cache[int(x)] = got
+        return got
+
+    def pop(self, x) -> np.ndarray:
+        got = self[x]
+        self._cache.pop(int(x), None)
+        return got
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+    def __iter__(self):
+        return iter(self._tree.cut_values())
+
+    def __len__(self) -> int:
+        return len(self._tree.cut_values())
+
+    def keys(self) -> list[int]:
+        return self._tree.cut_values()
+
+    def items(self):
+        return [(x, self[x]) for x in self._tree.cut_values()]
+
+
 class PartitionTree:
     """Leaf partitions over one per-record partition id array, with Link_v (section 4.3, Figure 2).
 
@@ -171,7 +219,9 @@ class PartitionTree:
         self.parent = np.full(1, -1, dtype=np.int64)
         self.gen = np.asarray([root_gen], dtype=np.int64)  # generalized record of every partition
         self.is_leaf = np.ones(1, dtype=bool)
-        self.link: dict[int, np.ndarray] = {v: np.zeros(1, dtype=np.int64) for v in root_gen}
+        self._bufs: dict[str, np.ndarray] = {}
+        self._leaf_cache: np.ndarray | None = None
+        self.link = _Links(self)
 
     def _add_value(self, cv: CutValue) -> int:
         self.values.append(cv)
@@ -185,7 +235,7 @@ class PartitionTree:
         return int(self.start.size)
 
     def leaves(self) -> np.ndarray:
-        return np.flatnonzero(self.is_leaf)
+        return self._leaf_ids().copy()
 
     def cut_values(self) -> list[int]:
         return [v for vs in self.cut for v in vs]
@@ -254,8 +304,9 @@ class PartitionTree:
             return self._counts[value]
         if value in self._roots:
             cv = self.values[value]
-            return _value_counts(self.table.columns[cv.attr], self.table.y, self.schema.n_classes,
-                                 self.schema.attributes[cv.attr], cv.lo, cv.hi)
+            self._counts[value] = _value_counts(self.table.columns[cv.attr], self.table.y, self.schema.n_classes,
+                                                self.schema.attributes[cv.attr], cv.lo, cv.hi)
+            return self._counts[value]
         raise ValueError(f"no records and no counts for cut value {value}")
 
     def value_split_intervals(self, value: int, records: np.ndarray | None = None) -> SplitIntervals:
@@ -333,19 +384,18 @@ class PartitionTree:
         return child_ids, out
 
     def specialize_counts(self, value: int, split: float | None = None) -> tuple[list[int], list[None]]:
-        """:meth:`specialize` without the record lists: the same scan keeps, per new value c, the class counts
-        of each distinct value of the attribute over D_c, which :meth:`value_split_intervals` and
-        :meth:`category_table` then read when given no records (as an engine's tree does)."""
+        """:meth:`specialize` without the record lists. Per new value c it keeps the class counts of each
+        distinct value of the attribute over D_c, which :meth:`value_split_intervals` and
+        :meth:`category_table` then read when given no records (as an engine's tree does).
+
+        No record is read for them: D_c is every record whose value of c's attribute lies in c's range (a cut
+        covers its attribute's domain once), so c's counts are the slice of v's (in the end, of the top
+        value's, counted over D once) between c's bounds. The scan of D_v only moves records to their leaves.
+        """
         if not self._holds_records:
             return self.specialize(value, split)
-        cv = self.values[value]
-        a = self.schema.attributes[cv.attr]
-        child_ids, rows, vals, k = self._scan(value, split)
-        y = self.table.y if rows is None else self.table.y[rows]
-        del rows
-        n_cls = self.schema.n_classes
-        u, per_value = _value_counts(vals, y, n_cls, a, cv.lo, cv.hi)
-        del vals, y, k
+        u, per_value = self._column_counts(value, None)
+        child_ids, _, _, _ = self._scan(value, split)
         for c in child_ids:
             kc = self.values[c]
             lo, hi = np.searchsorted(u, [kc.lo, kc.hi], side="left")
@@ -354,7 +404,7 @@ class PartitionTree:
 
     def _grow(self, value: int, leaves: np.ndarray, kids: list[CutValue], starts: np.ndarray,
               sizes: np.ndarray) -> list[int]:
-        """The bookkeeping of a specialization (no records): new values and leaves, gen, Link.
+        """The bookkeeping of a specialization (no records): new values and leaves, gen (Link follows from it).
 
         ``value`` is already off the cut; leaf ``leaves[r]``'s child k becomes partition
         ``n_partitions + r * m + k``, at ``starts[r, k]`` with ``sizes[r, k]`` records.
@@ -363,32 +413,34 @@ class PartitionTree:
         m = len(kids)
         n_leaves = leaves.size
         child_ids = [self._add_value(kc) for kc in kids]
-        first = self.n_partitions
-        new = first + np.arange(n_leaves * m, dtype=np.int64)
-        old_gen = self.gen[leaves]
-        gen = np.repeat(old_gen, m, axis=0)
+        gen = np.repeat(self.gen[leaves], m, axis=0)
         gen[:, cv.attr] = np.tile(np.asarray(child_ids, dtype=np.int64), n_leaves)
-        self.start = np.concatenate([self.start, starts.ravel()])
-        self.end = np.concatenate([self.end, (starts + sizes).ravel()])
-        self.parent = np.concatenate([self.parent, np.repeat(leaves, m)])
-        self.gen = np.concatenate([self.gen, gen])
+        self._extend("start", starts.ravel())
+        self._extend("end", (starts + sizes).ravel())
+        self._extend("parent", np.repeat(np.asarray(leaves, dtype=np.int64), m))
+        self._extend("gen", gen)
         self.is_leaf[leaves] = False
-        self.is_leaf = np.concatenate([self.is_leaf, np.ones(new.size, dtype=bool)])
-        # Link_c for the new values; for every other attribute's value x on a retired leaf,
-        # Link_x drops the retired leaves and gains their children.
-        new_by_leaf = new.reshape(n_leaves, m)
-        for i, c in enumerate(child_ids):
-            self.link[c] = new_by_leaf[:, i].copy()
-        for j in range(gen.shape[1]):
-            if j == cv.attr:
-                continue
-            col = old_gen[:, j]
-            for x in self.cut[j]:
-                hit = col == x
-                if hit.any():
-                    old = self.link[x]
-                    self.link[x] = np.concatenate([old[self.is_leaf[old]], new_by_leaf[hit].ravel()])
+        self._extend("is_leaf", np.ones(n_leaves * m, dtype=bool))
+        self._leaf_cache = None
+        self.link.clear()
         return child_ids
+
+    def _extend(self, name: str, rows: np.ndarray) -> None:
+        """Append rows to a per-partition array kept as a view of a buffer that doubles (no copy per round)."""
+        cur = getattr(self, name)
+        n, need = cur.shape[0], cur.shape[0] + rows.shape[0]
+        buf = self._bufs.get(name)
+        if buf is None or buf.shape[0] < need:
+            buf = np.empty((max(need, 2 * n, 16),) + cur.shape[1:], dtype=cur.dtype)
+            buf[:n] = cur
+            self._bufs[name] = buf
+        buf[n:need] = rows
+        setattr(self, name, buf[:need])
+
+    def _leaf_ids(self) -> np.ndarray:
+        if self._leaf_cache is None:
+            self._leaf_cache = np.flatnonzero(self.is_leaf)
+        return self._leaf_cache
 
     # -- the release ---------------------------------------------------------------------------
     def leaf_class_counts(self) -> tuple[np.ndarray, np.ndarray]:
