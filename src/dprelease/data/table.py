@@ -655,9 +655,17 @@ def frame_writer(frame, output: str | os.PathLike):
         return lambda fh: pq.write_table(table, fh)
     import pyarrow.csv as pacsv
 
-    plain = pa.table({name: (col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col)
-                      for name, col in zip(table.column_names, table.columns)})
-    return lambda fh: pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
+    def write(fh) -> None:  # CSV has no dictionary type: labels are spelled out 65,536 rows at a time
+        schema = pa.schema([pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)
+                            for f in table.schema])
+        with pacsv.CSVWriter(fh, schema, write_options=pacsv.WriteOptions(quoting_style="needed")) as w:
+            for at in range(0, table.num_rows, 1 << 16):
+                part = table.slice(at, 1 << 16)
+                w.write_table(pa.Table.from_arrays(
+                    [c.cast(f.type) if pa.types.is_dictionary(c.type) else c for c, f in zip(part.columns, schema)],
+                    schema=schema))
+
+    return write
 
 
 def write_frame(frame, output: str | os.PathLike) -> None:

@@ -347,29 +347,31 @@ def _ordered_cells(tree: PartitionTree, leaves: np.ndarray
                    ) -> tuple[tuple[tuple[CutValue, ...], ...], np.ndarray, np.ndarray]:
     """The final cut in domain order, each leaf's cut indices with rows sorted by the cut (never by data),
     and that row order (to apply to the counts)."""
-    cut = []
-    cells = np.empty((leaves.size, len(tree.cut)), dtype=np.int64)
-    for j, ids in enumerate(tree.cut):
+    cut, lookups = [], []
+    for ids in tree.cut:
         order = ordered_cut(tree.values, ids)
         cut.append(tuple(tree.values[v] for v in order))
-        pos = {v: i for i, v in enumerate(order)}
         lookup = np.full(len(tree.values), -1, dtype=np.int64)
-        for v, i in pos.items():
-            lookup[v] = i
-        cells[:, j] = lookup[tree.gen[leaves, j]]
-    order = _row_order(cells, [len(ids) for ids in tree.cut])
-    return tuple(cut), cells[order], order
+        lookup[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+        lookups.append(lookup)
+    order = _row_order(tree, leaves, lookups, [len(ids) for ids in tree.cut])
+    ordered = leaves[order]
+    cells = np.empty((leaves.size, len(tree.cut)), dtype=np.int64)  # built in its final order: no second copy
+    for j, lookup in enumerate(lookups):
+        cells[:, j] = lookup[tree.gen[ordered, j]]
+    return tuple(cut), cells, order
 
 
-def _row_order(cells: np.ndarray, sizes: list[int]) -> np.ndarray:
-    """The lexicographic order of the rows of ``cells`` (column j in ``0..sizes[j]-1``), as ``np.lexsort`` of
-    the columns, first column most significant: by one mixed-radix key where it fits in 63 bits."""
-    if not cells.size:
+def _row_order(tree: PartitionTree, leaves: np.ndarray, lookups: list[np.ndarray], sizes: list[int]) -> np.ndarray:
+    """The order of the leaves by their cut indices (first attribute most significant), as ``np.lexsort`` of the
+    cell columns: by one mixed-radix key where it fits in 63 bits."""
+    if not leaves.size:
         return np.zeros(0, dtype=np.int64)
     if math.prod(max(z, 1) for z in sizes) >= 1 << 62:
+        cells = np.stack([lookup[tree.gen[leaves, j]] for j, lookup in enumerate(lookups)], axis=1)
         return np.lexsort(cells.T[::-1])
-    key = np.zeros(cells.shape[0], dtype=np.int64)
-    for j, z in enumerate(sizes):
+    key = np.zeros(leaves.size, dtype=np.int64)
+    for j, (lookup, z) in enumerate(zip(lookups, sizes)):
         key *= max(z, 1)
-        key += cells[:, j]
+        key += lookup[tree.gen[leaves, j]]
     return np.argsort(key, kind="stable")

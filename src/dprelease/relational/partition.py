@@ -16,6 +16,7 @@ score the new candidates (section 4.3, "Perform Specialization", "Update Score")
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,8 +142,12 @@ class _Links:
     until the next specialization, instead of being rewritten for every attribute at every specialization."""
 
     def __init__(self, tree: "PartitionTree"):
-        self._tree = tree
+        self._ref = weakref.ref(tree)  # no reference cycle: the tree's arrays go as soon as the tree does
         self._cache: dict[int, np.ndarray] = {}
+
+    @property
+    def _tree(self) -> "PartitionTree":
+        return self._ref()
 
     def _active(self, x) -> bool:
         t = self._tree
@@ -217,7 +222,7 @@ class PartitionTree:
         self.start = np.zeros(1, dtype=np.int64)
         self.end = np.full(1, n, dtype=np.int64)
         self.parent = np.full(1, -1, dtype=np.int64)
-        self.gen = np.asarray([root_gen], dtype=np.int64)  # generalized record of every partition
+        self.gen = np.asarray([root_gen], dtype=np.int32)  # generalized record of every partition (value ids)
         self.is_leaf = np.ones(1, dtype=bool)
         self._bufs: dict[str, np.ndarray] = {}
         self._leaf_cache: np.ndarray | None = None
@@ -414,7 +419,7 @@ class PartitionTree:
         n_leaves = leaves.size
         child_ids = [self._add_value(kc) for kc in kids]
         gen = np.repeat(self.gen[leaves], m, axis=0)
-        gen[:, cv.attr] = np.tile(np.asarray(child_ids, dtype=np.int64), n_leaves)
+        gen[:, cv.attr] = np.tile(np.asarray(child_ids, dtype=np.int32), n_leaves)
         self._extend("start", starts.ravel())
         self._extend("end", (starts + sizes).ravel())
         self._extend("parent", np.repeat(np.asarray(leaves, dtype=np.int64), m))
@@ -426,12 +431,12 @@ class PartitionTree:
         return child_ids
 
     def _extend(self, name: str, rows: np.ndarray) -> None:
-        """Append rows to a per-partition array kept as a view of a buffer that doubles (no copy per round)."""
+        """Append rows to a per-partition array kept as a view of a buffer grown by half (no copy per round)."""
         cur = getattr(self, name)
         n, need = cur.shape[0], cur.shape[0] + rows.shape[0]
         buf = self._bufs.get(name)
         if buf is None or buf.shape[0] < need:
-            buf = np.empty((max(need, 2 * n, 16),) + cur.shape[1:], dtype=cur.dtype)
+            buf = np.empty((max(need, n + n // 2, 16),) + cur.shape[1:], dtype=cur.dtype)
             buf[:n] = cur
             self._bufs[name] = buf
         buf[n:need] = rows
