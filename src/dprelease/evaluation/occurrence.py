@@ -30,13 +30,17 @@ def set_hashes(db: TransactionDB, keys: tuple[np.ndarray, np.ndarray] | None = N
     """
     if keys is None:
         keys = _item_keys(db.n_items)
-    rows = db.row_ids()
     out = np.zeros((db.n_records, 2), dtype=np.uint64)
-    for c in range(2):
-        col = np.zeros(db.n_records, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            np.add.at(col, rows, keys[c][db.items])
-        out[:, c] = col
+    # Block by block of records (no per-occurrence array over the whole database): a record's sum is the
+    # difference of two prefix sums of its items' keys, all mod 2^64 (unsigned arithmetic wraps).
+    for lo, hi in db.record_blocks():
+        a, b = int(db.offsets[lo]), int(db.offsets[hi])
+        ends = db.offsets[lo : hi + 1] - a
+        items = db.items[a:b]
+        prefix = np.zeros(b - a + 1, dtype=np.uint64)
+        for c in range(2):
+            np.cumsum(keys[c][items], out=prefix[1:])
+            np.subtract(prefix[ends[1:]], prefix[ends[:-1]], out=out[lo:hi, c])
     return out
 
 
