@@ -154,7 +154,10 @@ def top_k_itemsets(db: TransactionDB, k: int, *, max_length: int | None = None
         t = _kth_or_zero(found_supports, k)
         keep = np.flatnonzero(new_supports > t)  # fewer than k: only their bit columns are kept
         gen_sets = [new_sets[j] for j in keep.tolist()]
-        gen_bits = gen_bits[origin[keep, 0]] & columns[origin[keep, 1]]
+        nxt = np.empty((keep.size, columns.shape[1]), dtype=np.uint64)  # row by row: no second temporary
+        for r, (g, c) in enumerate(origin[keep].tolist()):
+            np.bitwise_and(gen_bits[g], columns[c], out=nxt[r])
+        gen_bits = nxt
         length += 1
     return _order(found)[:k]
 
