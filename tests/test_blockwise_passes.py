@@ -34,3 +34,18 @@ def test_bit_columns_equal_one_packed_flag_column_per_item(db, items):
         flags = np.zeros(columns.shape[1] * 64, dtype=bool)
         flags[rows[db.items == i]] = True
         assert np.array_equal(columns[row_of[i]], np.packbits(flags, bitorder="little").view(np.uint64))
+
+
+def test_occurrence_share_over_raw_blocks_equals_one_counter(monkeypatch):
+    from dprelease.evaluation import occurrence
+    from dprelease.evaluation.counting import SupportCounter
+
+    rng = np.random.default_rng(2)
+    raw = TransactionDB.from_lists([sorted(set(rng.integers(0, 60, rng.integers(0, 9)).tolist()))
+                                    for _ in range(50_000)], 60)
+    rel = TransactionDB.from_lists([sorted(set(rng.integers(0, 60, rng.integers(0, 6)).tolist()))
+                                    for _ in range(3_000)] + [[]] * 3, 60)
+    whole = occurrence.occurrence_share(raw, rel, raw_counter=SupportCounter(raw))
+    monkeypatch.setattr(occurrence, "_raw_blocks", lambda db: occurrence.__dict__["_blocks_of"](db, 1 << 12))
+    assert occurrence.occurrence_share(raw, rel) == whole
+    assert 0 < whole["distinct_exact"] < whole["distinct_contained"] < 1
