@@ -3,15 +3,16 @@
 * A *cut value* is a taxonomy node (categorical) or an interval ``[lo, hi)`` (numeric);
   ``∪Cut_i`` holds one cut value per root-to-leaf path of every attribute.
 * The *partition tree* (Figure 2): every leaf partition is one generalized record
-  (a cut value per attribute) and holds its records. Records live in one
-  permutation array ``rec``; every partition owns a contiguous slice of it and its
-  children own sub-slices, so refining a leaf only reorders that leaf's slice.
-* ``link[v]``: the leaf partitions whose generalized record contains ``v`` (Link_v).
+  (a cut value per attribute) and holds its records: one int32 array ``pid`` gives the
+  leaf of every record, so refining leaves rewrites ``pid`` on their records only.
+* ``link[v]``: the leaf partitions whose generalized record contains ``v`` (Link_v), read off
+  the generalized records when asked.
 
 :meth:`PartitionTree.specialize` refines the leaves on Link_v in one vectorised
-scan of D_v (the only scan of records per specialization) and hands back the
-records of each child value, from which the caller collects the counts that
-score the new candidates (section 4.3, "Perform Specialization", "Update Score").
+scan of D_v and hands back the records of each child value (TDS, DiffGen+);
+:meth:`PartitionTree.specialize_counts` (DiffGen) refines them the same way but hands
+the counts that score the new candidates (section 4.3, "Update Score") from the
+counts of v itself: D_c is every record whose value of c's attribute lies in c's range.
 """
 
 from __future__ import annotations
