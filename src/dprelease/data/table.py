@@ -601,7 +601,9 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
         pa.default_memory_pool().release_unused()  # give the dropped column back, not only to arrow's pool
         missing |= codes == -2
         encoded[a.name] = codes
-    if not missing.all() and any((encoded[n][~missing] == -1).any() for n in cat_names):
+    some_missing = bool(missing.any())
+    if not missing.all() and any(((encoded[n] == -1) & ~missing).any() if some_missing else (encoded[n] == -1).any()
+                                 for n in cat_names):
         return None  # a value outside the schema: the pandas path names its row and column
     keep = ~missing
     if not keep.all():
@@ -610,11 +612,12 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
     cols = []
     for a in schema.attributes:
         v = encoded.pop(a.name)
-        if a.kind == "numeric":
-            bad = ~np.isfinite(v) | (v < a.lo) | (v >= a.hi) | (a.integer & (v != np.floor(v)))
+        if a.kind == "numeric":  # NaN fails both bound tests; +-inf fails one
+            bad = v.size and not (v.min() >= a.lo and v.max() < a.hi)
+            bad = bad or (a.integer and bool((v != np.floor(v)).any()))
         else:
-            bad = v < 0
-        if bad.any():
+            bad = bool((v < 0).any())
+        if bad:
             return None
         cols.append(v)
     y = encoded.pop(klass.name)
