@@ -54,8 +54,9 @@ def _commands(data: Path, out: Path) -> dict[str, list[str]]:
     faithful = out / "diffpart-faithful-release.dat"  # evaluate counting reads this one
     return {
         "stats": ["stats", str(data), "--universe", UNIVERSE, "--json"],
+        # DiffPart-Prefix releases about N records at 10M and more: over the default --max-output-records
         "diffpart": ["diffpart", str(data), "--universe", UNIVERSE, "-e", "1", "-o", str(out / "diffpart-release.dat"),
-                     "--seed", "1", "-q", "--force"],
+                     "--seed", "1", "-q", "--force", "--max-output-records", "1000000000"],
         "diffpart --method faithful": ["diffpart", str(data), "--universe", UNIVERSE, "-e", "1", "-o", str(faithful),
                                        "--method", "faithful", "--seed", "1", "-q", "--force"],
         "privbasis": ["privbasis", str(data), "--universe", UNIVERSE, "-k", "100", "-e", "1", "-o",
