@@ -184,12 +184,13 @@ def test_partition_tree_invariants_after_each_specialization():
         split = float(rng.integers(cv.lo + 1, cv.hi)) if cv.node == -1 else None
         kids, recs = tree.specialize(v, split)
         assert np.array_equal(np.sort(np.concatenate(recs)), before)  # D_v = disjoint union of the D_c
-        assert np.array_equal(np.sort(tree.rec), np.arange(table.n_records))  # a permutation: nothing lost
+        assert tree.is_leaf[tree.pid].all()  # every record lies in a leaf partition
         leaves = tree.leaves()
         cut = [[tree.values[x] for x in sorted(ids, key=lambda x: tree.values[x].lo)] for ids in tree.cut]
         cells = generalize(table, cut)
         for leaf in leaves[:50]:
-            recs_leaf = tree.rec[tree.start[leaf]:tree.end[leaf]]
+            recs_leaf = np.flatnonzero(tree.pid == leaf)
+            assert recs_leaf.size == tree.end[leaf] - tree.start[leaf]
             for j in range(len(cut)):
                 x = tree.values[tree.gen[leaf, j]]
                 assert all(cut[j][c] == x for c in cells[recs_leaf, j])

@@ -22,12 +22,15 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .io import atomic_output
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where used: the arrow read path and the writers run without pandas
 
 __all__ = [
     "Taxonomy",
@@ -368,6 +371,8 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
 
     ``rows`` gives each frame row's 0-based row number in the file (after missing rows were dropped).
     """
+    import pandas as pd
+
     rows = np.arange(len(frame)) if rows is None else rows
     missing = [a.name for a in schema.attributes if a.name not in frame.columns]
     if schema.class_attribute.name not in frame.columns:
@@ -426,6 +431,8 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
 
 
 def _drop_missing(frame: pd.DataFrame, schema: TableSchema) -> tuple[pd.DataFrame, np.ndarray]:
+    import pandas as pd
+
     rows = np.arange(len(frame))
     if not schema.missing:
         return frame, rows
@@ -439,6 +446,8 @@ def _drop_missing(frame: pd.DataFrame, schema: TableSchema) -> tuple[pd.DataFram
 
 def _read_frame(path: Path, schema: TableSchema) -> tuple[pd.DataFrame, int | None]:
     """Read CSV (header row unless the schema lists ``columns``) or Parquet as strings; returns (frame, line offset)."""
+    import pandas as pd
+
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
@@ -510,6 +519,18 @@ def read_table(path: str | os.PathLike, schema: TableSchema) -> EncodedTable:
     return encode_frame(frame, schema, str(path), offset if schema.missing == () else None, rows)
 
 
+def _indexer(known, labels: list[str]) -> np.ndarray:
+    """The position of every label in ``known`` (-1 if absent), as ``pandas.Index.get_indexer``."""
+    where = {x: i for i, x in enumerate(known)}
+    return np.asarray([where.get(x, -1) for x in labels], dtype=np.int64)
+
+
+def _values_view(arr, dtype) -> np.ndarray:
+    """A numpy view of a null-free fixed-width arrow array's values (``Array.to_numpy`` imports pandas)."""
+    dtype = np.dtype(dtype)
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
 def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
     """Fast path for a CSV, with a header row or headerless (the schema's ``columns``): pyarrow parses each
     column straight to its type (numbers as float64, categorical and class values dictionary-encoded, dropped
@@ -548,8 +569,13 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
         if getattr(a, "kind", "class") == "numeric":
             if col.null_count:
                 return None
-            encoded[a.name] = col.to_numpy()
-            del col
+            values = np.empty(tbl.num_rows, dtype=np.float64)  # chunk by chunk (ChunkedArray.to_numpy imports pandas)
+            at = 0
+            for chunk in col.chunks:
+                values[at : at + len(chunk)] = _values_view(chunk, np.float64)
+                at += len(chunk)
+            encoded[a.name] = values
+            del col, values
             pa.default_memory_pool().release_unused()
             continue
         col = col.unify_dictionaries() if col.num_chunks > 1 else col
@@ -557,23 +583,27 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
             return None
         labels = [str(x).strip() for x in col.chunk(0).dictionary.to_pylist()]
         if getattr(a, "kind", "class") == "categorical":
-            lut = pd.Index(list(a.taxonomy.leaf_labels)).get_indexer(labels)
+            lut = _indexer(a.taxonomy.leaf_labels, labels)
         else:
-            lut = pd.Index(list(klass.values)).get_indexer([klass.aliases.get(x, x) for x in labels])
-        lut = np.asarray(lut, dtype=np.int64)
+            lut = _indexer(klass.values, [klass.aliases.get(x, x) for x in labels])
         if schema.missing and labels:
             lut[np.isin(labels, schema.missing)] = -2  # a missing token: the row is dropped
         codes = np.empty(tbl.num_rows, dtype=np.int64)
         at = 0
         for chunk in col.chunks:
             n = len(chunk)
-            codes[at : at + n] = lut[chunk.indices.to_numpy(zero_copy_only=False)] if labels else -1
+            if labels:
+                np.take(lut, _values_view(chunk.indices, np.int32), out=codes[at : at + n], mode="clip")  # unbuffered
+            else:
+                codes[at : at + n] = -1
             at += n
         del col
         pa.default_memory_pool().release_unused()  # give the dropped column back, not only to arrow's pool
         missing |= codes == -2
         encoded[a.name] = codes
-    if not missing.all() and any((encoded[n][~missing] == -1).any() for n in cat_names):
+    some_missing = bool(missing.any())
+    if not missing.all() and any(((encoded[n] == -1) & ~missing).any() if some_missing else (encoded[n] == -1).any()
+                                 for n in cat_names):
         return None  # a value outside the schema: the pandas path names its row and column
     keep = ~missing
     if not keep.all():
@@ -582,11 +612,12 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
     cols = []
     for a in schema.attributes:
         v = encoded.pop(a.name)
-        if a.kind == "numeric":
-            bad = ~np.isfinite(v) | (v < a.lo) | (v >= a.hi) | (a.integer & (v != np.floor(v)))
+        if a.kind == "numeric":  # NaN fails both bound tests; +-inf fails one
+            bad = v.size and not (v.min() >= a.lo and v.max() < a.hi)
+            bad = bad or (a.integer and bool((v != np.floor(v)).any()))
         else:
-            bad = v < 0
-        if bad.any():
+            bad = bool((v < 0).any())
+        if bad:
             return None
         cols.append(v)
     y = encoded.pop(klass.name)
@@ -627,9 +658,17 @@ def frame_writer(frame, output: str | os.PathLike):
         return lambda fh: pq.write_table(table, fh)
     import pyarrow.csv as pacsv
 
-    plain = pa.table({name: (col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col)
-                      for name, col in zip(table.column_names, table.columns)})
-    return lambda fh: pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
+    def write(fh) -> None:  # CSV has no dictionary type: labels are spelled out 65,536 rows at a time
+        schema = pa.schema([pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)
+                            for f in table.schema])
+        with pacsv.CSVWriter(fh, schema, write_options=pacsv.WriteOptions(quoting_style="needed")) as w:
+            for at in range(0, table.num_rows, 1 << 16):
+                part = table.slice(at, 1 << 16)
+                w.write_table(pa.Table.from_arrays(
+                    [c.cast(f.type) if pa.types.is_dictionary(c.type) else c for c, f in zip(part.columns, schema)],
+                    schema=schema))
+
+    return write
 
 
 def write_frame(frame, output: str | os.PathLike) -> None:

@@ -21,6 +21,7 @@ from .counting import SupportCounter
 __all__ = ["occurrence_share", "set_hashes"]
 
 _HASH_SEED = 0x5EED_0CC0
+_RAW_BLOCK_ENTRIES = 1 << 23  # raw items per block (its counter: ~60 MB)
 
 
 def set_hashes(db: TransactionDB, keys: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
@@ -30,13 +31,17 @@ def set_hashes(db: TransactionDB, keys: tuple[np.ndarray, np.ndarray] | None = N
     """
     if keys is None:
         keys = _item_keys(db.n_items)
-    rows = db.row_ids()
     out = np.zeros((db.n_records, 2), dtype=np.uint64)
-    for c in range(2):
-        col = np.zeros(db.n_records, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            np.add.at(col, rows, keys[c][db.items])
-        out[:, c] = col
+    # Block by block of records (no per-occurrence array over the whole database): a record's sum is the
+    # difference of two prefix sums of its items' keys, all mod 2^64 (unsigned arithmetic wraps).
+    for lo, hi in db.record_blocks():
+        a, b = int(db.offsets[lo]), int(db.offsets[hi])
+        ends = db.offsets[lo : hi + 1] - a
+        items = db.items[a:b]
+        prefix = np.zeros(b - a + 1, dtype=np.uint64)
+        for c in range(2):
+            np.cumsum(keys[c][items], out=prefix[1:])
+            np.subtract(prefix[ends[1:]], prefix[ends[:-1]], out=out[lo:hi, c])
     return out
 
 
@@ -50,9 +55,26 @@ def _as_void(h: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(h).view(np.dtype((np.void, 16))).ravel()
 
 
+def _raw_blocks(db: TransactionDB):
+    """The raw database as consecutive sub-databases of about ``_RAW_BLOCK_ENTRIES`` items each."""
+    return _blocks_of(db, _RAW_BLOCK_ENTRIES)
+
+
+def _blocks_of(db: TransactionDB, entries: int):
+    """Consecutive sub-databases of ``db`` of about ``entries`` items each (views of its item array)."""
+    for lo, hi in db.record_blocks(entries):
+        a = int(db.offsets[lo])
+        yield TransactionDB(db.offsets[lo : hi + 1] - a, db.items[a : int(db.offsets[hi])], db.n_items)
+
+
 def occurrence_share(raw: TransactionDB, released: TransactionDB, *,
                      raw_counter: SupportCounter | None = None) -> dict[str, object]:
-    """Shares of released records (and distinct itemsets) that occur exactly in / are contained in the raw data."""
+    """Shares of released records (and distinct itemsets) that occur exactly in / are contained in the raw data.
+
+    The raw data is read in blocks of records: each block's set hashes are looked up among the released
+    ones, and (without ``raw_counter``) the released itemsets not yet found contained are searched in the
+    block; so no per-record or per-occurrence array of the whole raw database is made.
+    """
     if raw.n_items != released.n_items:
         raise ValueError("the raw and released data use different universes")
     n_rel = released.n_records
@@ -62,15 +84,25 @@ def occurrence_share(raw: TransactionDB, released: TransactionDB, *,
     keys = _item_keys(raw.n_items)
     rel_h = _as_void(set_hashes(released, keys))
     uniq, first, mult = np.unique(rel_h, return_index=True, return_counts=True)
-    raw_h = np.unique(_as_void(set_hashes(raw, keys)))
-    exact = np.isin(uniq, raw_h)
-    counter = raw_counter or SupportCounter(raw)
+    del rel_h
+    exact = np.zeros(uniq.size, dtype=bool)
+    for block in _raw_blocks(raw):
+        h = _as_void(set_hashes(block, keys))
+        at = np.minimum(np.searchsorted(uniq, h), uniq.size - 1)
+        exact[at[uniq[at] == h]] = True
     queries = [released.record(int(r)).astype(np.int64) for r in first.tolist()]
     nonempty = np.array([q.size > 0 for q in queries])
-    contained = np.zeros(uniq.size, dtype=bool)
-    if nonempty.any():
-        sel = np.flatnonzero(nonempty)
-        contained[sel] = counter.contains_many([queries[i] for i in sel.tolist()])  # stops at the first hit
+    contained = exact & nonempty  # equal to a raw record: a subset of it
+    pending = np.flatnonzero(nonempty & ~exact)
+    if pending.size and raw_counter is not None:
+        contained[pending] = raw_counter.contains_many([queries[i] for i in pending.tolist()])
+    elif pending.size:
+        for block in _raw_blocks(raw):  # stops at the first hit: a found itemset is not searched again
+            hit = SupportCounter(block).contains_many([queries[i] for i in pending.tolist()])
+            contained[pending[hit]] = True
+            pending = pending[~hit]
+            if not pending.size:
+                break
     return {
         "released_records": int(n_rel),
         "distinct_released": int(uniq.size),

@@ -154,7 +154,10 @@ def top_k_itemsets(db: TransactionDB, k: int, *, max_length: int | None = None
         t = _kth_or_zero(found_supports, k)
         keep = np.flatnonzero(new_supports > t)  # fewer than k: only their bit columns are kept
         gen_sets = [new_sets[j] for j in keep.tolist()]
-        gen_bits = gen_bits[origin[keep, 0]] & columns[origin[keep, 1]]
+        nxt = np.empty((keep.size, columns.shape[1]), dtype=np.uint64)  # row by row: no second temporary
+        for r, (g, c) in enumerate(origin[keep].tolist()):
+            np.bitwise_and(gen_bits[g], columns[c], out=nxt[r])
+        gen_bits = nxt
         length += 1
     return _order(found)[:k]
 
@@ -167,24 +170,31 @@ def _kth_or_zero(values: np.ndarray, k: int) -> int:
 
 
 def _bit_columns(db: TransactionDB, items: np.ndarray) -> tuple[np.ndarray, dict[int, int]]:
-    """Packed bit columns (uint64 words, bit r = record r holds the item) of ``items``, one row each."""
+    """Packed bit columns (uint64 words, bit r = record r holds the item) of ``items``, one row each.
+
+    Built over blocks of records (a multiple of 64, so each block fills whole words): no per-occurrence
+    array of the whole database is made, only a block's (its kept entries and a small flag matrix).
+    """
     words = -(-db.n_records // 64)
     out = np.zeros((items.size, words), dtype=np.uint64)
     if items.size == 0:
         return out, {}
-    local = np.full(db.n_items, -1, dtype=np.int64)
-    local[items] = np.arange(items.size)
-    entries = np.flatnonzero(local[db.items] >= 0)
-    which = local[db.items[entries]]
-    rows = db.rows_of(entries).astype(np.int64)
-    order = np.argsort(which, kind="stable")
-    bounds = np.searchsorted(which[order], np.arange(items.size + 1))
-    flags = np.zeros(words * 64, dtype=bool)
-    for j in range(items.size):
-        r = rows[order[bounds[j] : bounds[j + 1]]]
-        flags[r] = True
-        out[j] = np.packbits(flags, bitorder="little").view(np.uint64)
-        flags[r] = False
+    local = np.full(db.n_items, -1, dtype=np.int32)
+    local[items] = np.arange(items.size, dtype=np.int32)
+    step = max(64, min(1 << 16, ((1 << 23) // items.size) // 64 * 64))  # flags of a block: <= 8 MB
+    flags = np.zeros((items.size, step), dtype=bool)
+    for lo in range(0, db.n_records, step):
+        hi = min(lo + step, db.n_records)
+        a, b = int(db.offsets[lo]), int(db.offsets[hi])
+        which = local[db.items[a:b]]
+        kept = np.flatnonzero(which >= 0)
+        rows = np.searchsorted(db.offsets[lo : hi + 1], a + kept, side="right") - 1  # row within the block
+        which = which[kept]
+        flags[which, rows] = True
+        width = -(-(hi - lo) // 64)
+        packed = np.packbits(flags[:, : width * 64], axis=1, bitorder="little")
+        out[:, lo // 64 : lo // 64 + width] = packed.view(np.uint64)
+        flags[which, rows] = False
     return out, {int(i): j for j, i in enumerate(items.tolist())}
 
 

@@ -21,11 +21,11 @@ function of earlier mechanism outputs only.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..data.table import EncodedTable, TableSchema
 from ..errors import ParameterError
@@ -37,6 +37,8 @@ from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, gener
 from .scores import SCORES, score_sensitivity, score_table, split_scores
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..engine.base import TableData
 
 __all__ = ["GeneralizedTable", "diffgen", "epsilon_prime", "split_candidates", "draw_split_point"]
@@ -75,6 +77,8 @@ class GeneralizedTable:
         data[self.schema.class_attribute.name] = np.tile(np.asarray(self.schema.class_attribute.values, dtype=object),
                                                          self.cells.shape[0])
         data["count"] = self.counts.reshape(-1)
+        import pandas as pd
+
         return pd.DataFrame(data)
 
     def arrow(self, records: bool = False):
@@ -90,11 +94,11 @@ class GeneralizedTable:
         cols = {}
         for j, a in enumerate(self.schema.attributes):
             idx = self.cells[rows // n_cls, j].astype(np.int32)
-            cols[a.name] = pa.DictionaryArray.from_arrays(idx, pa.array(labels[a.name], pa.string()))
+            cols[a.name] = pa.DictionaryArray.from_arrays(_arrow_numbers(idx), _arrow_strings(labels[a.name]))
         cols[self.schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
-            (rows % n_cls).astype(np.int32), pa.array(list(self.schema.class_attribute.values), pa.string()))
+            _arrow_numbers((rows % n_cls).astype(np.int32)), _arrow_strings(self.schema.class_attribute.values))
         if not records:
-            cols["count"] = pa.array(counts, pa.int64())
+            cols["count"] = _arrow_numbers(counts.astype(np.int64))
         return pa.table(cols)
 
     def records_frame(self) -> pd.DataFrame:
@@ -110,6 +114,25 @@ class GeneralizedTable:
     @property
     def n_records(self) -> int:
         return int(np.maximum(self.counts, 0).sum())
+
+
+def _arrow_numbers(values: np.ndarray):
+    """A pyarrow array over a contiguous int32/int64 numpy array, without a copy (``pa.array`` imports pandas)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values)
+    kind = {np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64()}[values.dtype]
+    return pa.Array.from_buffers(kind, values.size, [None, pa.py_buffer(values)])
+
+
+def _arrow_strings(labels) -> object:
+    """A pyarrow string array of ``labels``, built from its offsets and UTF-8 bytes (no pandas)."""
+    import pyarrow as pa
+
+    data = [str(x).encode("utf-8") for x in labels]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
 def _splittable(tree: PartitionTree, v: int) -> bool:
@@ -272,7 +295,7 @@ def diffgen(table: EncodedTable | TableData, epsilon: float, specializations: in
         chosen = cand.pop(v)
         trace.append((i, cut_label(schema, tree.values[v]), schema.attributes[tree.values[v].attr].name, chosen.split))
         # Line 8: the one scan of D_v.
-        kids, kid_records = tree.specialize(v, chosen.split)
+        kids, kid_records = tree.specialize_counts(v, chosen.split)  # D_c's counts stay with the tree
         # Lines 9-10: new numeric children get split values (one eps' for both: disjoint records);
         # new categorical children get their counts from the same scan.
         num_kids = [(c, r) for c, r in zip(kids, kid_records)
@@ -324,15 +347,31 @@ def _ordered_cells(tree: PartitionTree, leaves: np.ndarray
                    ) -> tuple[tuple[tuple[CutValue, ...], ...], np.ndarray, np.ndarray]:
     """The final cut in domain order, each leaf's cut indices with rows sorted by the cut (never by data),
     and that row order (to apply to the counts)."""
-    cut = []
-    cells = np.empty((leaves.size, len(tree.cut)), dtype=np.int64)
-    for j, ids in enumerate(tree.cut):
+    cut, lookups = [], []
+    for ids in tree.cut:
         order = ordered_cut(tree.values, ids)
         cut.append(tuple(tree.values[v] for v in order))
-        pos = {v: i for i, v in enumerate(order)}
         lookup = np.full(len(tree.values), -1, dtype=np.int64)
-        for v, i in pos.items():
-            lookup[v] = i
-        cells[:, j] = lookup[tree.gen[leaves, j]]
-    order = np.lexsort(cells.T[::-1]) if cells.size else np.zeros(0, dtype=np.int64)
-    return tuple(cut), cells[order], order
+        lookup[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+        lookups.append(lookup)
+    order = _row_order(tree, leaves, lookups, [len(ids) for ids in tree.cut])
+    ordered = leaves[order]
+    cells = np.empty((leaves.size, len(tree.cut)), dtype=np.int64)  # built in its final order: no second copy
+    for j, lookup in enumerate(lookups):
+        cells[:, j] = lookup[tree.gen[ordered, j]]
+    return tuple(cut), cells, order
+
+
+def _row_order(tree: PartitionTree, leaves: np.ndarray, lookups: list[np.ndarray], sizes: list[int]) -> np.ndarray:
+    """The order of the leaves by their cut indices (first attribute most significant), as ``np.lexsort`` of the
+    cell columns: by one mixed-radix key where it fits in 63 bits."""
+    if not leaves.size:
+        return np.zeros(0, dtype=np.int64)
+    if math.prod(max(z, 1) for z in sizes) >= 1 << 62:
+        cells = np.stack([lookup[tree.gen[leaves, j]] for j, lookup in enumerate(lookups)], axis=1)
+        return np.lexsort(cells.T[::-1])
+    key = np.zeros(leaves.size, dtype=np.int64)
+    for j, (lookup, z) in enumerate(zip(lookups, sizes)):
+        key *= max(z, 1)
+        key += lookup[tree.gen[leaves, j]]
+    return np.argsort(key, kind="stable")
