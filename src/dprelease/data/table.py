@@ -431,8 +431,6 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
 
 
 def _drop_missing(frame: pd.DataFrame, schema: TableSchema) -> tuple[pd.DataFrame, np.ndarray]:
-    import pandas as pd
-
     rows = np.arange(len(frame))
     if not schema.missing:
         return frame, rows
