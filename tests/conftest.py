@@ -71,3 +71,30 @@ def pytest_collection_modifyitems(config, items) -> None:
 def _no_ambient_ledger(monkeypatch) -> None:
     """A DPRELEASE_LEDGER set in the caller's shell must not make every test charge it (issue 14)."""
     monkeypatch.delenv("DPRELEASE_LEDGER", raising=False)
+
+
+def spark_unavailable() -> str | None:
+    """Why the Spark tests cannot run here (no pyspark, or no Java), or None."""
+    import os
+    import shutil
+
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install -e '.[spark]')"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "Java is not installed (Spark needs Java 17)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """One local[2] Spark session per test module; skipped with the reason where Spark cannot run."""
+    reason = spark_unavailable()
+    if reason:
+        pytest.skip(reason)
+    from dprelease.engine.spark import session
+
+    s = session("local[2]")
+    yield s
+    s.stop()

@@ -9,7 +9,6 @@ skipped with the reason where pyspark or Java is absent. The standalone-cluster 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -33,31 +32,11 @@ from dprelease.release import write_set_valued_release
 from dprelease.setvalued import basic, diffpart
 from dprelease.setvalued.prefixpart import prefix_diffpart
 
-from conftest import REPO, dataset
+from conftest import REPO, dataset, spark_unavailable
 
 FAITHFUL = PrivBasisParams.faithful()
 
 
-def _spark_available() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install -e '.[spark]')"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return "Java is not installed (Spark needs Java 17)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def spark():
-    reason = _spark_available()
-    if reason:
-        pytest.skip(reason)
-    from dprelease.engine.spark import session
-
-    s = session("local[2]")
-    yield s
-    s.stop()
 
 
 def _sample(tmp_path: Path, name: str, source: Path, lines: int) -> Path:
@@ -239,7 +218,7 @@ def test_standalone_cluster_runs_diffpart_and_privbasis(tmp_path):
     """A standalone Spark master and two workers on localhost (pyspark's bin/spark-class: the pip package
     ships no sbin/start-master.sh), ``diffpart`` (prefix and faithful) and ``privbasis`` (default and ``--faithful``)
     through ``--spark-master spark://...``, byte-identical to ``--engine local``; the daemons are stopped at the end."""
-    reason = _spark_available()
+    reason = spark_unavailable()
     if reason:
         pytest.skip(reason)
     import pyspark

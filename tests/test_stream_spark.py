@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -32,26 +30,6 @@ SIZES = (2000, 1000, 1000)  # the initial dataset and two updates from the head 
 SEED = 7
 
 
-def _spark_missing() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install -e '.[spark]')"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return "Java is not installed (Spark needs Java 17)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def spark():
-    reason = _spark_missing()
-    if reason:
-        pytest.skip(reason)
-    from dprelease.engine.spark import session
-
-    s = session("local[2]")
-    yield s
-    s.stop()
 
 
 @pytest.fixture(scope="module")
