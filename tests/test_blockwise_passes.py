@@ -46,6 +46,6 @@ def test_occurrence_share_over_raw_blocks_equals_one_counter(monkeypatch):
     rel = TransactionDB.from_lists([sorted(set(rng.integers(0, 60, rng.integers(0, 6)).tolist()))
                                     for _ in range(3_000)] + [[]] * 3, 60)
     whole = occurrence.occurrence_share(raw, rel, raw_counter=SupportCounter(raw))
-    monkeypatch.setattr(occurrence, "_raw_blocks", lambda db: occurrence.__dict__["_blocks_of"](db, 1 << 12))
+    monkeypatch.setattr(occurrence, "_RAW_BLOCK_ENTRIES", 1 << 12)
     assert occurrence.occurrence_share(raw, rel) == whole
     assert 0 < whole["distinct_exact"] < whole["distinct_contained"] < 1

@@ -103,6 +103,11 @@ class TransactionDB:
             out += np.bincount(self.items[lo : lo + _BLOCK_ENTRIES], minlength=self.n_items)
         return out
 
+    def view(self, lo: int, hi: int) -> "TransactionDB":
+        """Records ``lo .. hi - 1`` as a database sharing this one's item array (no copy of the items)."""
+        a, b = int(self.offsets[lo]), int(self.offsets[hi])
+        return TransactionDB(self.offsets[lo : hi + 1] - a, self.items[a:b], self.n_items)
+
     def subset(self, rows: np.ndarray) -> "TransactionDB":
         """The records at ``rows`` (in that order), as a new database over the same universe."""
         rows = np.asarray(rows, dtype=np.int64)

@@ -74,9 +74,7 @@ PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arro
 def record_views(db: TransactionDB, rows: int):
     """Consecutive blocks of ``rows`` records as databases sharing ``db``'s item array."""
     for lo in range(0, db.n_records, rows):
-        hi = min(db.n_records, lo + rows)
-        offsets = db.offsets[lo : hi + 1]
-        yield TransactionDB(offsets - offsets[0], db.items[int(offsets[0]) : int(offsets[-1])], db.n_items)
+        yield db.view(lo, min(db.n_records, lo + rows))
 
 
 class LocalPartitioner(Partitioner):

@@ -56,15 +56,9 @@ def _as_void(h: np.ndarray) -> np.ndarray:
 
 
 def _raw_blocks(db: TransactionDB):
-    """The raw database as consecutive sub-databases of about ``_RAW_BLOCK_ENTRIES`` items each."""
-    return _blocks_of(db, _RAW_BLOCK_ENTRIES)
-
-
-def _blocks_of(db: TransactionDB, entries: int):
-    """Consecutive sub-databases of ``db`` of about ``entries`` items each (views of its item array)."""
-    for lo, hi in db.record_blocks(entries):
-        a = int(db.offsets[lo])
-        yield TransactionDB(db.offsets[lo : hi + 1] - a, db.items[a : int(db.offsets[hi])], db.n_items)
+    """The raw database as consecutive sub-databases of about ``_RAW_BLOCK_ENTRIES`` items each (views)."""
+    for lo, hi in db.record_blocks(_RAW_BLOCK_ENTRIES):
+        yield db.view(lo, hi)
 
 
 def occurrence_share(raw: TransactionDB, released: TransactionDB, *,

@@ -252,14 +252,13 @@ def private_quantile(values: np.ndarray, q: float, max_value: int, epsilon: floa
     ``max_value`` is public. The caller guarantees that each record's value depends on that record only
     (and on public inputs), and that the set of records passed is chosen record by record.
     """
-    quality = quantile_quality(values, q, max_value)
-    return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
+    return private_quantile_counts(values, None, q, max_value, epsilon, scope=scope, noise=noise, label=label)
 
 
-def private_quantile_counts(values: np.ndarray, counts: np.ndarray, q: float, max_value: int, epsilon: float, *,
-                            scope: BudgetScope, noise: NoiseSource, label: str) -> int:
+def private_quantile_counts(values: np.ndarray, counts: np.ndarray | None, q: float, max_value: int, epsilon: float,
+                            *, scope: BudgetScope, noise: NoiseSource, label: str) -> int:
     """:func:`private_quantile` of the records given as a histogram: ``counts[i]`` records of value ``values[i]``
-    (an engine's grouped count); the same quality, so the same draw."""
+    (an engine's grouped count; ``None``: one record per value); the same quality, so the same draw."""
     quality = quantile_quality(values, q, max_value, counts=counts)
     return exponential_mechanism(quality, epsilon, sensitivity=1.0, scope=scope, noise=noise, label=label) + 1
 

@@ -375,7 +375,6 @@ def _noise_info(meta: dict[str, object]) -> dict[str, object]:
     return rng
 
 
-@records_run_start
 def check_engine(path: str | os.PathLike[str], engine: str = "local", level_wise: bool = False) -> None:
     """Refuse, before anything is read or reserved, an append on ``engine`` (or the level-wise loop) that the
     stream cannot take: Spark and the level-wise loop run tdpart streams with a declared universe only."""
@@ -412,6 +411,7 @@ def _read_batch(batch: str | os.PathLike[str], universe: Universe | None, engine
     return read_transactions(batch, universe)
 
 
+@records_run_start
 def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str | os.PathLike, *,
                  wait: float = DEFAULT_WAIT, force: bool = False, engine: str = "local", master: str | None = None,
                  level_wise: bool = False) -> dict[str, object]:
