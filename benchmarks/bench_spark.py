@@ -219,6 +219,10 @@ def main() -> None:
                     help="stream: the whole stream's epsilon (paper accounting, U = appends - 1; default 1)")
     ap.add_argument("--stream-appends", type=int, default=2, help="stream: number of appends (default 2)")
     ap.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    ap.add_argument("--engines", default="local,spark",
+                    help="engines to run, comma-separated (default local,spark; 'spark' alone measures the Spark "
+                         "driver without the local run)")
+    ap.add_argument("--data-dir", help="reuse (or keep) the generated files here (kosarak-like-N.dat)")
     ap.add_argument("--dir", default=tempfile.gettempdir(), help="scratch folder for the generated files")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     ap.add_argument("--profile", action="store_true",
@@ -238,17 +242,21 @@ def main() -> None:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return
+    engines = [e for e in args.engines.split(",") if e]
+    if not engines or set(engines) - {"local", "spark"}:
+        ap.error("--engines: local, spark or local,spark")
     rows = []
     try:
         for n in sizes:
-            data = scratch / f"kosarak-like-{n}.dat"
-            subprocess.run([*dprelease_cmd(), "generate", str(data), "--records", str(n), "--items", "41270", "-q",
-                            "--force", "--max-output-records", str(max(n, 5_000_000)), "--max-memory", "16G"],
-                           check=True)
+            data = (Path(args.data_dir) if args.data_dir else scratch) / f"kosarak-like-{n}.dat"
+            if not (args.data_dir and data.exists()):
+                subprocess.run([*dprelease_cmd(), "generate", str(data), "--records", str(n), "--items", "41270",
+                                "-q", "--force", "--max-output-records", str(max(n, 5_000_000)), "--max-memory",
+                                "16G"], check=True)
             batches = _split(data, args.stream_appends) if "stream" in args.commands.split(",") else []
             for command in args.commands.split(","):
                 res = {}
-                for engine in ("local", "spark"):
+                for engine in engines:
                     if command == "stream":
                         res[engine] = run_stream(batches, scratch, engine, args.master, args.stream_epsilon)
                         continue
@@ -256,6 +264,13 @@ def main() -> None:
                     res[engine] = run(_argv(command, data, out, engine, args.master))
                     res[engine]["body"] = out.read_bytes()
                     out.unlink()
+                if len(engines) == 1:
+                    only = res[engines[0]]
+                    row1 = {"N": n, "command": command, "engine": engines[0], "seconds": round(only["seconds"], 1),
+                            "driver_MB": round(only["driver"]), "jvm_MB": round(only["jvm"]),
+                            "worker_MB": round(only["worker"])}
+                    print(json.dumps(row1), flush=True)
+                    continue
                 loc, spk = res["local"], res["spark"]
                 row = {"N": n, "command": command,
                        "local_s": round(loc["seconds"], 1), "spark_s": round(spk["seconds"], 1),
@@ -266,7 +281,8 @@ def main() -> None:
                        "identical": loc["body"] == spk["body"]}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-            data.unlink()
+            if not args.data_dir:
+                data.unlink()
             for batch in batches:
                 batch.unlink()
     finally:
