@@ -166,8 +166,9 @@ def test_prefix_trie_levelwise_equals_in_memory_build():
         if levelwise:
             tree, node_counts = prefixpart.build_prefix_tree_levelwise(data, 30, 1.0, 1.0, **kw)
         else:
-            tree, record_class = prefixpart.build_prefix_tree(db, 30, 1.0, 1.0, **kw)
-            node_counts = np.bincount(record_class[record_class >= 0], minlength=tree.n_nodes)
+            tree, node_counts = prefixpart.build_prefix_tree(db, 30, 1.0, 1.0, **kw)
+            assert node_counts.tolist() == np.bincount(tree.classes_of(db)[db.lengths > 0],
+                                                       minlength=tree.n_nodes).tolist()
         trees.append((tree, node_counts))
     (a, ca), (b, cb) = trees
     assert a.F.tolist() == b.F.tolist() and a.pattern.tolist() == b.pattern.tolist() and a.n_nodes > 20

@@ -99,6 +99,37 @@ def test_item_masks_cover_62_bits():
     assert masks.tolist() == [(1 << 62) - 1, 1 | (1 << 61), (1 << 30) | (1 << 31) | (1 << 32)]
 
 
+def test_reverse_bits_moves_rank_r_to_bit_63_minus_r():
+    from dprelease.setvalued.prefixpart import _reverse_bits
+
+    values = np.array([1, 2, (1 << 61) | 1, 0, (1 << 62) - 1], dtype=np.int64)
+    got = _reverse_bits(values.copy()).tolist()
+    want = [int(f"{v:064b}"[::-1], 2) for v in values.tolist()]
+    assert got == want and got[0] == 1 << 63 and got[1] == 1 << 62
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sorted_key_cells_equal_following_each_record(monkeypatch, seed):
+    """The in-memory trie (records as sorted prefix keys, cells as ranges, masks filled in tiny blocks) gives
+    every class the records that follow the trie one by one (``classes_of``); empty records belong to none."""
+    from dprelease.engine import local
+    from dprelease.privacy import BudgetAccountant
+    from dprelease.setvalued import prefixpart
+
+    monkeypatch.setattr(local, "PASS_ROWS", 7)
+    monkeypatch.setattr(prefixpart, "_KEY_CHUNK", 5)
+    rng = np.random.default_rng(seed)
+    records = [sorted(rng.choice(40, size=int(rng.integers(0, 7)), replace=False).tolist()) for _ in range(900)]
+    db = TransactionDB.from_lists(records, 40)
+    scope = BudgetAccountant(3.0).root()
+    tree, counts = prefixpart.build_prefix_tree(db, 40, 1.0, 2.0, scope=scope, noise=SeededNoise(seed),
+                                                max_items=int(rng.integers(3, 20)), beta=2.0)
+    follow = tree.classes_of(db)
+    assert tree.n_nodes > 10 and counts.sum() == int((db.lengths > 0).sum())
+    assert counts.tolist() == np.bincount(follow[follow >= 0], minlength=tree.n_nodes).tolist()
+    assert not counts[~tree.is_class].any()
+
+
 def test_seeded_release_is_pinned():
     """A seeded run is reproducible byte for byte (pin: a change of the algorithm must update it knowingly)."""
     rng = np.random.default_rng(11)

@@ -326,8 +326,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="grow the partition tree (faithful) or the prefix trie (prefix) one level at a time, one data "
                         "pass per level, summing weighted supports exactly: what --engine spark runs, so a seeded "
                         "release here equals --engine spark's byte for byte (default: off on --engine local, which "
-                        "follows the records in memory: the same distribution; for faithful another order of draws; "
-                        "always on with --engine spark)")
+                        "builds in memory: for prefix the same release, for faithful the same distribution in another "
+                        "order of draws; always on with --engine spark)")
     _diffpart_options(p)
     add_universe(p)
     add_seed(p)

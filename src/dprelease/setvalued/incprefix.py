@@ -117,7 +117,7 @@ class PrefixStream(StreamAccounting):
         new_nodes = 0
         if self.tree is None:
             eps_counts = eps * (1.0 - self.selection_share - self.structure_share)
-            self.tree, record_class = build_prefix_tree(
+            self.tree, true_all = build_prefix_tree(
                 db, self.n_items, self.selection_share * eps, self.structure_share * eps, scope=scope,
                 noise=noise, record_bound=DEFAULT_RECORD_BOUND, max_items=DEFAULT_MAX_ITEMS, beta=self.beta)
             self.psum = np.zeros(self.tree.n_nodes, dtype=np.int64)
@@ -127,8 +127,9 @@ class PrefixStream(StreamAccounting):
         else:
             eps_counts = eps
             record_class = self.tree.classes_of(db)
+            true_all = np.bincount(record_class[record_class >= 0], minlength=self.tree.n_nodes)
         classes = np.flatnonzero(self.tree.is_class)
-        true = np.bincount(record_class[record_class >= 0], minlength=self.tree.n_nodes)[classes]
+        true = true_all[classes]
         noisy = noisy_counts(true, eps_counts, scope=scope, noise=noise, label="class counts")
         self.psum[classes] += noisy
         if k == 0:

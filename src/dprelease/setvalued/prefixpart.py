@@ -141,8 +141,8 @@ def prefix_diffpart(
     ``db`` is an in-memory database or an engine's data (:mod:`dprelease.engine`). ``level_wise`` (default: only
     when ``db`` lives on another engine, e.g. Spark) builds the trie with one engine pass per level
     (:func:`build_prefix_tree_levelwise`); with a seed it gives the same release on every engine. The in-memory
-    build follows the records down the trie instead; the two differ only in how the weighted supports are summed
-    (exactly there, in record order here), i.e. in their last bits."""
+    build (:func:`build_prefix_tree`) sorts the records once by their prefix keys instead; both sum the weighted
+    supports exactly, so they give the same release too."""
     from ..engine.local import LocalTransactions, as_transaction_data
 
     B = _validate(epsilon, selection_share, structure_share, record_bound, max_items, beta, theta, merge_below)
@@ -167,8 +167,7 @@ def prefix_diffpart(
     if level_wise:
         tree, node_counts = build_prefix_tree_levelwise(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
     else:
-        tree, record_class = build_prefix_tree(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
-        node_counts = np.bincount(record_class[record_class >= 0], minlength=tree.n_nodes)
+        tree, node_counts = build_prefix_tree(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
     m = tree.m
 
     # 3. counts of the disjoint classes (sensitivity 1), then post-processing
@@ -280,19 +279,26 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
                       selection_false: float = DEFAULT_SELECTION_FALSE,
                       trace: list[PrefixLevel] | None = None) -> tuple[PrefixTree, np.ndarray]:
     """Steps 1-2 of DiffPart-Prefix on ``db`` (item order at ``eps_order``, PrivTree structure at ``eps_tree``,
-    both charged on ``scope``): the public tree and the class of every record of ``db``."""
+    both charged on ``scope``): the public tree and the (exact) non-empty records per node, non-zero at class
+    nodes only.
+
+    Memory: the weighted supports are summed block by block (the exact digit sums both engines use, so the
+    supports, hence the draws, are the ones :func:`build_prefix_tree_levelwise` gets); each record is then one
+    64-bit sort key (:func:`prefix_sort_keys`), on which every cell of the trie is a range. So the build holds
+    8 bytes per record beside the CSR arrays."""
+    from ..engine.local import LocalTransactions
+
     # 1. item order and the frequent part F (weighted supports: L1 sensitivity record_bound)
-    lengths = db.lengths
-    weights = np.minimum(1.0, record_bound / np.maximum(lengths, 1))
-    supports = np.bincount(db.items, weights=np.repeat(weights, lengths), minlength=n_items)
+    supports = LocalTransactions(db).bounded_item_sums(record_bound)
     F, noisy_support = _item_order(supports, n_items, eps_order, scope=scope, noise=noise, record_bound=record_bound,
                                    max_items=max_items, selection_false=selection_false)
+    del supports
     rank = np.full(n_items, -1, dtype=np.int64)
     rank[F] = np.arange(F.size)
-    cells = _RecordCells(db, item_masks(db, rank))
+    cells = _SortedCells(prefix_sort_keys(db, rank), int(np.count_nonzero(db.lengths == 0)))
     tree = _grow_tree(F, noisy_support, n_items, cells, eps_tree, scope=scope, noise=noise, beta=beta, theta=theta,
                       trace=trace)
-    return tree, cells.record_class
+    return tree, cells.node_counts(tree.n_nodes)
 
 
 def build_prefix_tree_levelwise(data: TransactionData, n_items: int, eps_order: float, eps_tree: float, *,
@@ -327,32 +333,75 @@ def _item_order(supports: np.ndarray, n_items: int, eps_order: float, *, scope: 
     return order.astype(np.int64), noisy_support
 
 
-class _RecordCells:
-    """The records of an in-memory database followed down the trie (each record's current cell)."""
+_BYTE_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
+_KEY_CHUNK = 1 << 20  # entries per chunk of the in-place bit reversal
 
-    def __init__(self, db: TransactionDB, masks: np.ndarray):
-        self.masks = masks
-        # an empty record holds no item, so it belongs to no class (as in DiffPart; issue 8, defect 10)
-        self.alive = np.flatnonzero(db.lengths > 0).astype(np.int64)
-        self.alive_pos = np.zeros(self.alive.size, dtype=np.int64)  # index into the active cells
-        self.record_class = np.full(db.n_records, -1, dtype=np.int64)
-        self._cell = np.zeros(0, dtype=np.int64)
+
+def _reverse_bits(values: np.ndarray) -> np.ndarray:
+    """In place: each 64-bit value with its bit r moved to bit 63 - r (returned as a uint64 view)."""
+    keys = values.view(np.uint64)
+    for lo in range(0, keys.size, _KEY_CHUNK):
+        raw = keys[lo : lo + _KEY_CHUNK].view(np.uint8)
+        raw[:] = _BYTE_REVERSED[raw]
+    keys.byteswap(inplace=True)  # bits reversed within each byte, then the bytes: the whole word reversed
+    return keys
+
+
+def prefix_sort_keys(db: TransactionDB, rank: np.ndarray) -> np.ndarray:
+    """Every record's :func:`item_masks` bits reversed (rank r -> bit 63 - r), sorted (uint64, one per record).
+
+    Sorted so, the records of a trie cell at level j (those whose ranks below j form one pattern) are one
+    contiguous range, and the cell's two children split it where bit 63 - j turns on. Empty records (key 0)
+    come first. The masks are filled block by block (no per-occurrence array of the whole database)."""
+    from ..engine.local import PASS_ROWS, record_views
+
+    masks = np.empty(db.n_records, dtype=np.int64)
+    lo = 0
+    for block in record_views(db, PASS_ROWS):
+        masks[lo : lo + block.n_records] = item_masks(block, rank)
+        lo += block.n_records
+    keys = _reverse_bits(masks)
+    keys.sort()
+    return keys
+
+
+class _SortedCells:
+    """The records of an in-memory database as sorted prefix keys (:func:`prefix_sort_keys`): each active cell
+    is a range [lo, hi) of them, so a level's counts are one ``searchsorted`` per cell (no per-record state)."""
+
+    def __init__(self, keys: np.ndarray, n_empty: int):
+        self.keys = keys
+        # an empty record holds no item, so it belongs to no class (as in DiffPart; issue 8, defect 10): the
+        # empty records are the first n_empty keys (all 0), outside the root's range
+        self.lo = np.array([n_empty], dtype=np.int64)
+        self.hi = np.array([keys.size], dtype=np.int64)
+        self._cell_lo = self._cell_hi = np.zeros(0, dtype=np.int64)
+        self._class_ids: list[np.ndarray] = []
+        self._class_counts: list[np.ndarray] = []
 
     def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
-        bit = (self.masks[self.alive] >> np.int64(level)) & 1
-        self._cell = self.alive_pos * 2 + bit
-        return np.bincount(self._cell, minlength=2 * active_pattern.size)
+        split_key = _reverse_bits(np.asarray(active_pattern, dtype=np.int64).copy()) | np.uint64(1 << (63 - level))
+        # keys of a cell share its top `level` bits, so the first key >= split_key lies inside [lo, hi]
+        split = np.searchsorted(self.keys, split_key).astype(np.int64)
+        self._cell_lo = np.stack([self.lo, split], axis=1).reshape(-1)  # cells (parent order, bit), as numbered
+        self._cell_hi = np.stack([split, self.hi], axis=1).reshape(-1)
+        return self._cell_hi - self._cell_lo
 
     def advance(self, kept: np.ndarray, ids: np.ndarray) -> None:
-        cell = self._cell
-        ok = kept[cell]
-        self.record_class[self.alive[~ok]] = ids[cell[~ok]]
-        new_pos = np.full(kept.size, -1, dtype=np.int64)
-        new_pos[kept] = np.arange(int(kept.sum()))
-        self.alive, self.alive_pos = self.alive[ok], new_pos[cell[ok]]
+        self._class_ids.append(ids[~kept])
+        self._class_counts.append((self._cell_hi - self._cell_lo)[~kept])
+        self.lo, self.hi = self._cell_lo[kept], self._cell_hi[kept]
 
     def finish(self, active: np.ndarray) -> None:
-        self.record_class[self.alive] = active[self.alive_pos]
+        self._class_ids.append(np.asarray(active, dtype=np.int64))
+        self._class_counts.append(self.hi - self.lo)
+
+    def node_counts(self, n_nodes: int) -> np.ndarray:
+        """The non-empty records per node (non-zero at class nodes only), after :meth:`finish`."""
+        out = np.zeros(n_nodes, dtype=np.int64)
+        for ids, c in zip(self._class_ids, self._class_counts):
+            out[ids] = c
+        return out
 
 
 class _EngineCells:
