@@ -160,3 +160,23 @@ def test_guard_does_not_change_msnbc_like_cuts():
     b = diffpart(db, uni, 1.0, noise=SeededNoise(9), branching_bound=None)
     assert [s.tolist() for s in a.itemsets] == [s.tolist() for s in b.itemsets]
     assert a.counts.tolist() == b.counts.tolist()
+
+
+@pytest.mark.parametrize("n, high", [(0, 5), (1, 5), (1000, 7), (5000, 1 << 40), (20_000, 1 << 20)])
+def test_group_by_mask_equals_unique_and_a_stable_sort(monkeypatch, n, high):
+    """group_by_mask (packed keys below 2^31, a stable argsort above) gives np.unique's masks and counts and the
+    rows in a stable order by mask, in gathers of a few rows at a time."""
+    import importlib
+
+    module = importlib.import_module("dprelease.setvalued.diffpart")
+    monkeypatch.setattr(module, "_GROUP_CHUNK", 333)
+    rng = np.random.default_rng(n)
+    masks = rng.integers(0, high, n).astype(np.int64)
+    rows = np.sort(rng.choice(10 * n + 1, n, replace=False)).astype(np.int32)
+    uniq, inverse, counts = np.unique(masks, return_inverse=True, return_counts=True)
+    got, sizes, rows_sorted, bounds = module.group_by_mask(masks.copy(), rows)
+    assert got.tolist() == uniq.tolist() and sizes.tolist() == counts.tolist()
+    assert rows_sorted.tolist() == rows[np.argsort(inverse, kind="stable")].tolist()
+    assert bounds.tolist() == [0, *np.cumsum(counts).tolist()]
+    got, sizes, none, _ = module.group_by_mask(masks.copy())
+    assert got.tolist() == uniq.tolist() and sizes.tolist() == counts.tolist() and none is None

@@ -87,7 +87,7 @@ class LocalPartitioner(Partitioner):
         self._split: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def level_counts(self, ops: list[LevelOp]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        from ..setvalued.diffpart import child_masks_range, rows_by_mask
+        from ..setvalued.diffpart import child_masks_range, group_by_mask
 
         out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._split = {}
@@ -96,10 +96,9 @@ class LocalPartitioner(Partitioner):
             if rows is None or rows.size == 0:
                 out[op.pid] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
                 continue
-            masks = child_masks_range(self.db, rows, op.lo, op.hi, op.span)
-            nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
-            del masks
-            rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
+            nonempty, sizes, rows_sorted, bounds = group_by_mask(child_masks_range(self.db, rows, op.lo, op.hi,
+                                                                                   op.span), rows)
+            del rows
             self._split[op.pid] = (nonempty, rows_sorted, bounds)
             out[op.pid] = (nonempty.astype(np.int64), sizes.astype(np.int64))
         self._rows = {}  # every partition of the level was listed; any other is gone

@@ -80,7 +80,7 @@ from .diffpart import (
     distinct_empty_masks,
     operation_budget,
     replace_node,
-    rows_by_mask,
+    group_by_mask,
 )
 
 __all__ = [
@@ -337,9 +337,7 @@ class TBPTree(StreamAccounting):
             if first_visit:  # Procedure 1 line 6: a data-independent choice among the highest nodes
                 p.expand = choose_expansion_node(tax, np.asarray(p.cut, dtype=np.int64), noise)
                 delta.expanded.append(pid)
-            masks = child_masks(local_db, rows, tax, p.expand)
-            nonempty, inverse, sizes = np.unique(masks, return_inverse=True, return_counts=True)
-            rows_sorted, bounds = rows_by_mask(rows, inverse, sizes)
+            nonempty, sizes, rows_sorted, bounds = group_by_mask(child_masks(local_db, rows, tax, p.expand), rows)
             pos_of_nonempty = {int(m): j for j, m in enumerate(nonempty.tolist())}
             for child_id, mask, child_unused, child_scope in self._operate(
                     p, first_visit, nonempty, sizes, unused, eps_p, scope, noise, delta, keep_trace):
