@@ -96,3 +96,29 @@ def test_contains_many_is_support_at_least_one(n_items, monkeypatch):
     assert counter.contains_many(queries).tolist() == expected.tolist()
     monkeypatch.setattr(counting, "_MAX_CANDIDATES", 5)  # many small candidate batches: same answers
     assert SupportCounter(raw).contains_many(queries).tolist() == expected.tolist()
+
+
+def test_record_lists_blockwise_and_on_demand(monkeypatch):
+    """The record lists (a counting sort filled block by block) hold each listed item's rows in order; a counter
+    builds only the lists its queries' rarest items need, grows them on demand, and counts as the reference."""
+    from dprelease.evaluation import counting
+
+    rng = np.random.default_rng(3)
+    db = kosarak_like(n_records=3000, n_items=200, mean_length=6, seed=4)
+    real_blocks = TransactionDB.record_blocks
+    monkeypatch.setattr(TransactionDB, "record_blocks", lambda self, entries=37: real_blocks(self, entries))
+    listed = rng.random(db.n_items) < 0.5
+    start, rows = counting._item_lists(db, db.item_supports(), listed)
+    as_lists = [set(r) for r in db.to_lists()]
+    for i in range(db.n_items):
+        want = np.flatnonzero([i in r for r in as_lists]) if listed[i] else np.zeros(0)
+        assert rows[start[i] : start[i + 1]].tolist() == want.tolist()
+    counter, ref = SupportCounter(db), ReferenceSupportCounter(db)
+    workload = make_workload(db.n_items, 12, n_queries=500, seed=2)
+    counter.prepare([workload.flat(0)])
+    first = int(counter._listed.sum())
+    assert 0 < first < db.n_items
+    for i in range(5):
+        items, lengths = workload.flat(i)
+        assert counter.count_flat(items, lengths).tolist() == ref.count_many(workload.subsets[i]).tolist()
+    assert int(counter._listed.sum()) >= first

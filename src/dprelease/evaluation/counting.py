@@ -22,16 +22,60 @@ _MAX_CANDIDATES = 1 << 21  # (query, record) pairs held at once while intersecti
 _QUERY_BATCH = 1 << 18  # query items sorted at once
 
 
-def _item_lists(db: TransactionDB) -> tuple[np.ndarray, np.ndarray]:
-    """(start, rows): the sorted record ids of item i are ``rows[start[i]:start[i+1]]`` (one counting sort)."""
-    from scipy import sparse
+def _item_lists(db: TransactionDB, supports: np.ndarray, listed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start, rows): the sorted record ids of each ``listed`` item i are ``rows[start[i]:start[i+1]]`` (empty
+    for the others). A counting sort filled block by block (``supports`` gives each list's size), so nothing
+    but the lists themselves grows with the data."""
+    sizes = np.where(listed, supports, 0)
+    start = np.zeros(db.n_items + 1, dtype=np.int64)
+    np.cumsum(sizes, out=start[1:])
+    rows_out = np.empty(int(start[-1]), dtype=np.int32 if db.n_records < 2**31 else np.int64)
+    fill = start[:-1].copy()  # next free slot of each list
+    for lo, hi in db.record_blocks():
+        a, b = int(db.offsets[lo]), int(db.offsets[hi])
+        block = db.items[a:b]
+        at = np.flatnonzero(listed[block])
+        if at.size == 0:
+            continue
+        items = block[at]
+        order = np.argsort(items, kind="stable")  # rows stay ascending within an item
+        items = items[order]
+        rows = np.searchsorted(db.offsets[lo : hi + 1] - a, at[order], side="right") - 1 + lo
+        first = np.ones(items.size, dtype=bool)
+        np.not_equal(items[1:], items[:-1], out=first[1:])
+        group = np.flatnonzero(first)
+        counts = np.diff(np.append(group, items.size))
+        rank = np.arange(items.size) - np.repeat(group, counts)
+        rows_out[fill[items] + rank] = rows
+        fill[items[group]] += counts
+    return start, rows_out
 
-    nnz = int(db.offsets[-1])
-    idx = np.int32 if max(nnz, db.n_records, db.n_items) < 2**31 else np.int64
-    x = sparse.csr_matrix((np.ones(nnz, dtype=np.int8), db.items.astype(idx, copy=False), db.offsets.astype(idx)),
-                          shape=(db.n_records, db.n_items))
-    y = x.tocsc()  # C++ counting sort: rows come out sorted within each item
-    return y.indptr.astype(np.int64), y.indices
+
+def _rarest_items(supports: np.ndarray, items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """For the queries of two items or more (``items`` cut into runs of ``lengths``), the first of their items
+    of least support: the item whose record list seeds a query's candidates. In batches of about
+    ``_QUERY_BATCH`` items (the temporaries stay bounded however long the workload is)."""
+    seeds = []
+    ends = np.cumsum(lengths)
+    q0 = 0
+    while q0 < lengths.size:
+        base = int(ends[q0 - 1]) if q0 else 0
+        q1 = max(q0 + 1, int(np.searchsorted(ends, base + _QUERY_BATCH, side="right")))
+        part = lengths[q0:q1]
+        if bool((part >= 2).any()):
+            its = items[base : int(ends[q1 - 1])]
+            sup = supports[its]
+            start = np.zeros(part.size, dtype=np.int64)
+            np.cumsum(part[:-1], out=start[1:])
+            owner = np.repeat(np.arange(part.size, dtype=np.int64), part)
+            nonempty = part > 0
+            low = np.full(part.size, -1, dtype=np.int64)
+            low[nonempty] = np.minimum.reduceat(sup, start[nonempty])  # each query's least support
+            at = np.flatnonzero((sup == low[owner]) & (part[owner] >= 2))
+            first = at[np.r_[True, owner[at[1:]] != owner[at[:-1]]]] if at.size else at
+            seeds.append(np.unique(its[first]))
+        q0 = q1
+    return np.unique(np.concatenate(seeds)) if seeds else np.zeros(0, dtype=np.int64)
 
 
 def _has_item(db: TransactionDB, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -72,8 +116,31 @@ class SupportCounter:
         else:
             self._table = None
             self._db = db
-            self._tid_start, self._tids = _item_lists(db)
-            self._supports = np.diff(self._tid_start)
+            self._supports = db.item_supports()
+            # record lists are built for the items that seed some query's candidates (its rarest item), on
+            # demand (:meth:`prepare`): on kosarak-scale data these are a small part of the occurrences
+            self._listed = np.zeros(db.n_items, dtype=bool)
+            self._tid_start = np.zeros(db.n_items + 1, dtype=np.int64)
+            self._tids = np.zeros(0, dtype=np.int32)
+
+    def prepare(self, queries: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Build, in one pass, the record lists that the query batches ``queries`` (each: items cut into runs
+        of lengths, as :meth:`count_flat` takes them) will use; :meth:`count_flat` and :meth:`contains_many`
+        build what is missing themselves."""
+        if self._table is not None or not queries:
+            return
+        self._need_lists(np.unique(np.concatenate([
+            _rarest_items(self._supports, np.asarray(items, dtype=np.int64), np.asarray(lengths, dtype=np.int64))
+            for items, lengths in queries])))
+
+    def _need_lists(self, seeds: np.ndarray) -> None:
+        if seeds.size == 0 or self._listed[seeds].all():
+            return
+        listed = self._listed.copy()
+        listed[seeds] = True
+        self._tids = np.zeros(0, dtype=np.int32)  # the old lists go before the new ones are built
+        self._tid_start, self._tids = _item_lists(self._db, self._supports, listed)
+        self._listed = listed
 
     def count(self, query: np.ndarray) -> int:
         return int(self.count_many([np.asarray(query, dtype=np.int64)])[0])
@@ -136,6 +203,7 @@ class SupportCounter:
         found[lengths == 1] = rarest[lengths == 1] > 0
         offset = np.zeros(n_q, dtype=np.int64)
         active = np.flatnonzero((lengths >= 2) & (rarest > 0))
+        self._need_lists(items[start[active]])
         chunk = 16
         while active.size:
             take = np.minimum(chunk, rarest[active] - offset[active])
@@ -188,6 +256,7 @@ class SupportCounter:
         rarest[nonempty] = supports[start[nonempty]]
         out[lengths == 1] = rarest[lengths == 1]
         work = np.flatnonzero((lengths >= 2) & (rarest > 0))
+        self._need_lists(items[start[work]])
         # batches of queries whose candidate lists together stay below _MAX_CANDIDATES
         edges = np.searchsorted(np.cumsum(rarest[work]), np.arange(_MAX_CANDIDATES, int(rarest[work].sum()) + 1,
                                                                    _MAX_CANDIDATES), side="right")
@@ -280,6 +349,11 @@ def evaluate_counting(raw: TransactionDB, released: TransactionDB, *, n_queries:
     if workload is None:
         workload = make_workload(raw.n_items, max_length, n_queries=n_queries, n_subsets=n_subsets, seed=seed)
     rel_counter = SupportCounter(released)
+    every = [workload.flat(i) for i in range(len(workload.max_lengths))]
+    rel_counter.prepare(every)  # the record lists the whole workload needs, in one pass over each database
+    if raw_counter is not None:
+        raw_counter.prepare(every)
+    del every
     subsets = []
     all_errors = []
     for i, L in enumerate(workload.max_lengths):
