@@ -115,7 +115,8 @@ def run(sizes: list[int], scratch: Path, keep: bool, commands: tuple[str, ...] =
                          "bytes_per_record": round(peak / n, 1),
                          "baseline_MB": round(baseline[name] / 2**20),
                          "csr_MB": round(csr / 2**20),
-                         "net_over_csr": round((peak - baseline[name]) / csr, 2)})
+                         "net_over_csr": round((peak - baseline[name]) / csr, 2),
+                         "net_bytes_per_record": round((peak - baseline[name]) / n, 1)})
             print(json.dumps(rows[-1]), flush=True)
         if not keep and data_dir is None:
             data.unlink()
@@ -145,10 +146,11 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
-    print(f"{'N':>11} {'command':<26} {'peak MB':>8} {'B/record':>9} {'(peak-base)/CSR':>16} {'CPU s':>7} {'wall s':>7}")
+    print(f"{'N':>11} {'command':<26} {'peak MB':>8} {'B/record':>9} {'(peak-base)/N':>14} {'(peak-base)/CSR':>16} "
+          f"{'CPU s':>7} {'wall s':>7}")
     for r in rows:
         print(f"{r['N']:>11,} {r['command']:<26} {r['peak_MB']:>8} {r['bytes_per_record']:>9} "
-              f"{r.get('net_over_csr', ''):>16} {r['cpu_s']:>7} {r['seconds']:>7}")
+              f"{r.get('net_bytes_per_record', ''):>14} {r.get('net_over_csr', ''):>16} {r['cpu_s']:>7} {r['seconds']:>7}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
