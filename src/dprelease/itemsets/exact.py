@@ -231,16 +231,38 @@ def _next_level(gen_sets: list[tuple[int, ...]], gen_bits: np.ndarray, columns: 
     if not pairs:
         return [], np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64)
     pair_arr = np.asarray(pairs, dtype=np.int64)
-    batch = max(1, (1 << 22) // max(1, columns.shape[1]))  # about 32 MB of words per array
-    supports = np.empty(pair_arr.shape[0], dtype=np.int64)
-    for lo in range(0, pair_arr.shape[0], batch):
-        chunk = pair_arr[lo : lo + batch]
-        supports[lo : lo + chunk.shape[0]] = np.bitwise_count(gen_bits[chunk[:, 0]] & columns[chunk[:, 1]]).sum(
-            axis=1, dtype=np.int64)
+    supports = _and_supports(gen_bits, columns, pair_arr)
     keep = np.flatnonzero(supports > t)
     item_of = np.fromiter(row_of.keys(), dtype=np.int64, count=len(row_of))
     sets = [gen_sets[a] + (int(item_of[r]),) for a, r in pair_arr[keep].tolist()]
     return sets, supports[keep], pair_arr[keep]
+
+
+AND_BATCH_WORDS = 1 << 20  # words per buffer of _and_supports (8 MB each, two buffers and their popcounts)
+
+
+def _and_supports(gen_bits: np.ndarray, columns: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """popcount(gen_bits[g] & columns[c]) for each (g, c) row of ``pairs`` (int64), batch by batch into two
+    reused buffers of about ``AND_BATCH_WORDS`` words: no temporary grows with the number of records beyond
+    a batch's rows."""
+    words = columns.shape[1]
+    supports = np.empty(pairs.shape[0], dtype=np.int64)
+    if pairs.shape[0] == 0 or words == 0:
+        supports[:] = 0
+        return supports
+    batch = max(1, min(pairs.shape[0], AND_BATCH_WORDS // words))
+    left = np.empty((batch, words), dtype=np.uint64)
+    right = np.empty((batch, words), dtype=np.uint64)
+    ones = np.empty((batch, words), dtype=np.uint8)
+    for lo in range(0, pairs.shape[0], batch):
+        m = min(batch, pairs.shape[0] - lo)
+        # mode "clip": the rows are valid, and the default "raise" would copy through a temporary of out's size
+        np.take(gen_bits, pairs[lo : lo + m, 0], axis=0, out=left[:m], mode="clip")
+        np.take(columns, pairs[lo : lo + m, 1], axis=0, out=right[:m], mode="clip")
+        np.bitwise_and(left[:m], right[:m], out=left[:m])
+        np.bitwise_count(left[:m], out=ones[:m])
+        ones[:m].sum(axis=1, dtype=np.int64, out=supports[lo : lo + m])
+    return supports
 
 
 def _top_k_by_counting(data: TransactionData, k: int, max_length: int | None
