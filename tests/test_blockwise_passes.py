@@ -128,6 +128,7 @@ def test_privbasis_default_release_is_the_same_in_tiny_blocks(monkeypatch):
     monkeypatch.setattr(local_engine, "PASS_ROWS", 5)
     monkeypatch.setattr(local_engine, "LENGTH_ROWS", 5)
     monkeypatch.setattr(exact, "AND_BATCH_WORDS", 1)
+    monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", 64)
     small = privbasis(db, universe, 60, 1.0, noise=SeededNoise(3))
     assert small.itemsets == whole.itemsets
     assert np.array_equal(small.counts, whole.counts)
@@ -146,3 +147,29 @@ def test_and_supports_in_batches_equal_the_direct_popcounts(db, batch_words, mon
     monkeypatch.setattr(exact, "AND_BATCH_WORDS", batch_words)
     assert np.array_equal(exact._and_supports(columns, columns, pairs), want)
     assert exact._and_supports(columns, columns, pairs[:0]).size == 0
+
+
+@pytest.mark.parametrize("min_items", [1, 2, 3])
+def test_bit_columns_of_the_records_holding_min_items_equal_those_of_that_subset(db, min_items, monkeypatch):
+    from dprelease.itemsets import exact
+
+    items = np.arange(0, 300, 9)
+    held = np.bincount(db.row_ids()[np.isin(db.items, items)], minlength=db.n_records)
+    want, _ = _bit_columns(db.subset(np.flatnonzero(held >= min_items)), items)
+    for rows in (64, 1 << 16):  # a block ends inside a word of the taken records
+        monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", rows)
+        got, _ = _bit_columns(db, items, min_items=min_items)
+        assert np.array_equal(got, want)
+
+
+def test_top_k_itemsets_in_tiny_blocks_equal_the_whole_database(monkeypatch):
+    from dprelease.itemsets import exact
+
+    small = _sparse_db(n=3_000)
+    want = exact.top_k_itemsets(small, 80)
+    assert max(len(s) for s, _ in want) >= 2
+    monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", 64)
+    monkeypatch.setattr(exact, "AND_BATCH_WORDS", 1)
+    assert exact.top_k_itemsets(small, 80) == want
+    # the same supports as counting each itemset over the whole database
+    assert [c for _, c in want] == exact.itemset_supports(small, [s for s, _ in want]).tolist()
