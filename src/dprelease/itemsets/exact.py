@@ -13,6 +13,8 @@ Tie rule for top-k: itemsets are ordered by support (descending), then length
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ..data.transactions import TransactionDB
@@ -214,7 +216,8 @@ def _bit_columns(db: TransactionDB, items: np.ndarray, min_items: int = 0) -> tu
     return out, {int(i): j for j, i in enumerate(items.tolist())}
 
 
-def _block_hits(db: TransactionDB, local: np.ndarray, step: int):
+def _block_hits(db: TransactionDB, local: np.ndarray, step: int
+                ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
     """Per block of ``step`` records: (lo, hi, the column row of each entry of a column item, its record - lo)."""
     for lo in range(0, db.n_records, step):
         hi = min(lo + step, db.n_records)
