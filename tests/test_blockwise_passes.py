@@ -49,3 +49,127 @@ def test_occurrence_share_over_raw_blocks_equals_one_counter(monkeypatch):
     monkeypatch.setattr(occurrence, "_RAW_BLOCK_ENTRIES", 1 << 12)
     assert occurrence.occurrence_share(raw, rel) == whole
     assert 0 < whole["distinct_exact"] < whole["distinct_contained"] < 1
+
+
+# --- PrivBasis's passes on the local engine: blocks of a few records give the whole database's numbers -------
+
+
+def _sparse_db(n: int = 6_000, n_items: int = 200, seed: int = 5) -> TransactionDB:
+    """Short records over Zipf-like items, a few long ones (weights below 1) and some empty records."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n_items + 1) ** 0.8
+    p /= p.sum()
+    lengths = np.where(rng.random(n) < 0.05, rng.integers(10, 40, n), rng.integers(0, 6, n))
+    return TransactionDB.from_lists([sorted(set(rng.choice(n_items, m, p=p).tolist())) for m in lengths], n_items)
+
+
+def _exact_float(total) -> float:
+    """A Fraction as the float nearest to it (Python's int division rounds correctly): the engines' exact sums
+    of the float64 weights, rounded once."""
+    return total.numerator / total.denominator
+
+
+def test_privbasis_passes_in_tiny_blocks_equal_the_whole_database(monkeypatch):
+    from fractions import Fraction
+    from math import comb
+
+    from dprelease.engine import local as local_engine
+
+    db = _sparse_db()
+    data = local_engine.LocalTransactions(db)
+    lengths = db.lengths
+    items = np.array([0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144])
+    proj = np.isin(db.items, items)
+    m = np.bincount(db.row_ids()[proj], minlength=db.n_records)
+    ell = 3
+    want_items = [Fraction(0)] * db.n_items
+    want_pairs = {}
+    for r in range(db.n_records):
+        rec = db.record(r).tolist()
+        w = Fraction(min(1.0, ell / max(len(rec), 1)))  # the float64 weight, summed exactly
+        for i in rec:
+            want_items[i] += w
+        mine = [i for i in rec if i in set(items.tolist())]
+        if len(mine) >= 2:
+            wp = Fraction(min(1.0, ell / comb(len(mine), 2)))
+            for a, b in zip(*np.triu_indices(len(mine), 1)):
+                key = (mine[a], mine[b])
+                want_pairs[key] = want_pairs.get(key, Fraction(0)) + wp
+    pos = {int(i): j for j, i in enumerate(items.tolist())}
+    iu, ju = np.triu_indices(items.size, 1)
+    pair_want = np.array([_exact_float(want_pairs.get((int(items[a]), int(items[b])), Fraction(0)))
+                          for a, b in zip(iu, ju)])
+    assert pos and pair_want.max() > 0
+    for rows in (7, 64, 1 << 16):  # tiny blocks, small blocks, one block
+        monkeypatch.setattr(local_engine, "PASS_ROWS", rows)
+        monkeypatch.setattr(local_engine, "LENGTH_ROWS", rows)
+        got_len, got_n = data.length_histogram()
+        assert np.array_equal(np.repeat(got_len, got_n), np.sort(lengths))
+        got_m, got_mn = data.projected_length_histogram(items)
+        assert np.array_equal(np.repeat(got_m, got_mn), np.sort(m[m > 0]))
+        assert np.array_equal(data.bounded_item_sums(ell), np.array([_exact_float(x) for x in want_items]))
+        assert np.array_equal(data.bounded_pair_sums(items, ell), pair_want)
+        assert local_engine.max_length(db) == int(lengths.max())
+        data._summary = None
+        assert data.summary().max_length == int(lengths.max())
+
+
+def test_privbasis_default_release_is_the_same_in_tiny_blocks(monkeypatch):
+    from dprelease.data.universe import Universe
+    from dprelease.engine import local as local_engine
+    from dprelease.itemsets import exact
+    from dprelease.itemsets.privbasis import privbasis
+    from dprelease.privacy import SeededNoise
+
+    db = _sparse_db()
+    universe = Universe.from_range(0, db.n_items - 1)
+    whole = privbasis(db, universe, 60, 1.0, noise=SeededNoise(3))
+    assert whole.trace["regime"] == "multi-bounded"  # the bounded passes ran
+    monkeypatch.setattr(local_engine, "PASS_ROWS", 5)
+    monkeypatch.setattr(local_engine, "LENGTH_ROWS", 5)
+    monkeypatch.setattr(exact, "AND_BATCH_WORDS", 1)
+    monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", 64)
+    small = privbasis(db, universe, 60, 1.0, noise=SeededNoise(3))
+    assert small.itemsets == whole.itemsets
+    assert np.array_equal(small.counts, whole.counts)
+    assert small.trace == whole.trace
+
+
+@pytest.mark.parametrize("batch_words", [1, 3, 1 << 20])
+def test_and_supports_in_batches_equal_the_direct_popcounts(db, batch_words, monkeypatch):
+    from dprelease.itemsets import exact
+
+    items = np.arange(0, 300, 11)
+    columns, _ = _bit_columns(db, items)
+    rng = np.random.default_rng(0)
+    pairs = np.stack([rng.integers(0, items.size, 50), rng.integers(0, items.size, 50)], axis=1).astype(np.int64)
+    want = np.bitwise_count(columns[pairs[:, 0]] & columns[pairs[:, 1]]).sum(axis=1, dtype=np.int64)
+    monkeypatch.setattr(exact, "AND_BATCH_WORDS", batch_words)
+    assert np.array_equal(exact._and_supports(columns, columns, pairs), want)
+    assert exact._and_supports(columns, columns, pairs[:0]).size == 0
+
+
+@pytest.mark.parametrize("min_items", [1, 2, 3])
+def test_bit_columns_of_the_records_holding_min_items_equal_those_of_that_subset(db, min_items, monkeypatch):
+    from dprelease.itemsets import exact
+
+    items = np.arange(0, 300, 9)
+    held = np.bincount(db.row_ids()[np.isin(db.items, items)], minlength=db.n_records)
+    want, _ = _bit_columns(db.subset(np.flatnonzero(held >= min_items)), items)
+    for rows in (64, 1 << 16):  # a block ends inside a word of the taken records
+        monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", rows)
+        got, _ = _bit_columns(db, items, min_items=min_items)
+        assert np.array_equal(got, want)
+
+
+def test_top_k_itemsets_in_tiny_blocks_equal_the_whole_database(monkeypatch):
+    from dprelease.itemsets import exact
+
+    small = _sparse_db(n=3_000)
+    want = exact.top_k_itemsets(small, 80)
+    assert max(len(s) for s, _ in want) >= 2
+    monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", 64)
+    monkeypatch.setattr(exact, "AND_BATCH_WORDS", 1)
+    assert exact.top_k_itemsets(small, 80) == want
+    # the same supports as counting each itemset over the whole database
+    assert [c for _, c in want] == exact.itemset_supports(small, [s for s, _ in want]).tolist()

@@ -26,9 +26,7 @@ class LocalTransactions(TransactionData):
 
     def summary(self) -> LengthSummary:
         if self._summary is None:
-            lengths = self.db.lengths
-            self._summary = LengthSummary(self.db.n_records, int(self.db.offsets[-1]),
-                                          int(lengths.max()) if lengths.size else 0)
+            self._summary = LengthSummary(self.db.n_records, int(self.db.offsets[-1]), max_length(self.db))
         return self._summary
 
     def item_supports(self) -> np.ndarray:
@@ -69,6 +67,15 @@ class LocalTransactions(TransactionData):
 
 
 PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
+LENGTH_ROWS = 1 << 20  # records per block of max_length (an int64 length each: 8 MB)
+
+
+def max_length(db: TransactionDB) -> int:
+    """The longest record's length (0 without records), block by block: no N-sized array of lengths."""
+    longest = 0
+    for lo in range(0, db.n_records, LENGTH_ROWS):
+        longest = max(longest, int(np.diff(db.offsets[lo : min(db.n_records, lo + LENGTH_ROWS) + 1]).max()))
+    return longest
 
 
 def record_views(db: TransactionDB, rows: int):

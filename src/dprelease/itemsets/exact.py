@@ -13,6 +13,8 @@ Tie rule for top-k: itemsets are ordered by support (descending), then length
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ..data.transactions import TransactionDB
@@ -123,7 +125,8 @@ def top_k_itemsets(db: TransactionDB, k: int, *, max_length: int | None = None
     itemset ranks after every shorter one of equal support, so an itemset of the next level can enter the
     top k only if its support is > t, and then (Apriori) so is every subset's. The level's generators are
     therefore the itemsets found with support > t -- fewer than k of them -- and a level has fewer than
-    k^2/2 candidates, counted by AND-ing packed bit columns. Work and memory are bounded by k and N, whatever
+    k^2/2 candidates, counted by AND-ing packed bit columns (of the records holding two or more of the level-1
+    generators: no other record holds a longer candidate). Work and memory are bounded by k and N, whatever
     the data: the issue's dense case (10,000 records, 40 of 120 items in 99.9 % of them, fewer than
     ceil(1.2 k) items present) used to hang in pyfim with 2^40 frequent itemsets (issue 8, defect 7).
     """
@@ -141,7 +144,7 @@ def top_k_itemsets(db: TransactionDB, k: int, *, max_length: int | None = None
     found_supports = supports[items].astype(np.int64)
     t = _kth_or_zero(found_supports, k)
     base_items = items[supports[items] > t]  # every item of a longer top-k itemset is one of these
-    columns, row_of = _bit_columns(db, base_items)
+    columns, row_of = _bit_columns(db, base_items, min_items=2)  # only records with two of them hold a longer set
     gen_sets = [(int(i),) for i in base_items.tolist()]
     gen_bits = columns
     length = 1
@@ -169,33 +172,60 @@ def _kth_or_zero(values: np.ndarray, k: int) -> int:
     return int(np.partition(values, values.size - k)[values.size - k])
 
 
-def _bit_columns(db: TransactionDB, items: np.ndarray) -> tuple[np.ndarray, dict[int, int]]:
-    """Packed bit columns (uint64 words, bit r = record r holds the item) of ``items``, one row each.
+BIT_BLOCK_ROWS = 1 << 16  # at most this many records per block of _bit_columns (a multiple of 64)
 
-    Built over blocks of records (a multiple of 64, so each block fills whole words): no per-occurrence
-    array of the whole database is made, only a block's (its kept entries and a small flag matrix).
+
+def _bit_columns(db: TransactionDB, items: np.ndarray, min_items: int = 0) -> tuple[np.ndarray, dict[int, int]]:
+    """Packed bit columns (uint64 words) of ``items``, one row each: bit j of a row is set iff the j-th record
+    taken holds the item. The records taken are, in record order, every record (``min_items`` = 0: bit r =
+    record r) or those holding at least ``min_items`` of ``items`` (an itemset of at least that many of them
+    occurs in no other record, so its support over the columns is unchanged; fewer words).
+
+    Built over blocks of records: no per-occurrence array of the whole database is made, only a block's (its
+    kept entries and a small flag matrix); a block's bits are OR-ed into the words they fall in.
     """
-    words = -(-db.n_records // 64)
-    out = np.zeros((items.size, words), dtype=np.uint64)
     if items.size == 0:
-        return out, {}
+        return np.zeros((0, -(-db.n_records // 64)), dtype=np.uint64), {}
     local = np.full(db.n_items, -1, dtype=np.int32)
     local[items] = np.arange(items.size, dtype=np.int32)
-    step = max(64, min(1 << 16, ((1 << 23) // items.size) // 64 * 64))  # flags of a block: <= 8 MB
-    flags = np.zeros((items.size, step), dtype=bool)
+    step = max(64, min(BIT_BLOCK_ROWS, ((1 << 23) // items.size) // 64 * 64))  # flags of a block: <= 8 MB
+    if min_items > 0:
+        taken = sum(int(np.count_nonzero(np.bincount(rows, minlength=hi - lo) >= min_items))
+                    for lo, hi, _, rows in _block_hits(db, local, step))
+    else:
+        taken = db.n_records
+    out = np.zeros((items.size, -(-taken // 64)), dtype=np.uint64)
+    flags = np.zeros((items.size, step + 64), dtype=bool)
+    base = 0  # bits written so far
+    for lo, hi, which, rows in _block_hits(db, local, step):
+        if min_items > 0:
+            chosen = np.bincount(rows, minlength=hi - lo) >= min_items
+            position = np.cumsum(chosen) - 1  # a chosen record's bit, counted from this block's first
+            n_here = int(position[-1]) + 1
+            held = chosen[rows]
+            which, rows = which[held], position[rows[held]]
+        else:
+            n_here = hi - lo
+        rows = rows + base % 64  # the block starts inside the word base // 64
+        flags[which, rows] = True
+        width = -(-(base % 64 + n_here) // 64)
+        packed = np.packbits(flags[:, : width * 64], axis=1, bitorder="little").view(np.uint64)
+        out[:, base // 64 : base // 64 + width] |= packed
+        flags[which, rows] = False
+        base += n_here
+    return out, {int(i): j for j, i in enumerate(items.tolist())}
+
+
+def _block_hits(db: TransactionDB, local: np.ndarray, step: int
+                ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+    """Per block of ``step`` records: (lo, hi, the column row of each entry of a column item, its record - lo)."""
     for lo in range(0, db.n_records, step):
         hi = min(lo + step, db.n_records)
         a, b = int(db.offsets[lo]), int(db.offsets[hi])
         which = local[db.items[a:b]]
         kept = np.flatnonzero(which >= 0)
         rows = np.searchsorted(db.offsets[lo : hi + 1], a + kept, side="right") - 1  # row within the block
-        which = which[kept]
-        flags[which, rows] = True
-        width = -(-(hi - lo) // 64)
-        packed = np.packbits(flags[:, : width * 64], axis=1, bitorder="little")
-        out[:, lo // 64 : lo // 64 + width] = packed.view(np.uint64)
-        flags[which, rows] = False
-    return out, {int(i): j for j, i in enumerate(items.tolist())}
+        yield lo, hi, which[kept], rows
 
 
 def _candidate_pairs(gen_sets: list[tuple[int, ...]], row_of: dict[int, int]) -> list[tuple[int, int]]:
@@ -231,16 +261,38 @@ def _next_level(gen_sets: list[tuple[int, ...]], gen_bits: np.ndarray, columns: 
     if not pairs:
         return [], np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64)
     pair_arr = np.asarray(pairs, dtype=np.int64)
-    batch = max(1, (1 << 22) // max(1, columns.shape[1]))  # about 32 MB of words per array
-    supports = np.empty(pair_arr.shape[0], dtype=np.int64)
-    for lo in range(0, pair_arr.shape[0], batch):
-        chunk = pair_arr[lo : lo + batch]
-        supports[lo : lo + chunk.shape[0]] = np.bitwise_count(gen_bits[chunk[:, 0]] & columns[chunk[:, 1]]).sum(
-            axis=1, dtype=np.int64)
+    supports = _and_supports(gen_bits, columns, pair_arr)
     keep = np.flatnonzero(supports > t)
     item_of = np.fromiter(row_of.keys(), dtype=np.int64, count=len(row_of))
     sets = [gen_sets[a] + (int(item_of[r]),) for a, r in pair_arr[keep].tolist()]
     return sets, supports[keep], pair_arr[keep]
+
+
+AND_BATCH_WORDS = 1 << 20  # words per buffer of _and_supports (8 MB each, two buffers and their popcounts)
+
+
+def _and_supports(gen_bits: np.ndarray, columns: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """popcount(gen_bits[g] & columns[c]) for each (g, c) row of ``pairs`` (int64), batch by batch into two
+    reused buffers of about ``AND_BATCH_WORDS`` words: no temporary grows with the number of records beyond
+    a batch's rows."""
+    words = columns.shape[1]
+    supports = np.empty(pairs.shape[0], dtype=np.int64)
+    if pairs.shape[0] == 0 or words == 0:
+        supports[:] = 0
+        return supports
+    batch = max(1, min(pairs.shape[0], AND_BATCH_WORDS // words))
+    left = np.empty((batch, words), dtype=np.uint64)
+    right = np.empty((batch, words), dtype=np.uint64)
+    ones = np.empty((batch, words), dtype=np.uint8)
+    for lo in range(0, pairs.shape[0], batch):
+        m = min(batch, pairs.shape[0] - lo)
+        # mode "clip": the rows are valid, and the default "raise" would copy through a temporary of out's size
+        np.take(gen_bits, pairs[lo : lo + m, 0], axis=0, out=left[:m], mode="clip")
+        np.take(columns, pairs[lo : lo + m, 1], axis=0, out=right[:m], mode="clip")
+        np.bitwise_and(left[:m], right[:m], out=left[:m])
+        np.bitwise_count(left[:m], out=ones[:m])
+        ones[:m].sum(axis=1, dtype=np.int64, out=supports[lo : lo + m])
+    return supports
 
 
 def _top_k_by_counting(data: TransactionData, k: int, max_length: int | None
