@@ -2,7 +2,8 @@
 
 For each size N, ``dprelease generate`` writes N kosarak-like records (41,270 items, mean length 8), then each
 command runs once per engine in a child process with the same seed (printed: whether the releases are
-byte-identical; DiffPart and ``stream append`` run ``--level-wise`` locally, the loop Spark runs; for the stream
+byte-identical; faithful DiffPart and ``stream append`` run ``--level-wise`` locally, the loop Spark runs (the
+default DiffPart-Prefix builds in memory, which gives the level-wise release); for the stream
 the state's SQL dump is compared too). Measured: wall time, and the peak resident memory (VmHWM, polled from /proc every 0.2 s) of
 
 * the driver: the Python process that runs dprelease (it holds the release, the noise, the accountant and,
@@ -98,9 +99,11 @@ def run(argv: list[str]) -> dict[str, float]:
 def _argv(command: str, data: Path, out: Path, engine: str, master: str) -> list[str]:
     common = ["--universe", UNIVERSE, "-e", "1", "--seed", "1", "-q", "--force", "--engine", engine,
               "--spark-master", master, "-o", str(out)]
-    # diffpart: --level-wise, the loop Spark runs, so the seeded releases must be identical
-    if command == "diffpart":  # the default, DiffPart-Prefix
-        return [*dprelease_cmd(), "diffpart", str(data), "--level-wise", *common]
+    # the default DiffPart-Prefix releases about N records: over the default --max-output-records past 5M. Its
+    # in-memory build equals the level-wise one Spark runs; faithful DiffPart runs --level-wise locally (the
+    # loop Spark runs), so that the seeded releases must be identical
+    if command == "diffpart":
+        return [*dprelease_cmd(), "diffpart", str(data), "--max-output-records", "1000000000", *common]
     if command == "diffpart-faithful":
         return [*dprelease_cmd(), "diffpart", str(data), "--method", "faithful", "--level-wise", *common]
     if command in ("privbasis", "privbasis-faithful"):  # the default (bounded selection), or the paper's
