@@ -63,7 +63,7 @@ def _rarest_items(supports: np.ndarray, items: np.ndarray, lengths: np.ndarray) 
         q1 = max(q0 + 1, int(np.searchsorted(ends, base + _QUERY_BATCH, side="right")))
         part = lengths[q0:q1]
         if bool((part >= 2).any()):
-            its = items[base : int(ends[q1 - 1])]
+            its = items[base : int(ends[q1 - 1])].astype(np.int64)
             sup = supports[its]
             start = np.zeros(part.size, dtype=np.int64)
             np.cumsum(part[:-1], out=start[1:])
@@ -130,7 +130,7 @@ class SupportCounter:
         if self._table is not None or not queries:
             return
         self._need_lists(np.unique(np.concatenate([
-            _rarest_items(self._supports, np.asarray(items, dtype=np.int64), np.asarray(lengths, dtype=np.int64))
+            _rarest_items(self._supports, np.asarray(items), np.asarray(lengths, dtype=np.int64))
             for items, lengths in queries])))
 
     def _need_lists(self, seeds: np.ndarray) -> None:
@@ -154,7 +154,9 @@ class SupportCounter:
     def count_flat(self, items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Supports of the queries ``items`` cut into runs of ``lengths`` (distinct items within a query; an
         empty query counts every record)."""
-        items = np.asarray(items, dtype=np.int64)
+        items = np.asarray(items)
+        if items.dtype.kind not in "iu":
+            items = items.astype(np.int64)
         lengths = np.asarray(lengths, dtype=np.int64)
         n_q = lengths.size
         if n_q == 0:
@@ -170,7 +172,7 @@ class SupportCounter:
             base = int(ends[q0 - 1]) if q0 else 0
             q1 = max(q0 + 1, int(np.searchsorted(ends, base + _QUERY_BATCH, side="right")))
             part = lengths[q0:q1]
-            out[q0:q1] = self._intersect(items[base : int(ends[q1 - 1])], part,
+            out[q0:q1] = self._intersect(items[base : int(ends[q1 - 1])].astype(np.int64), part,
                                          np.repeat(np.arange(part.size, dtype=np.int64), part))
             q0 = q1
         return out
@@ -292,13 +294,14 @@ class Workload:
     flats: list[tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False, compare=False)
 
     def flat(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Subset i as (all query items in order, query lengths)."""
+        """Subset i as (all query items in order, query lengths); the items are int32 (any integer type is
+        accepted by the counters, which widen one batch at a time)."""
         if self.flats is not None:
             return self.flats[i]
         queries = self.subsets[i]
         lengths = np.fromiter((q.size for q in queries), dtype=np.int64, count=len(queries))
         items = np.concatenate(queries) if queries else np.zeros(0, dtype=np.int64)
-        return items.astype(np.int64, copy=False), lengths
+        return items, lengths
 
 
 def make_workload(n_items: int, max_record_length: int, *, n_queries: int = 50_000, n_subsets: int = 5,
@@ -310,6 +313,7 @@ def make_workload(n_items: int, max_record_length: int, *, n_queries: int = 50_0
     """
     rng = np.random.default_rng(seed)
     per = n_queries // n_subsets
+    item_type = np.int32 if n_items < 2**31 else np.int64
     subsets: list[list[np.ndarray]] = []
     flats: list[tuple[np.ndarray, np.ndarray]] = []
     max_lengths: list[int] = []
@@ -318,9 +322,14 @@ def make_workload(n_items: int, max_record_length: int, *, n_queries: int = 50_0
         lengths = rng.integers(1, top + 1, per)
         drawn = [rng.choice(n_items, size=L, replace=False) for L in lengths.tolist()]
         flat = np.concatenate(drawn) if drawn else np.zeros(0, dtype=np.int64)
-        owner = np.repeat(np.arange(len(drawn), dtype=np.int64), lengths)
-        flat = np.sort(owner * np.int64(n_items) + flat) - owner * np.int64(n_items)  # sort within each query
-        subsets.append(np.split(flat, np.cumsum(lengths)[:-1]) if drawn else [])  # views of `flat`
+        del drawn
+        shift = np.repeat(np.arange(per, dtype=np.int64) * np.int64(n_items), lengths)
+        flat += shift  # sort within each query: one sort of (query, item) keys, in place
+        flat.sort()
+        flat -= shift
+        del shift
+        flat = flat.astype(item_type)  # held as int32 (4 bytes per query item) for any universe below 2^31
+        subsets.append(np.split(flat, np.cumsum(lengths)[:-1]) if per else [])  # views of `flat`
         flats.append((flat, lengths.astype(np.int64)))
         max_lengths.append(top)
     return Workload(subsets, max_lengths, flats)
