@@ -191,6 +191,16 @@ class SupportCounter:
         lengths = np.fromiter((np.size(q) for q in queries), dtype=np.int64, count=n_q)
         items = (np.concatenate([np.asarray(q, dtype=np.int64).ravel() for q in queries]) if lengths.sum()
                  else np.zeros(0, dtype=np.int64))
+        return self.contains_flat(items, lengths)
+
+    def contains_flat(self, items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """:meth:`contains_many` of the queries ``items`` cut into runs of ``lengths`` (distinct items within a
+        query): no Python object per query."""
+        items = np.asarray(items, dtype=np.int64)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        n_q = lengths.size
+        if self._table is not None or n_q == 0:
+            return self.count_flat(items, lengths) > 0
         owner = np.repeat(np.arange(n_q, dtype=np.int64), lengths)
         supports = self._supports[items]
         order = np.lexsort((supports, owner))  # within each query, rarest item first

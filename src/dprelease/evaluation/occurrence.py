@@ -84,19 +84,22 @@ def occurrence_share(raw: TransactionDB, released: TransactionDB, *,
         h = _as_void(set_hashes(block, keys))
         at = np.minimum(np.searchsorted(uniq, h), uniq.size - 1)
         exact[at[uniq[at] == h]] = True
-    queries = [released.record(int(r)).astype(np.int64) for r in first.tolist()]
-    nonempty = np.array([q.size > 0 for q in queries])
+    distinct = released.subset(first)  # the distinct released itemsets, as flat arrays
+    nonempty = distinct.lengths > 0
     contained = exact & nonempty  # equal to a raw record: a subset of it
     pending = np.flatnonzero(nonempty & ~exact)
+    queries = distinct.subset(pending)
+    del distinct
     if pending.size and raw_counter is not None:
-        contained[pending] = raw_counter.contains_many([queries[i] for i in pending.tolist()])
+        contained[pending] = raw_counter.contains_flat(queries.items, queries.lengths)
     elif pending.size:
         for block in _raw_blocks(raw):  # stops at the first hit: a found itemset is not searched again
-            hit = SupportCounter(block).contains_many([queries[i] for i in pending.tolist()])
+            hit = SupportCounter(block).contains_flat(queries.items, queries.lengths)
             contained[pending[hit]] = True
             pending = pending[~hit]
             if not pending.size:
                 break
+            queries = queries.subset(np.flatnonzero(~hit))
     return {
         "released_records": int(n_rel),
         "distinct_released": int(uniq.size),
