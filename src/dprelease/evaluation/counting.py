@@ -79,19 +79,23 @@ def _rarest_items(supports: np.ndarray, items: np.ndarray, lengths: np.ndarray) 
 
 
 def _has_item(db: TransactionDB, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """Whether record ``rows[j]`` holds item ``items[j]``: a vectorised binary search in each sorted record."""
+    """Whether record ``rows[j]`` holds item ``items[j]``: a vectorised binary search in each sorted record, each
+    step over the searches still open only (most records are short, a few very long)."""
     lo = db.offsets[rows]
     end = db.offsets[rows + 1]
-    hi = end.copy()
     if lo.size == 0:
         return np.zeros(0, dtype=bool)
+    hi = end.copy()
+    open_ = np.flatnonzero(lo < hi)
+    while open_.size:
+        a, b = lo[open_], hi[open_]
+        mid = (a + b) >> 1  # a <= mid < b <= end: a valid position
+        less = db.items[mid] < items[open_]
+        a = np.where(less, mid + 1, a)
+        b = np.where(less, b, mid)
+        lo[open_], hi[open_] = a, b
+        open_ = open_[a < b]
     last = db.items.size - 1
-    for _ in range(int(np.max(end - lo)).bit_length() + 1):
-        mid = (lo + hi) >> 1
-        less = db.items[np.minimum(mid, last)] < items
-        active = lo < hi
-        lo = np.where(active & less, mid + 1, lo)
-        hi = np.where(active & ~less, mid, hi)
     return (lo < end) & (db.items[np.minimum(lo, last)] == items)
 
 
