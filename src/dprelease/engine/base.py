@@ -166,12 +166,6 @@ class TransactionData(ABC):
         np.add.at(out, part[0] * 2 + part[1], part[2])
         return out
 
-    def prefix_class_counts(self, tree) -> np.ndarray:
-        """DiffPart-Prefix: the non-empty records per node of the final trie (non-zero at class nodes only)."""
-        from . import kernels
-
-        return kernels.dense(self.run_pass(kernels.prefix_classes, tree), tree.n_nodes)
-
     def close(self) -> None:
         """Release cached data."""
         return None

@@ -16,7 +16,7 @@ from ..data.transactions import TransactionDB
 __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_supports", "pair_counts", "basis_bins",
            "itemset_supports", "record_masks", "range_child_masks", "level_masks", "dense", "weight_digits",
            "exact_sums", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "prefix_cells",
-           "prefix_classes", "WEIGHT_SHIFT"]
+           "WEIGHT_SHIFT"]
 
 # (k0, k1, count): int64 arrays of one length; k1 is zeros for one-key aggregates.
 Partial = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -211,15 +211,6 @@ def prefix_cells(db: TransactionDB, rank: np.ndarray, patterns: np.ndarray, orde
     pos = np.asarray(order, dtype=np.int64)[at[found]]
     bit = (masks[found] >> np.int64(level)) & 1
     return merge([(pos, bit.astype(np.int64), np.ones(pos.size, np.int64))])
-
-
-def prefix_classes(db: TransactionDB, tree) -> Partial:
-    """DiffPart-Prefix: records per class node of the final trie (``PrefixTree.classes_of``), keyed by node id."""
-    if db.n_records == 0:
-        return _EMPTY
-    node = tree.classes_of(db)
-    node = node[node >= 0]
-    return _one_key(np.bincount(node, minlength=1)) if node.size else _EMPTY
 
 
 def pair_supports(db: TransactionDB, items: np.ndarray) -> Partial:

@@ -296,9 +296,8 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
     rank = np.full(n_items, -1, dtype=np.int64)
     rank[F] = np.arange(F.size)
     cells = _SortedCells(prefix_sort_keys(db, rank), int(np.count_nonzero(db.lengths == 0)))
-    tree = _grow_tree(F, noisy_support, n_items, cells, eps_tree, scope=scope, noise=noise, beta=beta, theta=theta,
+    return _grow_tree(F, noisy_support, n_items, cells, eps_tree, scope=scope, noise=noise, beta=beta, theta=theta,
                       trace=trace)
-    return tree, cells.node_counts(tree.n_nodes)
 
 
 def build_prefix_tree_levelwise(data: TransactionData, n_items: int, eps_order: float, eps_tree: float, *,
@@ -309,15 +308,15 @@ def build_prefix_tree_levelwise(data: TransactionData, n_items: int, eps_order: 
     """:func:`build_prefix_tree` with its data passes on an engine (:mod:`dprelease.engine`): the weighted supports
     are one pass (summed exactly, :meth:`TransactionData.bounded_item_sums`), each level's cell counts one pass
     (:meth:`TransactionData.prefix_level_counts`), and the records per class one more. The same counts reach the
-    same mechanisms in the same order on every engine. Returns the tree and the records per node."""
+    same mechanisms in the same order on every engine. Returns the tree and the records per node (each class's
+    count is its cell's count at the level where it stopped: no further pass)."""
     supports = data.bounded_item_sums(record_bound)
     F, noisy_support = _item_order(supports, n_items, eps_order, scope=scope, noise=noise, record_bound=record_bound,
                                    max_items=max_items, selection_false=selection_false)
     rank = np.full(n_items, -1, dtype=np.int64)
     rank[F] = np.arange(F.size)
-    tree = _grow_tree(F, noisy_support, n_items, _EngineCells(data, rank), eps_tree, scope=scope, noise=noise,
+    return _grow_tree(F, noisy_support, n_items, _EngineCells(data, rank), eps_tree, scope=scope, noise=noise,
                       beta=beta, theta=theta, trace=trace)
-    return tree, data.prefix_class_counts(tree)
 
 
 def _item_order(supports: np.ndarray, n_items: int, eps_order: float, *, scope: BudgetScope, noise: NoiseSource,
@@ -376,8 +375,9 @@ class _SortedCells:
         self.lo = np.array([n_empty], dtype=np.int64)
         self.hi = np.array([keys.size], dtype=np.int64)
         self._cell_lo = self._cell_hi = np.zeros(0, dtype=np.int64)
-        self._class_ids: list[np.ndarray] = []
-        self._class_counts: list[np.ndarray] = []
+
+    def root_count(self) -> int:
+        return int(self.hi[0] - self.lo[0])
 
     def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
         split_key = _reverse_bits(np.asarray(active_pattern, dtype=np.int64).copy()) | np.uint64(1 << (63 - level))
@@ -387,21 +387,8 @@ class _SortedCells:
         self._cell_hi = np.stack([split, self.hi], axis=1).reshape(-1)
         return self._cell_hi - self._cell_lo
 
-    def advance(self, kept: np.ndarray, ids: np.ndarray) -> None:
-        self._class_ids.append(ids[~kept])
-        self._class_counts.append((self._cell_hi - self._cell_lo)[~kept])
+    def advance(self, kept: np.ndarray) -> None:
         self.lo, self.hi = self._cell_lo[kept], self._cell_hi[kept]
-
-    def finish(self, active: np.ndarray) -> None:
-        self._class_ids.append(np.asarray(active, dtype=np.int64))
-        self._class_counts.append(self.hi - self.lo)
-
-    def node_counts(self, n_nodes: int) -> np.ndarray:
-        """The non-empty records per node (non-zero at class nodes only), after :meth:`finish`."""
-        out = np.zeros(n_nodes, dtype=np.int64)
-        for ids, c in zip(self._class_ids, self._class_counts):
-            out[ids] = c
-        return out
 
 
 class _EngineCells:
@@ -410,22 +397,26 @@ class _EngineCells:
     def __init__(self, data: TransactionData, rank: np.ndarray):
         self.data, self.rank = data, rank
 
+    def root_count(self) -> int:
+        lengths, counts = self.data.length_histogram()
+        return int(counts[lengths > 0].sum())
+
     def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
         if active_pattern.size == 0:  # every record is in a class already: no pass
             return np.zeros(0, dtype=np.int64)
         return self.data.prefix_level_counts(self.rank, active_pattern, level)
 
-    def advance(self, kept: np.ndarray, ids: np.ndarray) -> None:
-        return None
-
-    def finish(self, active: np.ndarray) -> None:
+    def advance(self, kept: np.ndarray) -> None:
         return None
 
 
 def _grow_tree(F: np.ndarray, noisy_support: np.ndarray, n_items: int, cells, eps_tree: float, *, scope: BudgetScope,
-               noise: NoiseSource, beta: float, theta: int, trace: list[PrefixLevel] | None) -> PrefixTree:
+               noise: NoiseSource, beta: float, theta: int, trace: list[PrefixLevel] | None
+               ) -> tuple[PrefixTree, np.ndarray]:
     """Step 2: the binary trie over F, level by level, with PrivTree decisions (one charge for the whole tree);
-    ``cells`` gives each level's cell counts (and follows the records, for an in-memory database)."""
+    ``cells`` gives each level's cell counts (and follows the records, for an in-memory database). Returns the
+    tree and the exact non-empty records per node, non-zero at class nodes only: a class's count is its cell's
+    count at the level where it stopped (or the last level's), so no pass is needed for them."""
     m = int(F.size)
     splitter = PrivTreeSplitter(eps_tree, beta=beta, theta=int(theta), scope=scope, noise=noise,
                                 label="prefix structure (PrivTree)")
@@ -438,6 +429,9 @@ def _grow_tree(F: np.ndarray, noisy_support: np.ndarray, n_items: int, cells, ep
     n_nodes = 1
     active = np.zeros(1, dtype=np.int64)  # node ids of the kept cells of the last level
     active_pattern = np.zeros(1, dtype=np.int64)
+    class_ids: list[np.ndarray] = []
+    class_counts: list[np.ndarray] = []
+    active_counts = np.array([cells.root_count()]) if m == 0 else np.zeros(0, dtype=np.int64)
     for j in range(m):
         n_cells = 2 * active.size
         counts = cells.counts(j, active_pattern)
@@ -451,20 +445,25 @@ def _grow_tree(F: np.ndarray, noisy_support: np.ndarray, n_items: int, cells, ep
         level_of.append(np.full(n_cells, j + 1, dtype=np.int64))
         is_class.append(~kept)
         n_nodes += n_cells
-        cells.advance(kept, ids)
-        active, active_pattern = ids[kept], cell_pattern[kept]
+        cells.advance(kept)
+        class_ids.append(ids[~kept])
+        class_counts.append(counts[~kept])
+        active, active_pattern, active_counts = ids[kept], cell_pattern[kept], counts[kept]
         if trace is not None:
             trace.append(PrefixLevel(j + 1, int(F[j]), int(n_cells), int(kept.sum())))
     # kept cells of the last level (or the root, if F is empty) are classes too
     flags = np.concatenate(is_class)
     flags[active] = True
-    cells.finish(active)
+    node_counts = np.zeros(n_nodes, dtype=np.int64)
+    for ids_, counts_ in zip([*class_ids, active], [*class_counts, active_counts]):
+        node_counts[ids_] = counts_
     child = np.full((n_nodes, 2), -1, dtype=np.int64)
     for par, first in child_rows:
         child[par, 0] = first
         child[par, 1] = first + 1
-    return PrefixTree(F, int(n_items), np.concatenate(pattern), np.concatenate(parent), np.concatenate(level_of),
+    tree = PrefixTree(F, int(n_items), np.concatenate(pattern), np.concatenate(parent), np.concatenate(level_of),
                       flags, child, noisy_support, splitter.lam, splitter.delta)
+    return tree, node_counts
 
 
 def apportion(total: int, weights: np.ndarray) -> np.ndarray:
