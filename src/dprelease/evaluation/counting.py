@@ -68,14 +68,21 @@ def _rarest_items(supports: np.ndarray, items: np.ndarray, lengths: np.ndarray) 
             start = np.zeros(part.size, dtype=np.int64)
             np.cumsum(part[:-1], out=start[1:])
             owner = np.repeat(np.arange(part.size, dtype=np.int64), part)
-            nonempty = part > 0
-            low = np.full(part.size, -1, dtype=np.int64)
-            low[nonempty] = np.minimum.reduceat(sup, start[nonempty])  # each query's least support
-            at = np.flatnonzero((sup == low[owner]) & (part[owner] >= 2))
-            first = at[np.r_[True, owner[at[1:]] != owner[at[:-1]]]] if at.size else at
-            seeds.append(np.unique(its[first]))
+            first = _first_rarest(sup, part, start, owner)
+            seeds.append(np.unique(its[first[part[owner[first]] >= 2]]))
         q0 = q1
     return np.unique(np.concatenate(seeds)) if seeds else np.zeros(0, dtype=np.int64)
+
+
+def _first_rarest(supports: np.ndarray, lengths: np.ndarray, start: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Per non-empty query, in query order, the flat position of its first item of least support (``supports``:
+    the queries' items' supports, cut into runs of ``lengths`` starting at ``start``; ``owner``: each item's
+    query)."""
+    nonempty = lengths > 0
+    lowest = np.zeros(lengths.size, dtype=supports.dtype)
+    lowest[nonempty] = np.minimum.reduceat(supports, start[nonempty])
+    at_min = np.flatnonzero(supports == lowest[owner])
+    return at_min[np.r_[True, owner[at_min[1:]] != owner[at_min[:-1]]]] if at_min.size else at_min
 
 
 def _has_item(db: TransactionDB, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -261,10 +268,7 @@ class SupportCounter:
         # Each query's rarest item moves to its front (its record list seeds the candidates); the other items
         # filter in their own order (any order gives the same counts; no sort needed).
         items, supports = items.copy(), supports.copy()
-        lowest = np.zeros(n_q, dtype=np.int64)
-        lowest[nonempty] = np.minimum.reduceat(supports, start[nonempty])
-        at_min = np.flatnonzero(supports == lowest[owner])
-        first = at_min[np.r_[True, owner[at_min[1:]] != owner[at_min[:-1]]]] if at_min.size else at_min
+        first = _first_rarest(supports, lengths, start, owner)
         front = start[owner[first]]
         items[first], items[front] = items[front], items[first]
         supports[first], supports[front] = supports[front], supports[first]
