@@ -108,7 +108,7 @@ def test_spark_append_refusals(batches, tmp_path, capsys):
     assert main(["stream", "init", str(prefix), "--epsilon", "1", "--updates", "2", "--universe", "1..17",
                  "--partitioning", "prefix", "-q"]) == 0
     derived = tmp_path / "derived.db"
-    assert main(["stream", "init", str(derived), "--epsilon", "1", "--updates", "2", "-q"]) == 0
+    assert main(["stream", "init", str(derived), "--epsilon", "1", "--updates", "2", "--universe", "derive", "-q"]) == 0
     capsys.readouterr()
     cases = [(prefix, ["--engine", "spark"], "--partitioning prefix"),
              (prefix, ["--level-wise"], "--partitioning prefix"),

@@ -240,7 +240,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
             raise InputError(f"{path}: no such dataset file (--datasets {args.datasets} must hold {DATASETS[name.strip()].path})")
     out = Path(args.out)
     for f in ("runs.csv", "summary.csv", "privbasis_fnr.png", "privbasis_re.png"):
-        prepare_output(args, out / f, option="--out", may_replace=lambda _p: True,
+        prepare_output(args, out / f, option="--out", may_replace=lambda _p: True, make_parents=True,
                        inputs=[Path(args.datasets) / DATASETS[n.strip()].path for n in args.only.split(",")])
     run_experiment(args)
     return 0
@@ -389,7 +389,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                    help="CSV written by `dprelease privbasis` or `dprelease tf` (with its manifest)")
     p.add_argument("-k", type=positive_int, required=True, metavar="K",
                    help="size of the exact top-k list compared against (required)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--tolerance", type=_tolerance_arg, default="auto", metavar="T",
                    help="tie-aware recall: a published itemset whose support is within T of the k-th largest is a "
                         "hit; 'auto' (default) takes count_noise_sd_at_k from PUBLISHED's manifest, 0 if it has none")

@@ -312,7 +312,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
         methods = _parse_methods(args.methods)  # a bad name is refused before any work
         out = Path(args.out_dir or "results/diffgen-methods")
         for name in _METHODS_FILES:
-            prepare_output(args, out / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+            prepare_output(args, out / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True, make_parents=True)
         limits.check_diffgen(schema, max(args.specializations or [10]), what="experiment diffgen-classification")
         say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
         return _run_methods(args, read_table(args.data, schema), methods, out)
@@ -320,7 +320,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
         raise ParameterError("--specializations is required unless --methods is given")
     if args.out_dir:
         for name in _EXPERIMENT_FILES:  # its own files are replaced; an input never is
-            prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+            prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True, make_parents=True)
     limits.check_diffgen(schema, max(args.specializations), what="experiment diffgen-classification")
     say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
     table = read_table(args.data, schema)

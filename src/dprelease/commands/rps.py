@@ -474,7 +474,7 @@ def _run_rps_experiments(args: argparse.Namespace) -> int:
     for part in parts:  # experiments replace their own files in --out, never an input
         for name in names[part]:
             prepare_output(args, out / name, inputs=[args.adult, args.graphs], option="--out",
-                           may_replace=lambda _p: True)
+                           may_replace=lambda _p: True, make_parents=True)
     cfg = exp.ExperimentConfig(out=out, adult=Path(args.adult), graphs=Path(args.graphs), runs=args.runs,
                                seed=args.seed, quick=args.quick, jobs=args.jobs)
     for part in parts:

@@ -356,7 +356,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="non-private facts of a transaction file, for the custodian",
                        description="Exact (non-private) statistics: never publish them.")
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of key: value lines")
     add_limits(p)
     add_quiet(p)
@@ -395,7 +395,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
                    help="number of random counting queries, in 5 subsets of growing length (default 50000, as the paper)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the random query workload (default 0)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--json", action="store_true",
                    help='print one line {"mean_relative_error": x, "subsets": [...]} instead of indented JSON')
     add_quiet(p)
@@ -408,7 +408,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("raw", metavar="RAW", help="the raw transaction file")
     p.add_argument("released", metavar="RELEASED", help="a release written by diffpart, basic or stream (with its manifest)")
     p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of top itemsets compared (required)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--json", action="store_true", help='print one line {"k": K, "utility": u} instead of indented JSON')
     add_quiet(p)
     add_engine(p)
@@ -422,7 +422,7 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
     inputs = [args.dataset, *universe_inputs(args.universe)]
     for name in _DIFFPART_EXPERIMENT_FILES:  # its own files in --out are replaced; an input never is
         f = out_dir / name
-        prepare_output(args, f, inputs=inputs, option="--out", may_replace=lambda _p: True)
+        prepare_output(args, f, inputs=inputs, option="--out", may_replace=lambda _p: True, make_parents=True)
     universe = _declared_universe(args.universe)
     if universe is not None and not args.no_faithful:
         for B in args.budgets:
@@ -453,7 +453,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                                      "experiment mode). Replaces its own files in --out.")
     p.add_argument("--dataset", required=True, metavar="FILE",
                    help="transaction file (required; e.g. ../shared/datasets/msnbc/msnbc.dat)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--out", default="results/diffpart", metavar="DIR", help="output folder (default results/diffpart)")
     p.add_argument("--budgets", type=epsilon_list, default=(0.5, 0.75, 1.0, 1.25), metavar="B,B,...",
                    help="comma-separated total budgets B (default 0.5,0.75,1.0,1.25, as Figure 3)")

@@ -31,7 +31,8 @@ def _init_checks(args: argparse.Namespace) -> None:
     from ..data.universe import parse_universe_spec
 
     if universe_inputs(args.universe):
-        check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
+        check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE",
+                          make_parents=True)
     from .common import MAX_SEED, MIN_EPSILON
 
     if args.accounting == "paper" and args.updates is None:
@@ -204,9 +205,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "their dropped items from the noisy item supports (post-processing); default: expand")
     q.add_argument("--fanout", type=_fanout, default=DEFAULT_FANOUT, metavar="F",
                    help=f"fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
-    add_universe(q, help_text="the public item universe, declared now for the whole stream: LO..HI (integers) or a "
-                              "file with one item per line. Default: derived from the first batch, with a warning "
-                              "(that leaks which items occur)")
+    add_universe(q, help_text="the public item universe, declared now for the whole stream (required): LO..HI "
+                              "(integers) or a file with one item per line; or `derive` to derive it from the first "
+                              "batch, with a warning (that leaks which items occur)")
     q.add_argument("--c1", type=positive_float, default=DEFAULT_C1, metavar="X",
                    help=f"theta_1 constant (eq. 6): split a node when p-sum >= theta_1 (default {DEFAULT_C1})")
     q.add_argument("--c2", type=positive_float, default=DEFAULT_C2, metavar="Y",
@@ -286,7 +287,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
     out = Path(args.out)
     for name in _INCTDPART_FILES:  # its own files are replaced; an input never is
         prepare_output(args, out / name, inputs=[args.data, *universe_inputs(args.universe)], option="--out",
-                       may_replace=lambda _p: True)
+                       may_replace=lambda _p: True, make_parents=True)
     extra = {k: v for k, v in (("c1", args.c1), ("c2", args.c2), ("dp_c1", args.dp_c1), ("dp_c2", args.dp_c2))
              if v is not None}
     label = args.label or Path(args.data).name.split(".")[0]
