@@ -219,8 +219,10 @@ def _run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return 1
     except MemoryError:
+        # name --max-memory only where the command has it
+        bound = "; --max-memory bounds what dprelease attempts" if hasattr(args, "max_memory") else ""
         print(f"dprelease {name}: error: out of memory (raise the machine's memory or lower the "
-              f"parameters; --max-memory bounds what dprelease attempts)", file=sys.stderr)
+              f"parameters{bound})", file=sys.stderr)
         return 2
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the algorithms' modules are imported when a command runs, n
 __all__ = [
     "add_epsilon", "add_seed", "add_universe", "check_universe_declared", "derives_universe", "add_engine", "add_quiet", "add_output", "add_force", "add_limits",
     "epsilon_arg", "positive_int", "nonneg_int", "positive_float", "seed_arg", "float_list", "int_list",
-    "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed",
+    "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed", "add_notes",
     "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED", "LEDGER_ENV", "LedgerCost", "add_ledger",
     "release_cost", "run_charged", "command_name",
 ]
@@ -280,6 +280,19 @@ def say(args: argparse.Namespace, message: str) -> None:
 def warn(message: str) -> None:
     """A warning on stderr (never silenced: it is about the release)."""
     print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def add_notes(manifest: dict, notes: Iterable[str]) -> None:
+    """Append notes (public: warnings about parameters, sizes) to a manifest's ``notes``, once each."""
+    notes = list(notes)
+    if not notes:
+        return
+    have = manifest.setdefault("notes", [])
+    if have is None:
+        have = manifest["notes"] = []
+    for note in notes:
+        if note not in have:
+            have.append(note)
 
 
 def print_json(obj: object) -> None:

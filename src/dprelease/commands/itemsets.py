@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import setvalued
+from .. import limits
 from .common import (
-    add_engine, add_epsilon, add_ledger, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list,
-    int_list, release_cost,
+    add_engine, add_epsilon, add_ledger, add_limits, add_notes, add_output, add_quiet, add_seed, add_universe,
+    choice_list, epsilon_list, int_list, release_cost,
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, seed_arg, timed, universe_inputs, warn,
 )
@@ -129,21 +130,59 @@ def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
     return PrivBasisParams.faithful(**given) if args.faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
 
 
+def _declared_size(args: argparse.Namespace) -> int | None:
+    from ..data.universe import parse_universe_spec
+
+    return parse_universe_spec(args.universe).size if args.universe else None
+
+
+def _privbasis_checks(args: argparse.Namespace) -> PrivBasisParams:
+    """The public checks of :func:`_run_privbasis` (options, the work bound of k), also run before a ledger
+    reservation; returns the parameters."""
+    params = privbasis_params(args)  # a bad combination of options is refused before anything is read
+    params.validate()
+    limits.check_topk(f"privbasis -k {args.k}", args.k, eta=params.eta)
+    return params
+
+
+def _tf_checks(args: argparse.Namespace) -> None:
+    """The public checks of :func:`_run_tf` (the work bound of k; m >= 3 over too many candidates), also run
+    before a ledger reservation."""
+    limits.check_topk(f"tf -k {args.k}", args.k)
+    n_items = _declared_size(args)
+    if n_items is not None:
+        from ..itemsets.tf import MAX_DEGENERATE_CANDIDATES, _refuse_degenerate, candidate_space_size
+
+        m = min(args.m, n_items)
+        n_cand = candidate_space_size(n_items, m)
+        if m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
+            _refuse_degenerate(n_cand, m)
+
+
 def _run_privbasis(args: argparse.Namespace) -> int:
     from ..itemsets.privbasis import privbasis
 
-    params = privbasis_params(args)  # a bad combination of options is refused before anything is read
-    params.validate()
+    params = _privbasis_checks(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
+    notes = limits.privbasis_range_notes(args.k, _declared_size(args))
+    for note in notes:
+        warn(note)
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
+    if not universe.declared:  # --universe derive: its size is known now (and recorded in the manifest)
+        notes = limits.privbasis_range_notes(args.k, universe.size)
+        for note in notes:
+            warn(note)
     noise = noise_from_args(args)
     with timed(args, "privbasis"):
         release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
     manifest = _manifest("PrivBasis", args, release, universe, noise)
+    # The range notes were said above; the size notes below come from the release.
+    size_notes = list(manifest.get("notes") or [])  # type: ignore[call-overload]
+    add_notes(manifest, notes)
     # The released size is public (issue 8, defect 8): a short release is said on stderr; the API's manifest
     # already carries the note and the public reason (release.short_reason).
-    for note in manifest.get("notes") or []:  # type: ignore[union-attr]
+    for note in size_notes:
         warn(str(note))
     paths = write_itemset_release(release, args.output, manifest)
     report_written(args, *paths)
@@ -153,6 +192,7 @@ def _run_privbasis(args: argparse.Namespace) -> int:
 def _run_tf(args: argparse.Namespace) -> int:
     from ..itemsets.tf import tf
 
+    _tf_checks(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
@@ -177,6 +217,7 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..release import read_manifest
 
+    limits.check_topk(f"evaluate itemsets -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
     from ..evaluation.itemsets import itemset_metrics
 
@@ -234,6 +275,10 @@ def _run_experiment(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..experiments.privbasis import DATASETS, run_experiment
 
+    ks = int_list(args.ks)
+    settings = len(args.only.split(",")) * len(args.methods.split(",")) * len(epsilon_list(args.epsilons)) * len(ks)
+    limits.check_runs(f"experiment privbasis --runs {args.runs}", args.runs, settings)
+    limits.check_topk(f"experiment privbasis --ks {max(ks)}", max(ks), eta=1.2, released=False)
     for name in args.only.split(","):  # every input is checked before the first file is written
         path = Path(args.datasets) / DATASETS[name.strip()].path
         if not path.is_file():
@@ -352,8 +397,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: off)")
     add_universe(p)
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)]))
+    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)], checks=_privbasis_checks))
     add_engine(p)
     p.set_defaults(handler=_run_privbasis)
 
@@ -373,8 +419,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="error probability bound rho of gamma (default 0.9)")
     add_universe(p)
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)]))
+    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)], checks=_tf_checks))
     add_engine(p)
     p.set_defaults(handler=_run_tf)
 
@@ -396,6 +443,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help='print one line {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", '
                         '"published"} instead of indented JSON')
+    add_limits(p)
     add_quiet(p)
     add_engine(p)
     p.set_defaults(handler=_run_eval_itemsets)
@@ -423,5 +471,6 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                         "default minus one improvement each), tf (Laplace), tf-exp (exponential), diffpart "
                         "(default pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (seeded experiment mode; default 0)")
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

@@ -111,6 +111,11 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     schema = _schema(args)
     # public: the schema and h (DiffGen+: its rounds, at most 12 when chosen from the noisy size)
     limits.check_diffgen(schema, args.specializations or 12)
+    # -H past what the schema allows (DiffGen's h splits the budget; DiffGen+'s rounds stop by themselves)
+    range_notes = limits.diffgen_range_notes(schema, args.specializations) if method in ("diffgen", "diffgen-local") \
+        else []
+    for note in range_notes:
+        print(f"warning: {note}", file=sys.stderr)
     if getattr(args, "engine", "local") == "spark":
         if method != "diffgen" or args.local:
             raise ParameterError(f"--engine spark runs --method diffgen (Algorithm 1, global scores) only, "
@@ -144,7 +149,8 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     parts["parameters"].setdefault("method", args.method)
     manifest = build_manifest(
         "diffgen", epsilon=args.epsilon, parameters=parts["parameters"], noise=noise, accountant=release.accountant,
-        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"], notes=notes)
+        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"],
+        notes=notes + range_notes)
     with timed(args, "write"):
         _write_release(args, release, manifest)
     return 0

@@ -16,9 +16,9 @@ from ..setvalued.prefixpart import (
 from ..errors import ParameterError
 from .common import (
     add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
-    at_least_one, epsilon_list, release_cost,
+    add_notes, at_least_one, epsilon_list, release_cost,
     int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
-    report_release_size, report_written, say, seed_arg, timed, universe_inputs,
+    report_release_size, report_written, say, seed_arg, timed, universe_inputs, warn,
 )
 
 if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
@@ -52,6 +52,21 @@ def _diffpart_checks(args: argparse.Namespace) -> None:
     declared = _declared_universe(args.universe)
     if declared is not None and args.method == "faithful":
         limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+
+
+def _diffpart_range_notes(args: argparse.Namespace, n_items: int) -> list[str]:
+    """Parameters past their useful range (public rules, :mod:`dprelease.limits`), for stderr and the manifest."""
+    if args.method == "faithful":
+        return limits.diffpart_range_notes(n_items, args.fanout, args.epsilon, args.c1, args.c2, args.spurious_bound)
+    sel = DEFAULT_SELECTION_SHARE if args.selection_share is None else args.selection_share
+    struct = DEFAULT_STRUCTURE_SHARE if args.structure_share is None else args.structure_share
+    return limits.prefix_range_notes(sel, struct, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)
+
+
+def _warn_all(notes: list[str]) -> list[str]:
+    for note in notes:
+        warn(note)
+    return notes
 
 
 def _basic_checks(args: argparse.Namespace) -> None:
@@ -119,10 +134,13 @@ def _run_diffpart(args: argparse.Namespace) -> int:
     declared = _declared_universe(args.universe)
     if declared is not None and faithful:  # public: bound the work before reading the data
         limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+    notes = _warn_all(_diffpart_range_notes(args, declared.size)) if declared is not None else []
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     if declared is None and faithful:
         limits.check_diffpart(universe.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+    if declared is None:  # derived (--universe derive): its size is known now, and recorded in the manifest
+        notes = _warn_all(_diffpart_range_notes(args, universe.size))
     noise = noise_from_args(args)
     with timed(args, f"diffpart ({args.method})"):
         if faithful:
@@ -135,6 +153,7 @@ def _run_diffpart(args: argparse.Namespace) -> int:
             release = prefix_diffpart(db, universe, args.epsilon, noise=noise,
                                       level_wise=True if args.level_wise else None, **kw)
     _note_release_size(args, release, "diffpart")
+    add_notes(release.manifest, notes)
     with timed(args, "write"):
         paths = write_set_valued_release(release, args.output)
     report_written(args, *paths)
@@ -163,6 +182,8 @@ def _run_basic(args: argparse.Namespace) -> int:
 def _run_stats(args: argparse.Namespace) -> int:
     from ..engine import as_transaction_data
 
+    if getattr(args, "k", None) is not None:  # `stats -k` (commands.itemsets): the exact top k is mined
+        limits.check_topk(f"stats -k {args.k}", args.k, released=False)
     db, universe = load_transactions(args.input, args.universe, args)
     summary = as_transaction_data(db).summary()
     facts: dict[str, object] = {
@@ -233,6 +254,7 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_counting
     from ..evaluation.occurrence import occurrence_share
 
+    limits.check_queries(f"evaluate counting --queries {args.queries}", args.queries)
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = read_release_db(args.released, universe)
     result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
@@ -247,6 +269,7 @@ def _run_eval_topk(args: argparse.Namespace) -> int:
     from ..evaluation import topk_utility
     from ..evaluation.occurrence import occurrence_share
 
+    limits.check_topk(f"evaluate topk -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
     released, _ = read_release_db(args.released, universe)
     result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
@@ -398,6 +421,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     add_universe(p, required=False)
     p.add_argument("--json", action="store_true",
                    help='print one line {"mean_relative_error": x, "subsets": [...]} instead of indented JSON')
+    add_limits(p)
     add_quiet(p)
     add_engine(p)
     p.set_defaults(handler=_run_eval_counting)
@@ -410,6 +434,7 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of top itemsets compared (required)")
     add_universe(p, required=False)
     p.add_argument("--json", action="store_true", help='print one line {"k": K, "utility": u} instead of indented JSON')
+    add_limits(p)
     add_quiet(p)
     add_engine(p)
     p.set_defaults(handler=_run_eval_topk)
@@ -427,6 +452,10 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
     if universe is not None and not args.no_faithful:
         for B in args.budgets:
             limits.check_diffpart(universe.size, args.fanout, B, args.c1 or DEFAULT_C1, None, what="experiment diffpart")
+    limits.check_queries(f"experiment diffpart --queries {args.queries}", args.queries)
+    limits.check_topk(f"experiment diffpart --ks {max(args.ks)}", max(args.ks), released=False)
+    methods = sum((not args.no_faithful, not args.no_prefix, not args.no_basic, args.spurious_bound is not None))
+    limits.check_runs(f"experiment diffpart --runs {args.runs}", args.runs, len(args.budgets) * max(1, methods))
     cfg = DiffPartExperiment(
         dataset=Path(args.dataset), universe=universe,
         out_dir=out_dir, budgets=args.budgets, ks=args.ks, runs=args.runs, fanout=args.fanout,
