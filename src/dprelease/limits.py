@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -27,7 +27,7 @@ import numpy as np
 from .errors import ParameterError
 
 __all__ = [
-    "Limits", "WorkLimitError", "WorkMeter", "current", "limits_set", "parse_size", "format_size",
+    "Limits", "WorkLimitError", "WorkMeter", "current", "limits_set", "parse_size", "format_size", "fixes",
     "DEFAULT_MAX_OUTPUT_RECORDS", "DEFAULT_MAX_MEMORY", "UNIVERSE_BYTES_PER_ITEM",
     "check", "check_universe", "basic_estimate", "diffpart_estimate", "diffgen_max_leaves", "diffgen_estimate",
     "generate_estimate", "TOPK_BYTES_PER_ITEMSET", "QUERY_BYTES", "RUN_ROW_BYTES", "topk_estimate", "check_topk",
@@ -51,6 +51,12 @@ class WorkLimitError(ParameterError):
 class Limits:
     max_output_records: int = DEFAULT_MAX_OUTPUT_RECORDS
     max_memory: int = DEFAULT_MAX_MEMORY  # bytes
+    # The options of the running command (set by the CLI): a message names only options the command has, so
+    # it never points to one the user cannot pass. None (the API): every option may be named.
+    options: frozenset[str] | None = None
+
+    def has(self, option: str) -> bool:
+        return self.options is None or option in self.options
 
 
 _CURRENT: ContextVar[Limits] = ContextVar("dprelease_limits", default=Limits())
@@ -61,13 +67,17 @@ def current() -> Limits:
 
 
 @contextmanager
-def limits_set(max_output_records: int | None = None, max_memory: int | None = None) -> Iterator[Limits]:
-    """Run a block under other limits (the CLI's ``--max-output-records`` / ``--max-memory``)."""
+def limits_set(max_output_records: int | None = None, max_memory: int | None = None,
+               options: Iterable[str] | None = None) -> Iterator[Limits]:
+    """Run a block under other limits (the CLI's ``--max-output-records`` / ``--max-memory``); ``options``: the
+    option strings of the running command (messages name only those)."""
     new = current()
     if max_output_records is not None:
         new = replace(new, max_output_records=int(max_output_records))
     if max_memory is not None:
         new = replace(new, max_memory=int(max_memory))
+    if options is not None:
+        new = replace(new, options=frozenset(options))
     token = _CURRENT.set(new)
     try:
         yield new
@@ -100,6 +110,20 @@ def _count(x: float) -> str:
     return f"{x:,.0f}" if x < 1e12 else f"{x:.3g}"
 
 
+def fixes(*steps: tuple[str, str]) -> str:
+    """The remedies (text, option) whose option the running command has, joined: "lower --fanout, set
+    --spurious-bound or raise --max-output-records"; "" when none is available."""
+    lim = current()
+    texts = [text for text, option in steps if lim.has(option)]
+    if len(texts) <= 1:
+        return "".join(texts)
+    return ", ".join(texts[:-1]) + " or " + texts[-1]
+
+
+def _raise_limit(option: str) -> str:
+    return f", or raise the limit with {option}" if current().has(option) else ""
+
+
 def check(what: str, *, records: float | None = None, memory: float | None = None, why: str = "") -> None:
     """Raise :class:`WorkLimitError` if the expected ``records`` or ``memory`` (bytes) pass the limits."""
     lim = current()
@@ -107,11 +131,11 @@ def check(what: str, *, records: float | None = None, memory: float | None = Non
     if records is not None and not records <= lim.max_output_records:
         raise WorkLimitError(
             f"{what}: about {_count(records)} output records expected{detail}, over the limit of "
-            f"{lim.max_output_records:,}; change the parameters, or raise the limit with --max-output-records")
+            f"{lim.max_output_records:,}; change the parameters{_raise_limit('--max-output-records')}")
     if memory is not None and not memory <= lim.max_memory:
         raise WorkLimitError(
             f"{what}: about {format_size(memory)} of memory needed{detail}, over the limit of "
-            f"{format_size(lim.max_memory)}; change the parameters, or raise the limit with --max-memory")
+            f"{format_size(lim.max_memory)}; change the parameters{_raise_limit('--max-memory')}")
 
 
 def check_universe(n_items: int, spec: str) -> None:
@@ -191,10 +215,9 @@ def check_diffpart(n_items: int, fanout: int, epsilon: float, c1: float, spuriou
     """Refuse settings whose leaf operations alone would release too many empty cells (issue 8, defect 7)."""
     records, cells, memory, height1 = diffpart_estimate(n_items, fanout, epsilon, c1, spurious_bound)
     leaf_width = min(int(fanout), int(n_items))
-    # `stream init` has no --spurious-bound: name only the options the command has
-    fix = "lower --fanout" if what.startswith("stream") else "lower --fanout or set --spurious-bound"
+    fix = fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"))
     why = (f"{_count(records)} spurious records from the 2^{leaf_width} - 1 combinations of each of the "
-           f"{_count(height1)} lowest taxonomy nodes; {fix}")
+           f"{_count(height1)} lowest taxonomy nodes" + (f"; {fix}" if fix else ""))
     check(f"{what} --fanout {fanout} over {n_items} items", records=records * height1,
           memory=memory * height1 + float(n_items) * TAXONOMY_BYTES_PER_ITEM, why=why)
 
@@ -213,9 +236,11 @@ class WorkMeter:
         self.cells += int(cells)
         self.records += int(records)
         if self.records > self.limits.max_output_records:
+            fix = fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"),
+                        ("raise --max-output-records", "--max-output-records"))
             raise WorkLimitError(
                 f"{self.what}: the release grew past {self.limits.max_output_records:,} records (noisy count) and "
-                f"was stopped; lower --fanout, set --spurious-bound, or raise --max-output-records")
+                f"was stopped" + (f"; {fix}" if fix else ""))
         self._memory(0)
 
     def queued(self, partitions: int) -> None:
@@ -224,10 +249,12 @@ class WorkMeter:
     def _memory(self, partitions: int) -> None:
         need = self.cells * _RELEASED_CELL_BYTES + partitions * _PARTITION_BYTES
         if need > self.limits.max_memory:
+            fix = fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"),
+                        ("raise --max-memory", "--max-memory"))
             raise WorkLimitError(
                 f"{self.what}: {self.cells:,} released cells and {partitions:,} queued partitions (noisy counts) "
                 f"need about {format_size(need)}, over the limit of {format_size(self.limits.max_memory)}; "
-                f"the run was stopped; lower --fanout, set --spurious-bound, or raise --max-memory")
+                f"the run was stopped" + (f"; {fix}" if fix else ""))
 
 
 # --- DiffGen: the largest contingency table h specializations can make ---------------------------------

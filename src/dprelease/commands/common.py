@@ -274,11 +274,17 @@ def add_limits(p: argparse.ArgumentParser) -> None:
 def say(args: argparse.Namespace, message: str) -> None:
     """Progress/timing for the custodian on stderr (silenced by --quiet)."""
     if not getattr(args, "quiet", False):
+        from .. import progress
+
+        progress.pause()
         print(message, file=sys.stderr, flush=True)
 
 
 def warn(message: str) -> None:
     """A warning on stderr (never silenced: it is about the release)."""
+    from .. import progress
+
+    progress.pause()
     print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
@@ -362,9 +368,11 @@ def load_transactions(path: str, universe_spec: str | None, args: argparse.Names
         if universe is None:
             raise ParameterError("a Parquet input needs a declared --universe")
         return read_parquet_transactions(path, universe), universe
+    from .. import progress
+
     derive = derives_universe(args)
     publishes = args is None or bool(getattr(args, "universe_required", True))
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, progress.phase(f"read {Path(path).name}"):
         warnings.simplefilter("always", PrivacyLeakWarning)
         db, universe = read_transactions(path, universe, derive=derive)
     for w in caught:
@@ -383,9 +391,13 @@ def _is_parquet_input(path: str) -> bool:
 
 @contextmanager
 def timed(args: argparse.Namespace, what: str):
-    """Report wall time on stderr only (it depends on the data, so it never goes in a manifest)."""
+    """Report wall time on stderr only (it depends on the data, so it never goes in a manifest); a step longer
+    than a few seconds shows a progress bar meanwhile (:mod:`dprelease.progress`: terminals, not --quiet)."""
+    from .. import progress
+
     start = time.perf_counter()
-    yield
+    with progress.phase(what):
+        yield
     say(args, f"{what}: {time.perf_counter() - start:.2f} s")
 
 

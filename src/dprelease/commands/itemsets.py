@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import setvalued
-from .. import limits
+from .. import limits, progress
 from .common import (
     add_engine, add_epsilon, add_ledger, add_limits, add_notes, add_output, add_quiet, add_seed, add_universe,
     choice_list, epsilon_list, int_list, release_cost,
@@ -228,7 +228,8 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
         raise InputError(f"{args.published} is a {algorithm} release; evaluate itemsets reads the CSV written by "
                          f"privbasis or tf")
     published, _, freqs = read_itemset_release(args.published, universe)
-    result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args, manifest))
+    with progress.phase("evaluate itemsets"):
+        result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args, manifest))
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
     result = {key: (v if np.isfinite(v) else None) for key, v in result.items()}
     if args.json:

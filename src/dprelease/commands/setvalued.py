@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import limits
+from .. import limits, progress
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from ..setvalued.prefixpart import (
@@ -168,7 +168,8 @@ def _run_basic(args: argparse.Namespace) -> int:
     declared = _declared_universe(args.universe)
     if declared is not None and declared.size <= args.max_items:
         limits.check_basic(declared.size, args.epsilon)
-    db, universe = load_transactions(args.input, args.universe, args)
+    with timed(args, "read"):
+        db, universe = load_transactions(args.input, args.universe, args)
     if declared is None and universe.size <= args.max_items:
         limits.check_basic(universe.size, args.epsilon)
     with timed(args, "basic"):
@@ -185,7 +186,8 @@ def _run_stats(args: argparse.Namespace) -> int:
     if getattr(args, "k", None) is not None:  # `stats -k` (commands.itemsets): the exact top k is mined
         limits.check_topk(f"stats -k {args.k}", args.k, released=False)
     db, universe = load_transactions(args.input, args.universe, args)
-    summary = as_transaction_data(db).summary()
+    with progress.phase("stats"):
+        summary = as_transaction_data(db).summary()
     facts: dict[str, object] = {
         "N": summary.n_records,
         "items": universe.size,
@@ -193,8 +195,9 @@ def _run_stats(args: argparse.Namespace) -> int:
         "avg_length": summary.n_entries / summary.n_records,
         "max_length": summary.max_length,
     }
-    for extend in STATS_EXTENSIONS:
-        facts.update(extend(db, args))
+    with progress.phase("stats"):
+        for extend in STATS_EXTENSIONS:
+            facts.update(extend(db, args))
     if args.json:
         print_json(facts)
     else:
@@ -256,9 +259,11 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
 
     limits.check_queries(f"evaluate counting --queries {args.queries}", args.queries)
     raw, universe = load_transactions(args.raw, args.universe, args)
-    released, _ = read_release_db(args.released, universe)
-    result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
-    result["occurrence"] = occurrence_share(raw, released)
+    with progress.phase(f"read {Path(args.released).name}"):
+        released, _ = read_release_db(args.released, universe)
+    with progress.phase("evaluate counting"):
+        result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
+        result["occurrence"] = occurrence_share(raw, released)
     if released.n_records == 0:
         result["note"] = "the release is empty: every query answers 0"
     _emit(args, result)
@@ -271,9 +276,11 @@ def _run_eval_topk(args: argparse.Namespace) -> int:
 
     limits.check_topk(f"evaluate topk -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
-    released, _ = read_release_db(args.released, universe)
-    result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
-                                 "occurrence": occurrence_share(raw, released)}
+    with progress.phase(f"read {Path(args.released).name}"):
+        released, _ = read_release_db(args.released, universe)
+    with progress.phase("evaluate topk"):
+        result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
+                                     "occurrence": occurrence_share(raw, released)}
     if released.n_records == 0:
         result["note"] = "the release is empty: utility 0"
     _emit(args, result)

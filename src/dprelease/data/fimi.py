@@ -100,9 +100,19 @@ def _open(path: Path) -> BinaryIO:
 
 
 def _blocks(path: Path, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """Yield (buffer, n_lines): ``_PAD`` spaces, then whole lines, the last ending in a line break."""
+    """Yield (buffer, n_lines): ``_PAD`` spaces, then whole lines, the last ending in a line break.
+
+    Reports the bytes read from disk (compressed ones for ``.gz``) to the progress bar of the running step."""
+    from .. import progress
+
     pad = b" " * _PAD
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
     with _open(path) as fh:
+        raw = getattr(fh, "fileobj", fh)  # a .gz: the compressed file under the decompressor
+        done = 0
         pending: list[bytes] = []  # the start of a line longer than a block
         first = True
         while True:
@@ -119,6 +129,13 @@ def _blocks(path: Path, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
                 raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
             if not block:
                 break
+            if progress.enabled():
+                try:
+                    pos = raw.tell()
+                except (OSError, ValueError):
+                    pos = done
+                progress.advance(pos - done, "B", size or None)
+                done = pos
             if first:
                 first = False
                 if block[:3] == _BOM:  # a UTF-8 byte-order mark (some editors write one): not part of an item
