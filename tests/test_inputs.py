@@ -292,6 +292,18 @@ def test_a_ledger_is_not_charged_for_a_missing_output_folder(w: Path, capsys):
     assert code == 0 and status["epsilon_spent"] == 0 and status["releases"] == []
 
 
+def test_a_stream_append_into_a_missing_folder_leaves_no_ledger_row(w: Path, capsys):
+    """Before: the append's (covered) reservation was made first and left incomplete by the refusal."""
+    assert run(capsys, "ledger", "init", w / "l.db", "--dataset", "small", "--epsilon", "2", "-q")[0] == 0
+    assert run(capsys, "stream", "init", w / "s.db", "-e", "1", "-U", "2", "--universe", "1..12", "--ledger",
+               w / "l.db", "-q")[0] == 0
+    code, _, err = run(capsys, "stream", "append", w / "s.db", w / "small.dat", "-o", w / "missing" / "r.dat")
+    refused(code, err, "does not exist")
+    code, out, _ = run(capsys, "ledger", "status", w / "l.db", "--json")
+    releases = json.loads(out)["releases"]
+    assert code == 0 and len(releases) == 1 and releases[0]["command"] == "stream init"
+
+
 def test_experiments_still_create_their_own_output_folder(w: Path, capsys):
     out = w / "new" / "nested"
     code, _, err = run(capsys, "experiment", "diffpart", "--dataset", w / "small.dat", "--universe", "1..12",

@@ -249,7 +249,7 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
 def add_output(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help=help_text or "release file (required); its manifest goes to OUTPUT.manifest.json. "
-                                     "An existing file is replaced only with --force")
+                                     "An existing file or manifest is replaced only with --force; the folder must exist")
     add_force(p)
 
 

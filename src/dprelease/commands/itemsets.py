@@ -355,7 +355,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of itemsets to publish (required)")
     add_epsilon(p)
     add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
-                            "An existing file is replaced only with --force")
+                            "An existing file or manifest is replaced only with --force; the folder must exist")
     p.add_argument("--faithful", action="store_true",
                    help="the paper's Algorithm 3 exactly (alpha = 0.1/0.4/0.5, exponential-mechanism selection, no "
                         "bin cut, possibly fewer than k itemsets); default: off, the improved PrivBasis of "
@@ -413,7 +413,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_epsilon(p)
     p.add_argument("-m", type=positive_int, required=True, metavar="M", help="largest itemset length considered (required)")
     add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
-                            "An existing file is replaced only with --force")
+                            "An existing file or manifest is replaced only with --force; the folder must exist")
     p.add_argument("--variant", choices=("laplace", "exponential"), default="laplace",
                    help="selection: Laplace noise on truncated frequencies (default) or repeated exponential mechanism")
     p.add_argument("--rho", type=_unit_float, default=0.9, metavar="R",

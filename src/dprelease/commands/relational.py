@@ -202,7 +202,7 @@ def _table_args(p: argparse.ArgumentParser) -> None:
                    help="YAML/JSON schema (required): attributes, taxonomies, bounds, class; see docs/diffgen.md")
     _add_delimiter(p)
     add_output(p, help_text="the generalized contingency table, CSV or .parquet (required); its manifest goes to "
-                            "OUTPUT.manifest.json. An existing file is replaced only with --force")
+                            "OUTPUT.manifest.json. An existing file or manifest is replaced only with --force; the folder must exist")
     p.add_argument("--records", action="store_true",
                    help="also write the expanded record form (a row per counted record) to OUTPUT.records.EXT")
 

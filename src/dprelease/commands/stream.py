@@ -64,9 +64,14 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
     """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
     a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
     from ..errors import BudgetExceededError, ParameterError
-    from ..setvalued.stream_state import check_engine, stream_ledger
+    from ..setvalued.stream_state import check_engine, owns_release, stream_ledger
+    from .common import prepare_output
 
     check_engine(args.state, args.engine, args.level_wise)  # refused before anything is reserved
+    # the release path too (append_batch checks it again before its commit): a bad path reserves nothing
+    state = str(args.state)
+    prepare_output(args, args.output, inputs=[state, f"{state}-wal", f"{state}-shm", args.batch],
+                   may_replace=lambda out: owns_release(state, out))
     recorded = stream_ledger(args.state)
     if recorded is None:
         if ledger is None:
