@@ -132,19 +132,19 @@ def test_errors_are_also_value_errors():
 def test_accountant_message_names_the_charge():
     acc = BudgetAccountant(1.0)
     root = acc.root()
-    root.spend(0.75, "step 1")
+    root.spend(0.75, "step 1", mechanism="reserved")
     with pytest.raises(BudgetExceededError, match="step 2"):
-        root.spend(0.5, "step 2")
+        root.spend(0.5, "step 2", mechanism="reserved")
     with pytest.raises(ParameterError, match="'step 3'"):
-        root.spend(-0.1, "step 3")
+        root.spend(-0.1, "step 3", mechanism="reserved")
 
 
 def test_summary_reports_the_exact_total_rounded_up():
     """0.1 + 0.2 exceeds 0.3 in exact arithmetic (by 2.8e-17): the manifest says so, rounded toward the safe side."""
     acc = BudgetAccountant(0.3)
     root = acc.root()
-    root.spend(0.1, "a")
-    root.spend(0.2, "b")
+    root.spend(0.1, "a", mechanism="reserved")
+    root.spend(0.2, "b", mechanism="reserved")
     exact = Fraction(0.1) + Fraction(0.2)
     assert acc.spent_exact == exact > Fraction(0.3)
     spent = acc.summary()["epsilon_spent"]
@@ -153,7 +153,7 @@ def test_summary_reports_the_exact_total_rounded_up():
     acc = BudgetAccountant(1.0)
     r = acc.root()
     for e in (0.5, 0.25, 0.25):
-        r.spend(e, "x")
+        r.spend(e, "x", mechanism="reserved")
     assert acc.summary()["epsilon_spent"] == 1.0
 
 

@@ -93,7 +93,7 @@ class _Exploding(NoiseSource):
 def test_charges_once_before_drawing_and_refuses_overspend():
     acc = BudgetAccountant(1.0)
     scope = acc.root()
-    scope.spend(0.7, "earlier")
+    scope.spend(0.7, "earlier", mechanism="reserved")
     with pytest.raises(BudgetExceededError):
         PrivTreeSplitter(0.5, beta=2.0, scope=scope, noise=_Exploding(), label="tree")
     sp = PrivTreeSplitter(0.3, beta=2.0, scope=scope, noise=SeededNoise(0), label="tree")
