@@ -7,6 +7,7 @@ still charging epsilon, and the manifest rounded the accountant's 1e-9 tolerance
 
 from __future__ import annotations
 
+import argparse
 import math
 from fractions import Fraction
 
@@ -30,7 +31,7 @@ from dprelease.privacy import (
     uniform_choice,
     zero_cell_threshold,
 )
-from dprelease.privacy.accountant import epsilon_of
+from dprelease.privacy.accountant import LedgerEntry, epsilon_of
 from dprelease.privacy.noise import NoiseSource
 
 BAD_NUMBERS = [0, 0.0, -1, -1e-300, math.nan, math.inf, -math.inf, "x", None, True]
@@ -374,9 +375,7 @@ CLI_EXPECT: dict[str, set[str]] = {
 _NOT_RELEASES = {"audit", "ledger init", "experiment diffgen-classification", "experiment rps-classification"}
 
 
-def _releasing_parsers() -> dict[str, "argparse.ArgumentParser"]:
-    import argparse
-
+def _releasing_parsers() -> dict[str, argparse.ArgumentParser]:
     from dprelease.cli import build_parser
 
     out: dict[str, argparse.ArgumentParser] = {}
@@ -415,7 +414,7 @@ def cli_inputs(tmp_path_factory) -> dict[str, str]:
             "schema": str(REPO / "examples" / "table1-schema.yaml"), "graph": str(d / "graph.txt")}
 
 
-def _capture(monkeypatch) -> list[tuple[BudgetAccountant, "LedgerEntry"]]:
+def _capture(monkeypatch) -> list[tuple[BudgetAccountant, LedgerEntry]]:
     """Record every charge of every accountant, ledger kept or not."""
     seen: list = []
     original = BudgetAccountant._record
@@ -469,8 +468,6 @@ def test_every_cli_method_charges_typed_events_that_rederive(name, cli_inputs, t
 
 def test_cli_runs_cover_every_method_the_parser_offers():
     """Every choice and every flag of every releasing command is taken by some run in CLI_RUNS (or exempt)."""
-    import argparse
-
     from dprelease.cli import build_parser
 
     parsers = _releasing_parsers()
