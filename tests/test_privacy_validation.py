@@ -1,13 +1,16 @@
-"""Issue 8 section 3: every mechanism validates epsilon and sensitivity where they enter; typed ledger events;
-the exact total spent; errors that are also ValueErrors.
+"""Every mechanism validates epsilon and sensitivity where they enter; every charge is a typed ledger event whose
+epsilon its parameters re-derive, for every command, method, choice and flag of the CLI; the exact total spent;
+errors that are also ValueErrors; input-validation errors refused before any mechanism.
 
-Before: sensitivity 0 divided by zero, -1 made the exponential mechanism prefer the worst candidate while
-still charging epsilon, and the manifest rounded the accountant's 1e-9 tolerance away.
+Why: a sensitivity of 0 divided by zero, -1 made the exponential mechanism prefer the worst candidate while still
+charging epsilon, the manifest rounded the accountant's 1e-9 tolerance away, and two mechanisms (PrivTree and the
+private medians) charged untyped events that no test could re-derive.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from fractions import Fraction
 
@@ -560,3 +563,74 @@ def test_every_experiment_method_charges_typed_events_that_rederive(name, monkey
     seen = _capture(monkeypatch)
     _experiment_runs()[name](data)
     assert seen and _problems(seen) == [], name
+
+
+# --- Input-validation errors: refused when the data is read, before any mechanism (docs/privacy.md section 2) --
+
+_BAD_INPUTS = {
+    "item outside the universe": ("bad.dat", "1 2 3\n4 5 99\n",
+                                  ["diffpart", "{bad}", "--universe", "1..12", "-e", "0.5", "-o", "{out}"]),
+    "malformed line": ("bad.dat", "1 2 3\n4 x 5\n", ["tf", "{bad}", "--universe", "1..12", "-k", "3", "-m", "1",
+                                                       "-e", "0.5", "-o", "{out}"]),
+    "value outside a schema bound": ("bad.csv", "Job,Age,Class\nEngineer,30,Y\nLawyer,70,N\n",
+                                     ["rps", "{bad}", "--schema", "{schema}", "-e", "0.5", "-o", "{out}"]),
+    "category outside the taxonomy": ("bad.csv", "Job,Age,Class\nEngineer,30,Y\nPilot,40,N\n",
+                                      ["diffgen", "{bad}", "--schema", "{schema}", "-e", "0.5", "-H", "2", "-o",
+                                       "{out}"]),
+    "empty graph": ("bad.txt", "# no edges\n", ["degrees", "{bad}", "--theta", "3", "-e", "0.5", "-o", "{out}"]),
+    "non-integer node id": ("bad.txt", "1 2\n2 x\n", ["degrees", "{bad}", "--theta", "3", "-e", "0.5", "-o",
+                                                     "{out}"]),
+}
+
+
+@pytest.mark.parametrize("ledger", [False, True], ids=["no-ledger", "ledger"])
+@pytest.mark.parametrize("case", sorted(_BAD_INPUTS))
+def test_an_input_validation_error_refuses_before_any_mechanism(case, ledger, tmp_path, monkeypatch, capsys):
+    """Exit 2 with one line for the custodian; no charge on any accountant (so no noise drawn), no file written;
+    with a ledger, the reservation made before reading stays counted and is shown as incomplete."""
+    from conftest import REPO
+
+    from dprelease import ledger as ledger_mod
+    from dprelease.cli import main
+
+    name, text, argv = _BAD_INPUTS[case]
+    (tmp_path / name).write_text(text)
+    out = tmp_path / "out" / "release.csv"
+    out.parent.mkdir()
+    argv = _fill(argv, {"bad": str(tmp_path / name), "out": str(out),
+                        "schema": str(REPO / "examples" / "table1-schema.yaml")}) + ["--seed", "1", "-q"]
+    led = tmp_path / "l.ledger"
+    if ledger:
+        ledger_mod.init_ledger(led, dataset="d", epsilon=1.0)
+        argv += ["--ledger", str(led)]
+    seen = _capture(monkeypatch)
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "error" in err[0], err
+    assert seen == [] and list(out.parent.iterdir()) == []
+    if ledger:
+        (charge,) = ledger_mod.ledger_status(led).charges
+        assert not charge.complete and charge.epsilon == Fraction(1, 2)
+
+
+def test_a_stream_append_refused_on_its_batch_commits_nothing(tmp_path, monkeypatch, capsys):
+    from dprelease import ledger as ledger_mod
+    from dprelease.cli import main
+
+    led, state = tmp_path / "l.ledger", tmp_path / "s.sqlite"
+    ledger_mod.init_ledger(led, dataset="d", epsilon=1.0)
+    assert main(["stream", "init", str(state), "-e", "1", "-U", "2", "--universe", "1..12", "--ledger", str(led),
+                 "-q"]) == 0
+    (tmp_path / "bad.dat").write_text("1 2 3\n4 5 99\n")
+    seen = _capture(monkeypatch)
+    assert main(["stream", "append", str(state), str(tmp_path / "bad.dat"), "-o", str(tmp_path / "r.dat"),
+                 "-q"]) == 2
+    assert seen == [] and not (tmp_path / "r.dat").exists()
+    capsys.readouterr()
+    assert main(["stream", "status", str(state), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["appends"] == 0 and status["epsilon_spent"] == 0
+    init, append = ledger_mod.ledger_status(led).charges
+    assert init.complete and init.epsilon == 1 and not append.complete and append.epsilon == 0
+    assert append.covered_by == init.id
