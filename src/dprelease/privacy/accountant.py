@@ -198,9 +198,9 @@ class BudgetScope:
         if mechanism not in MECHANISMS:
             raise ValueError(f"{label!r}: unknown mechanism {mechanism!r}; one of {', '.join(sorted(MECHANISMS))}")
         acc = self._accountant
-        eps = acc._check(self._chain, epsilon, label)
-        entry = LedgerEntry(label, float(epsilon), self.scope_id, 0.0, mechanism, sensitivity, scale, int(rounds),
-                            bool(monotonic), None if depth_bias is None else int(depth_bias),
+        chain = self._chain + acc._check(self._chain, epsilon, label)
+        entry = LedgerEntry(label, float(epsilon), self.scope_id, round_up(chain), mechanism, sensitivity, scale,
+                            int(rounds), bool(monotonic), None if depth_bias is None else int(depth_bias),
                             None if beta is None else float(beta))
         if mechanism in NOISE_MECHANISMS:
             derived = epsilon_of(entry)
@@ -210,10 +210,8 @@ class BudgetScope:
             if not derived <= entry.epsilon:
                 raise ValueError(f"{label!r}: the {mechanism!r} parameters guarantee epsilon {derived!r}, more than "
                                  f"the {entry.epsilon!r} charged")
-        self._chain += eps
-        acc._record(self, LedgerEntry(label, entry.epsilon, self.scope_id, round_up(self._chain), mechanism,
-                                      entry.sensitivity, entry.scale, entry.rounds, entry.monotonic,
-                                      entry.depth_bias, entry.beta))
+        self._chain = chain
+        acc._record(self, entry)
 
     def branch(self) -> "BudgetScope":
         """A child scope for a subset of these records that is disjoint from every sibling's."""
