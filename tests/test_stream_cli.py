@@ -59,7 +59,8 @@ def test_ledger_refusal_and_reemit(tmp_path, capsys):
     _init(state, U, eps=eps)
     st = _status(state, capsys)
     assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": U, "appends": 0, "accounting": "paper",
-                  "epsilon_per_append": pytest.approx(eps / (U + 1))}
+                  "epsilon_per_append": pytest.approx(eps / (U + 1)), "privacy_unit": "person",
+                  "max_batches_per_person": None, "privacy_unit_epsilon": pytest.approx(eps)}
     for i in range(U + 1):
         batch = _write_batch(tmp_path / f"b{i}.dat", 2000 if i == 0 else 400, seed=i)
         assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
@@ -223,10 +224,11 @@ def test_parallel_accounting_charges_each_batch_epsilon(tmp_path, capsys):
     state = tmp_path / "p.db"
     eps = 0.8
     assert main(["stream", "init", str(state), "--epsilon", str(eps), "--accounting", "parallel",
-                 "--universe", f"1..{N_ITEMS}", "--fanout", "6", "--seed", "3", "-q"]) == 0
+                 "--privacy-unit", "record", "--universe", f"1..{N_ITEMS}", "--fanout", "6", "--seed", "3", "-q"]) == 0
     st = _status(state, capsys)
     assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": None, "appends": 0, "accounting": "parallel",
-                  "epsilon_per_append": eps}
+                  "epsilon_per_append": eps, "privacy_unit": "record", "max_batches_per_person": None,
+                  "privacy_unit_epsilon": eps}
     for i in range(4):
         batch = _write_batch(tmp_path / f"b{i}.dat", 1500 if i == 0 else 300, seed=20 + i)
         assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
@@ -236,6 +238,8 @@ def test_parallel_accounting_charges_each_batch_epsilon(tmp_path, capsys):
         assert manifest["privacy"]["epsilon_spent"] == pytest.approx(eps)
         assert manifest["parameters"]["accounting"] == "parallel"
         assert manifest["parameters"]["epsilon_per_append"] == pytest.approx(eps)
+        assert manifest["privacy_unit"] == manifest["parameters"]["privacy_unit"] == "record"
+        assert manifest["privacy"]["privacy_unit_epsilon"] == eps
     with sqlite3.connect(str(state)) as conn:
         assert [e for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")] == [eps] * 4
         meta = dict(conn.execute("SELECT key, value FROM meta"))
@@ -243,7 +247,7 @@ def test_parallel_accounting_charges_each_batch_epsilon(tmp_path, capsys):
     # with --updates, parallel accounting refuses the (U + 2)-th append, and paper accounting needs U
     limited = tmp_path / "l.db"
     assert main(["stream", "init", str(limited), "--epsilon", "1", "--accounting", "parallel", "--updates", "0",
-                 "--universe", f"1..{N_ITEMS}", "-q"]) == 0
+                 "--privacy-unit", "record", "--universe", f"1..{N_ITEMS}", "-q"]) == 0
     batch = _write_batch(tmp_path / "x.dat", 500, seed=5)
     assert main(["stream", "append", str(limited), str(batch), "-o", str(tmp_path / "x0.dat"), "-q"]) == 0
     capsys.readouterr()
@@ -260,6 +264,7 @@ def test_prefix_partitioning_stream(tmp_path, capsys, accounting):
     state = tmp_path / "x.db"
     args = ["stream", "init", str(state), "--epsilon", "2", "--accounting", accounting, "--partitioning", "prefix",
             "--universe", f"1..{N_ITEMS}", "--seed", "5", "-q"]
+    args += ["--privacy-unit", "record"] if accounting == "parallel" else []
     assert main(args + (["--updates", "3"] if accounting == "paper" else [])) == 0
     for i in range(4):
         batch = _write_batch(tmp_path / f"b{i}.dat", 2000 if i == 0 else 500, seed=40 + i)
