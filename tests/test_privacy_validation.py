@@ -341,10 +341,12 @@ CLI_RUNS: dict[str, list[list[str]]] = {
     "stream-paper-tdpart-semi-level-wise": _stream("s3", "-U", "2", "--routing", "paper", "--theta-rule",
                                                    "example3", "--new-cells", "semi", append=("--level-wise",)),
     "stream-parallel-tdpart": _stream("s4", "--accounting", "parallel", "--partitioning", "tdpart",
-                                      "--new-cells", "first-visit"),
+                                      "--new-cells", "first-visit", "--privacy-unit", "record"),
     "stream-paper-prefix": _stream("s5", "-U", "2", "--partitioning", "prefix"),
     "stream-parallel-prefix-no-refine-no-expand": _stream("s6", "--accounting", "parallel", "--partitioning",
-                                                          "prefix", "--no-refine", "--no-expand"),
+                                                          "prefix", "--no-refine", "--no-expand",
+                                                          "--privacy-unit", "person", "--max-batches-per-person",
+                                                          "2", "-U", "2"),
 }
 
 # (command, option dest) -> the values no run needs to take, and why. "*" = every value.
@@ -354,6 +356,8 @@ CLI_EXEMPT: dict[tuple[str, str], tuple[set[object] | str, str]] = {
        for c in ("diffpart", "basic", "privbasis", "tf", "diffgen", "rps", "stream append")},
     **{(c, "quiet"): ("*", "messages only") for c in ("diffpart", "basic", "privbasis", "tf", "diffgen", "rps",
                                                      "degrees", "stream init", "stream append")},
+    ("stream init", "method"): ("*", "an alias of --partitioning (prefix = --partitioning prefix, faithful = "
+                                     "--partitioning tdpart), whose every value a run takes"),
     **{(c, "force"): ("*", "output replacement only") for c in ("diffpart", "basic", "privbasis", "tf", "diffgen",
                                                                "rps", "degrees", "stream append")},
 }
