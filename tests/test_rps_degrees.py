@@ -436,3 +436,89 @@ def test_rps_fixed_with_cumulative_summary_is_day_et_al(theta, model):
     a = rps_degrees(proj, theta, 0.5, noise=SeededNoise(7), partitioning="fixed", summarize="cumulative", model=model)
     b = cumulative_degrees(proj, theta, 0.5, noise=SeededNoise(7), model=model)
     assert np.array_equal(a.degrees, b.degrees)
+
+
+# -- the command: the two neighbour models, the node list, the depth ------------------------------------------
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    import json  # noqa: F401  (used by the callers through the returned text)
+
+    from dprelease.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _manifest(path) -> dict:
+    import json
+
+    return json.loads(open(str(path) + ".manifest.json").read())
+
+
+@pytest.mark.parametrize("method", ["rps", "hay", "cumulative"])
+def test_command_states_the_neighbour_model_and_releases_degrees_as_it_allows(tmp_path, capsys, method):
+    g, n = tmp_path / "g.txt", tmp_path / "n.txt"
+    g.write_text(TRIANGLES + "9 10\n")
+    n.write_text("".join(f"{i}\n" for i in [1, 2, 3, 4, 5, 6, 9, 10, 11, 12]))
+    out = tmp_path / "d.txt"
+    code, _, _ = _cli(capsys, "degrees", g, "-e", "1", "--theta", "3", "-o", out, "--method", method, "--seed", "3",
+                      "-q")
+    m = _manifest(out)
+    degs = [int(x) for x in out.read_text().split()]
+    assert code == 0 and all(1 <= d <= 3 for d in degs) and m["release"]["nodes"] == len(degs)
+    assert m["domain"]["neighbour_model"] == "edge-list" and "node_list" not in m["domain"]
+    assert m["privacy_unit"].startswith("one node and all its incident edges: its lines in the edge file")
+    assert any("neighbour model edge-list" in note for note in m["notes"])
+    code, _, _ = _cli(capsys, "degrees", g, "--nodes", n, "-e", "1", "--theta", "3", "-o", out, "--method", method,
+                      "--seed", "3", "-q", "--force")
+    m = _manifest(out)
+    assert code == 0 and m["domain"]["neighbour_model"] == "declared-nodes" and m["domain"]["node_list"] == str(n)
+    assert "its line in the node list" in m["privacy_unit"]
+    sens = m["budget_split"]["sensitivity"]
+    assert sens == {"rps": {"median_quality_per_level": 7, "leaf_counts": 7},
+                    "hay": {"node_count": 1, "sorted_sequence": 6},
+                    "cumulative": {"cumulative_histogram": 4}}[method]
+
+
+def test_command_refuses_an_edge_outside_the_node_list_before_writing(tmp_path, capsys):
+    g, n = tmp_path / "g.txt", tmp_path / "n.txt"
+    g.write_text("1 2\n2 3\n3 7\n")
+    n.write_text("1\n2\n3\n")
+    code, _, err = _cli(capsys, "degrees", g, "--nodes", n, "-e", "1", "--theta", "3", "-o", tmp_path / "d.txt")
+    assert code == 2 and err.strip() == (f"dprelease degrees: error: {g}:3: node id 7 is not in the node list {n} "
+                                         f"(with a node list, every edge must name listed nodes)")
+    assert not (tmp_path / "d.txt").exists() and not (tmp_path / "d.txt.manifest.json").exists()
+
+
+def test_evaluate_compares_with_the_declared_nodes(tmp_path, capsys):
+    import json
+
+    g, n = tmp_path / "g.txt", tmp_path / "n.txt"
+    g.write_text("1 2\n2 3\n")
+    n.write_text("1\n2\n3\n4\n")
+    out = tmp_path / "d.txt"
+    assert _cli(capsys, "degrees", g, "--nodes", n, "-e", "1", "--theta", "2", "-o", out, "--seed", "1", "-q")[0] == 0
+    released = read_degree_file(out)
+    with_isolated = degree_metrics(np.array([1, 2, 1, 0]), released)
+    code, stdout, _ = _cli(capsys, "evaluate", "degrees", g, out, "--json", "--nodes", n)
+    assert code == 0 and json.loads(stdout) == pytest.approx(with_isolated)
+    code, stdout, _ = _cli(capsys, "evaluate", "degrees", g, out, "--json")  # the manifest names the node list
+    assert code == 0 and json.loads(stdout) == pytest.approx(with_isolated)
+    assert with_isolated != degree_metrics(np.array([1, 2, 1]), released)
+
+
+def test_depth_past_its_useful_range_warns_on_stderr_and_in_the_notes(tmp_path, capsys):
+    g = tmp_path / "g.txt"
+    g.write_text(TRIANGLES)
+    out = tmp_path / "d.txt"
+    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--depth", "6", "-o", out, "-q")
+    assert code == 0 and "warning: --depth 6 is past its useful range for theta = 16" in err
+    assert any("past its useful range" in note for note in _manifest(out)["notes"])
+    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "-o", out, "-q", "--force")
+    assert code == 0 and "warning" not in err
+    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--depth", "1000", "-o",
+                        tmp_path / "x.txt")
+    assert code == 2 and "--depth 1000 is meaningless for theta = 16" in err and not (tmp_path / "x.txt").exists()
