@@ -522,3 +522,19 @@ def test_depth_past_its_useful_range_warns_on_stderr_and_in_the_notes(tmp_path, 
     code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--depth", "1000", "-o",
                         tmp_path / "x.txt")
     assert code == 2 and "--depth 1000 is meaningless for theta = 16" in err and not (tmp_path / "x.txt").exists()
+
+
+def test_report_page_follows_the_declared_model(tmp_path, capsys):
+    import json
+
+    g, n = tmp_path / "g.txt", tmp_path / "n.txt"
+    g.write_text(TRIANGLES)
+    n.write_text("".join(f"{i}\n" for i in range(1, 10)))  # 7, 8, 9 isolated
+    out = tmp_path / "d.txt"
+    for nodes, model, raw_nodes in ((["--nodes", n], "declared-nodes", 9), ([], "edge-list", 6)):
+        assert _cli(capsys, "degrees", g, *nodes, "-e", "1", "--theta", "3", "-o", out, "--seed", "1", "-q",
+                    "--force")[0] == 0
+        code, stdout, _ = _cli(capsys, "report", g, out, "-o", tmp_path / "r.html", "--json", "-q", "--force")
+        got = json.loads(stdout)["metrics"]
+        assert code == 0 and got["neighbour_model"] == model and got["nodes"] == raw_nodes
+        assert ("Neighbour model: " + ("declared" if nodes else "edge list")) in (tmp_path / "r.html").read_text()

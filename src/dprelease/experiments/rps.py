@@ -1,4 +1,4 @@
-"""RPS experiments (issue 10): E1 synthetic range counts, E2 Adult, E3 degree sequences; CSV + PNG.
+"""RPS experiments (docs/rps.md): E1 synthetic range counts, E2 Adult, E3 degree sequences; CSV + PNG.
 
 Every run uses the seeded experiment mode (seeds derived from the base seed and the setting), so a
 reproduction repeats exactly; releases for publication use the secure default.

@@ -1,4 +1,4 @@
-"""Audit cases of RPS (Qardaji & Li, ASIACCS 2012) on tables, and of the node-DP degree sequences (issue 10).
+"""Audit cases of RPS (Qardaji & Li, ASIACCS 2012) on tables, and of the node-DP degree sequences.
 
 Table pairs (D' = D plus one record): a record that moves the private median of the only splittable
 attribute (balanced, a large split share so the medians are sharp); a record in a small leaf of a fixed
