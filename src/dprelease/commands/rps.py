@@ -296,12 +296,13 @@ def _run_degrees(args: argparse.Namespace) -> int:
                   "lines also removes its friends that have no other edge; only nodes of projected degree >= 1 are "
                   "released, at sensitivities that hold for such neighbours (give --nodes FILE to release degree-0 "
                   "nodes too)")
-    domain = {"source": "declared", "theta": rel.theta, "neighbour_model": model,
-              "neighbours": "node-DP: one node and all its edges, on the files as read",
-              "node_set": ("declared: the node list --nodes" if model == DECLARED_NODES else
-                           "not public: the ids of the edge file; the release counts the nodes of projected degree "
-                           ">= 1 under noise"),
-              **({"node_list": str(args.nodes)} if model == DECLARED_NODES else {})}
+    domain: dict[str, object] = {
+        "source": "declared", "theta": rel.theta, "neighbour_model": model,
+        "neighbours": "node-DP: one node and all its edges, on the files as read",
+        "node_set": ("declared: the node list --nodes" if model == DECLARED_NODES else
+                     "not public: the ids of the edge file; the release counts the nodes of projected degree >= 1 "
+                     "under noise"),
+        **({"node_list": str(args.nodes)} if model == DECLARED_NODES else {})}
     all_notes = [notes[rel.method], model_note] + [f"warning: {w}" for w in rel.manifest.get("warnings", [])]
     manifest = build_manifest(f"degrees-{rel.method}", epsilon=args.epsilon, parameters=params, noise=noise,
                               accountant=rel.accountant, domain=domain, release=facts, budget_split=budget,
@@ -382,7 +383,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("degrees", help="publish a graph's degree sequence under node-DP",
                        description="Project the graph onto maximum degree theta (edge addition, Day et al. 2016), "
                                    "then release its degree sequence under node differential privacy with RPS, "
-                                   "Hay et al.'s sorted sequence, or Day et al.'s theta-cumulative histogram.")
+                                   "Hay et al.'s sorted sequence, or Day et al.'s theta-cumulative histogram. "
+                                   "Neighbours differ in one node and all its lines in the files read: from an edge "
+                                   "file alone (edge-list model) the degrees of the nodes of projected degree >= 1 "
+                                   "are released; with --nodes (declared-nodes model) every listed node's. The "
+                                   "manifest states the model (privacy_unit, domain.neighbour_model).")
     p.add_argument("graph", metavar="GRAPH", help="edge list: two integer node ids per line (SNAP format)")
     p.add_argument("--nodes", metavar="FILE", default=None,
                    help="the complete node list, one integer id per line (isolated nodes included; every edge must "

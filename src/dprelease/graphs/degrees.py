@@ -236,7 +236,7 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
     model = check_model(model)
     if summarize not in DEGREE_SUMMARIES:
         raise ParameterError(f"--summarize must be one of {DEGREE_SUMMARIES}, got {summarize!r}")
-    warnings = []
+    warnings: list[str] = []
     if depth is None:
         h = default_degree_depth(theta, model)
     else:
