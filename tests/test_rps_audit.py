@@ -40,12 +40,12 @@ class HalfScale(NoiseSource):
         return self.inner.gumbel(size)
 
 
-@pytest.mark.parametrize("algorithm, n_cases", [("rps", 5), ("degrees", 15)])
+@pytest.mark.parametrize("algorithm, n_cases", [("rps", 5), ("degrees", 17)])
 def test_audit_cases_run(algorithm, n_cases):
     """Smoke test of every case (a few runs each); the real audits are the slow tests below."""
     res = run_audit(algorithm, epsilon=1.0, runs=40, seed=3)
     assert not res.violation and not res.errors, res.as_json()
-    assert len(res.cases) == n_cases  # degrees: 5 method settings x 3 file-level pairs
+    assert len(res.cases) == n_cases  # degrees: 5 method settings x 3 file-level pairs, + 2 one-edge-or-none
 
 
 def test_degree_pairs_are_file_level_neighbours_read_by_the_command_reader():
@@ -67,9 +67,9 @@ def test_audit_flags_the_node_set_read_off_the_edges_and_passes_the_release(sett
     name = f"degrees/{setting}-hub-with-leaf-friends"
     (broken,) = [c for c in degree_file_cases(1.0, release=release_node_set_from_edges) if c.name == name]
     (fixed,) = [c for c in cases_for("degrees", 1.0) if c.name == name]
-    res = audit_case(broken, runs=2000, seed=1, n_cases=15)
+    res = audit_case(broken, runs=2000, seed=1, n_cases=17)
     assert res.violation and res.epsilon_lower_bound > 1.5, res.as_json()
-    res = audit_case(fixed, runs=2000, seed=1, n_cases=15)
+    res = audit_case(fixed, runs=2000, seed=1, n_cases=17)
     assert not res.violation, res.as_json()
 
 

@@ -36,7 +36,6 @@ def test_reader_skips_comments_header_self_loops_and_repeated_edges(tmp_path):
     ("1 2\n3 4 5\n", "g.txt:2: expected two node ids, got 3 field(s)"),
     ("1 2\n3.5 4\n", "g.txt:2: node id '3.5' is not an integer"),
     ("a b\nc d\n", "g.txt:2: node id 'c' is not an integer"),  # only the first data line may be a header
-    ("# nothing\n", "no edges"),
 ])
 def test_reader_errors_name_file_and_line(tmp_path, text, message):
     f = tmp_path / "g.txt"
@@ -63,7 +62,7 @@ def test_node_list_declares_isolated_nodes_and_bounds_the_edges(tmp_path):
     ("1 2\n", "1\n2\n3\n2\n", "{n}:4: node id 2 is listed twice (first on line 2)"),
     ("1 2\n", "1\n2 3\n", "{n}:2: expected one node id, got 2 field(s)"),
     ("1 2\n", "1\nx\n", "{n}:2: node id 'x' is not an integer"),
-    ("1 2\n", "# none\n", "{n}: no node ids"),
+    ("1 2\n", "# none\n", "{e}:1: node id 1 is not in the node list {n}"),
 ])
 def test_node_list_errors_name_file_and_line(tmp_path, edges, nodes, message):
     e, n = tmp_path / "g.txt", tmp_path / "n.txt"
@@ -72,6 +71,24 @@ def test_node_list_errors_name_file_and_line(tmp_path, edges, nodes, message):
     with pytest.raises(InputError) as info:
         read_edge_list(e, nodes=n)
     assert str(info.value).startswith(message.format(e=e, n=n))
+
+
+@pytest.mark.parametrize("model", DEGREE_MODELS)
+@pytest.mark.parametrize("method", ["rps", "hay", "cumulative"])
+def test_an_input_with_no_edge_is_a_graph_with_no_edge_and_is_released(tmp_path, capsys, method, model):
+    """The neighbour of a one-edge file (at either end) has no edge, and of a one-id node list no node: the
+    command releases noise for them, as for any input, rather than refusing (which would tell them apart)."""
+    e, n = tmp_path / "g.txt", tmp_path / "n.txt"
+    e.write_text("# nothing\n")
+    n.write_text("# nobody\n")
+    g = read_edge_list(e, nodes=n if model == DECLARED_NODES else None)
+    assert g.n_nodes == 0 and g.n_edges == 0
+    rel = release_degrees(g, 3, 1.0, method=method, noise=SeededNoise(1))
+    assert rel.model == model and math.fsum(x.epsilon for x in rel.accountant.ledger) == pytest.approx(1.0)
+    nodes = ["--nodes", n] if model == DECLARED_NODES else []
+    code, _, err = _cli(capsys, "degrees", e, *nodes, "-e", "1", "--theta", "3", "--method", method, "-o",
+                        tmp_path / "d.txt", "-q", "--seed", "2")
+    assert code == 0, err
 
 
 def test_a_single_id_line_in_an_edge_file_is_refused_with_a_hint(tmp_path):

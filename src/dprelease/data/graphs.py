@@ -6,7 +6,9 @@ and blank lines are skipped. A first data line whose tokens are all non-numeric 
 :class:`~dprelease.errors.InputError` naming the file and line. Edges listed in both directions or more than
 once count once; self-loops are dropped (their node is kept, with the edges it has). ``.gz`` files are read
 transparently. A line with a single id is an error: an edge file cannot declare an isolated node (a node list
-can), and a file that mixed the two would leave unclear which nodes are declared.
+can), and a file that mixed the two would leave unclear which nodes are declared. A file with no edge (empty, or
+only comments) is a graph with no node, not an error: it is the neighbour of every one-edge file, so refusing it
+would tell the two apart without noise.
 
 The node set, and so what a neighbouring input is, depends on what the command reads:
 
@@ -165,8 +167,6 @@ def parse_node_list(text: str, source: str = "<nodes>") -> np.ndarray:
     lines = text.split("\n")
     data_lines, _ = _data_lines(lines)
     ids = _ids(lines, data_lines, 1, source, "one node id")
-    if ids.size == 0:
-        raise InputError(f"{source}: no node ids (the file is empty or has only comments/blank lines)")
     order = np.argsort(ids, kind="stable")
     dup = np.flatnonzero(ids[order][1:] == ids[order][:-1])
     if dup.size:
@@ -183,8 +183,6 @@ def parse_edge_list(text: str, source: str = "<edges>", *, nodes: np.ndarray | N
     the node set. The command's reader (:func:`read_edge_list`) is this function on the file's text."""
     lines = text.split("\n")
     data_lines, header = _data_lines(lines)
-    if not data_lines and nodes is None:
-        raise InputError(f"{source}: no edges (the file is empty or has only comments/blank lines)")
     values = _ids(lines, data_lines, 2, source, "two node ids")
     if nodes is None:
         g = graph_from_edges(values[0::2], values[1::2])

@@ -14,10 +14,12 @@ that the reader's idea of the node set is audited too. D' = D plus one node and 
 
 * ``degrees/<method>-node-with-theta-edges``: an edge file; the added node is joined to theta = 3 nodes of D
   (the largest move the projection allows among nodes that stay);
-* ``degrees/<method>-hub-with-leaf-friends``: an edge file; the added node is joined to 12 new leaf nodes, which
+* ``degrees/<method>-hub-with-leaf-friends``: an edge file; the added node is joined to 30 new leaf nodes, which
   occur in D' only: removing the node's lines removes its friends too (they vanish from D);
 * ``degrees/<method>-declared-hub-with-leaf-friends``: the same with a node list (``--nodes``): the leaves are
-  declared in both, isolated in D.
+  declared in both, isolated in D;
+* ``degrees/{rps,cumulative}-one-edge-or-none``: D' is the one-edge file ``1 2``, D its neighbour at node 1, a file
+  with no edge (node 2 vanishes too): the reader must not refuse the empty input.
 
 Events: the released sequence as written, its length, each degree's multiplicity and thresholds of it.
 
@@ -29,6 +31,7 @@ audit flags it. :func:`file_neighbour` and :func:`degree_file_case` build a pair
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -146,8 +149,11 @@ def release_node_set_from_edges(files: GraphFiles, theta: int, epsilon: float, *
 def file_neighbour(files: GraphFiles, node: int) -> GraphFiles:
     """The neighbouring input without ``node``: every line naming it removed from the edge file and the node list
     (friends left with no edge vanish from an edge file alone; a node list keeps them)."""
+    def names(line: str) -> bool:
+        return any(_NUMERIC.match(t) and int(t) == node for t in line.split())
+
     def drop(text: str) -> str:
-        return "".join(f"{line}\n" for line in text.splitlines() if str(node) not in line.split())
+        return "".join(f"{line}\n" for line in text.splitlines() if not names(line))
 
     return GraphFiles(drop(files.edges), drop(files.nodes) if files.nodes is not None else None)
 
@@ -171,6 +177,7 @@ DEGREE_SETTINGS: tuple[tuple[str, str, dict], ...] = (
 # D: two triangles joined by an edge (theta = 3)
 TRIANGLES = "1 2\n2 3\n1 3\n4 5\n5 6\n4 6\n3 4\n"
 LEAVES = tuple(range(100, 130))
+_NUMERIC = re.compile(r"^[+-]?\d+$")  # a node id token, as the edge-list reader reads it
 
 
 def degree_file_cases(epsilon: float, release: Callable | None = None) -> list[AuditCase]:
@@ -197,6 +204,12 @@ def degree_file_cases(epsilon: float, release: Callable | None = None) -> list[A
                                                                   f"is joined to {len(LEAVES)} declared leaves, "
                                                                   "isolated without it", **kw),
         ]
+    for name, method, kw in DEGREE_SETTINGS:
+        if name in ("rps", "cumulative"):
+            out.append(degree_file_case(f"degrees/{name}-one-edge-or-none", GraphFiles("# no edge\n"),
+                                        GraphFiles("1 2\n"), epsilon, method, release=release,
+                                        description=f"{name}, edge file: one edge, and its neighbour with none",
+                                        **kw))
     return out
 
 
