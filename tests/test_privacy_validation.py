@@ -581,7 +581,8 @@ _BAD_INPUTS = {
     "category outside the taxonomy": ("bad.csv", "Job,Age,Class\nEngineer,30,Y\nPilot,40,N\n",
                                       ["diffgen", "{bad}", "--schema", "{schema}", "-e", "0.5", "-H", "2", "-o",
                                        "{out}"]),
-    "empty graph": ("bad.txt", "# no edges\n", ["degrees", "{bad}", "--theta", "3", "-e", "0.5", "-o", "{out}"]),
+    "single-id line in an edge list": ("bad.txt", "1 2\n3\n", ["degrees", "{bad}", "--theta", "3", "-e", "0.5",
+                                                                  "-o", "{out}"]),
     "non-integer node id": ("bad.txt", "1 2\n2 x\n", ["degrees", "{bad}", "--theta", "3", "-e", "0.5", "-o",
                                                      "{out}"]),
 }
