@@ -57,6 +57,7 @@ def files(folder: Path) -> dict[str, str]:
 def w(tmp_path: Path) -> Path:
     (tmp_path / "small.dat").write_text(SMALL)
     (tmp_path / "table.csv").write_text(CSV_ROWS)
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n3 4\n")
     return tmp_path
 
 
@@ -203,6 +204,7 @@ FAMILIES = {  # one command of each family, writing its release to {o}
     "tds": ["tds", str(TABLE), "--schema", str(SCHEMA), "-o", "{o}"],
     "rps": ["rps", str(TABLE), "--schema", str(SCHEMA), "-e", "1", "-o", "{o}"],
     "mondrian": ["mondrian", str(TABLE), "--schema", str(SCHEMA), "-k", "2", "-o", "{o}"],
+    "degrees": ["degrees", "{w}/g.txt", "-e", "1", "--theta", "2", "-o", "{o}"],
     "stream-append": ["stream", "append", "{w}/state.db", "{w}/small.dat", "-o", "{o}"],
     "stream-release": ["stream", "release", "{w}/state.db", "-o", "{o}"],
 }
