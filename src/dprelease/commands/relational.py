@@ -320,10 +320,14 @@ def _run_experiment(args: argparse.Namespace) -> int:
         for name in _METHODS_FILES:
             prepare_output(args, out / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True, make_parents=True)
         limits.check_diffgen(schema, max(args.specializations or [10]), what="experiment diffgen-classification")
+        limits.check_runs(f"experiment diffgen-classification --runs {args.runs}", args.runs,
+                          len(args.epsilon) * len(methods))
         say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
         return _run_methods(args, read_table(args.data, schema), methods, out)
     if not args.specializations:
         raise ParameterError("--specializations is required unless --methods is given")
+    limits.check_runs(f"experiment diffgen-classification --runs {args.runs}", args.runs,
+                      len(args.epsilon) * len(args.specializations) * (2 if args.score == "both" else 1))
     if args.out_dir:
         for name in _EXPERIMENT_FILES:  # its own files are replaced; an input never is
             prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True, make_parents=True)
