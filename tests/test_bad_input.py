@@ -57,12 +57,12 @@ CASES = [
     *[_c(f"c1-{v}", "--c1", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/o.dat", "--c1", v)
       for v in ("0", "nan")],
     _c("seed-negative-diffpart", "--seed", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/o.dat", "--seed", "-1"),
-    _c("seed-negative-privbasis", "--seed", "privbasis", "{w}/small.dat", "-k", "3", "-e", "1", "-o", "{w}/o.csv", "--seed", "-1"),
-    _c("seed-too-large-stream", "--seed", "stream", "init", "{w}/new.db", "-e", "1", "-U", "2", "--seed", str(2**64)),
+    _c("seed-negative-privbasis", "--seed", "privbasis", "{w}/small.dat", "--universe", "1..12", "-k", "3", "-e", "1", "-o", "{w}/o.csv", "--seed", "-1"),
+    _c("seed-too-large-stream", "--seed", "stream", "init", "{w}/new.db", "--universe", "1..12", "-e", "1", "-U", "2", "--seed", str(2**64)),
     _c("epsilon-denormal-diffpart", "--epsilon", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "5e-324", "-o", "{w}/o.dat"),
     _c("epsilon-denormal-basic", "--epsilon", "basic", "{w}/small.dat", "--universe", "1..12", "-e", "5e-324", "-o", "{w}/o.dat"),
-    _c("epsilon-denormal-tf", "--epsilon", "tf", "{w}/small.dat", "-k", "3", "-m", "2", "-e", "5e-324", "-o", "{w}/o.csv"),
-    _c("epsilon-denormal-stream", "--epsilon", "stream", "init", "{w}/new.db", "-e", "5e-324", "-U", "2"),
+    _c("epsilon-denormal-tf", "--epsilon", "tf", "{w}/small.dat", "--universe", "1..12", "-k", "3", "-m", "2", "-e", "5e-324", "-o", "{w}/o.csv"),
+    _c("epsilon-denormal-stream", "--epsilon", "stream", "init", "{w}/new.db", "--universe", "1..12", "-e", "5e-324", "-U", "2"),
     _c("epsilon-denormal-diffgen", "--epsilon", "diffgen", "{w}/t.csv", "--schema", "{w}/s.yaml", "-e", "5e-324", "-H", "2", "-o", "{w}/o.csv"),
     *[_c(f"generate-mean-length-{v}", "--mean-length", "generate", "{w}/g.dat", "--records", "10", "--mean-length", v)
       for v in ("nan", "0", "-1", "inf")],
@@ -87,8 +87,8 @@ CASES = [
     _c("stream-status-not-sqlite", "not a dprelease stream state", "stream", "status", "{w}/small.dat"),
     _c("stream-append-not-sqlite", "not a dprelease stream state", "stream", "append", "{w}/small.dat", "{w}/small.dat", "-o", "{w}/o.dat"),
     _c("stream-release-not-sqlite", "not a dprelease stream state", "stream", "release", "{w}/binary.bin", "-o", "{w}/o.dat"),
-    _c("stream-init-updates-huge", "below the smallest budget", "stream", "init", "{w}/new.db", "-e", "1", "-U", "10" * 12),
-    _c("stream-init-exists", "already exists", "stream", "init", "{w}/state.db", "-e", "1", "-U", "2"),
+    _c("stream-init-updates-huge", "below the smallest budget", "stream", "init", "{w}/new.db", "--universe", "1..12", "-e", "1", "-U", "10" * 12),
+    _c("stream-init-exists", "already exists", "stream", "init", "{w}/state.db", "--universe", "1..12", "-e", "1", "-U", "2"),
     _c("stream-append-batch-missing", "cannot read", "stream", "append", "{w}/state.db", "{w}/missing.dat", "-o", "{w}/o.dat"),
     _c("fanout-1", "--fanout", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/o.dat", "--fanout", "1"),
     _c("fanout-53", "--fanout", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/o.dat", "--fanout", "53"),
@@ -109,8 +109,8 @@ CASES = [
     # --- section 1: -o equal to an input, an existing -o without --force ----------------------------
     _c("o-is-input-diffpart", "is the input file", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/small.dat"),
     _c("o-is-input-basic", "is the input file", "basic", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/small.dat", "--force"),
-    _c("o-is-input-privbasis", "is the input file", "privbasis", "{w}/small.dat", "-k", "3", "-e", "1", "-o", "{w}/small.dat", "--force"),
-    _c("o-is-input-tf", "is the input file", "tf", "{w}/small.dat", "-k", "3", "-m", "2", "-e", "1", "-o", "{w}/small.dat"),
+    _c("o-is-input-privbasis", "is the input file", "privbasis", "{w}/small.dat", "--universe", "1..12", "-k", "3", "-e", "1", "-o", "{w}/small.dat", "--force"),
+    _c("o-is-input-tf", "is the input file", "tf", "{w}/small.dat", "--universe", "1..12", "-k", "3", "-m", "2", "-e", "1", "-o", "{w}/small.dat"),
     _c("o-is-input-diffgen", "is the input file", "diffgen", "{w}/t.csv", "--schema", "{w}/s.yaml", "-e", "1", "-H", "2", "-o", "{w}/t.csv", "--force"),
     _c("o-is-schema-diffgen", "is the input file", "diffgen", "{w}/t.csv", "--schema", "{w}/s.yaml", "-e", "1", "-H", "2", "-o", "{w}/s.yaml", "--force"),
     _c("o-records-is-input-diffgen", "is the input file", "diffgen", "{w}/x.records.csv", "--schema", "{w}/s.yaml", "-e", "1", "-H", "2", "-o", "{w}/x.csv", "--records", "--force"),
@@ -129,8 +129,8 @@ CASES = [
     _c("o-exists-stream-release-foreign", "already exists", "stream", "release", "{w}/state.db", "-o", "{w}/exists.dat"),
     _c("o-exists-diffpart", "already exists", "diffpart", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/exists.dat"),
     _c("o-exists-basic", "already exists", "basic", "{w}/small.dat", "--universe", "1..12", "-e", "1", "-o", "{w}/exists.dat"),
-    _c("o-exists-privbasis", "already exists", "privbasis", "{w}/small.dat", "-k", "3", "-e", "1", "-o", "{w}/exists.dat"),
-    _c("o-exists-tf", "already exists", "tf", "{w}/small.dat", "-k", "3", "-m", "2", "-e", "1", "-o", "{w}/exists.dat"),
+    _c("o-exists-privbasis", "already exists", "privbasis", "{w}/small.dat", "--universe", "1..12", "-k", "3", "-e", "1", "-o", "{w}/exists.dat"),
+    _c("o-exists-tf", "already exists", "tf", "{w}/small.dat", "--universe", "1..12", "-k", "3", "-m", "2", "-e", "1", "-o", "{w}/exists.dat"),
     _c("o-exists-diffgen", "already exists", "diffgen", "{w}/t.csv", "--schema", "{w}/s.yaml", "-e", "1", "-H", "2", "-o", "{w}/exists.dat"),
     _c("o-exists-tds", "already exists", "tds", "{w}/t.csv", "--schema", "{w}/s.yaml", "-o", "{w}/exists.dat"),
     _c("o-exists-generate", "already exists", "generate", "{w}/exists.dat", "--records", "10"),
@@ -287,13 +287,14 @@ def test_stream_write_failure_after_commit_says_how_to_recover(template: Path, t
 
 
 def test_derived_universe_bound_after_the_leak_warning(template: Path, tmp_path: Path, capsys):
-    """Without --universe the size is known only after reading (with the leak warning): still refused, exit 2."""
+    """With --universe derive the size is known only after reading (with the leak warning): still refused, exit 2."""
     w = tmp_path / "w"
     shutil.copytree(template, w, symlinks=True)
-    code, _, err = _run(["diffpart", str(w / "wide.dat"), "-e", "1", "-o", str(w / "o.dat"), "--fanout", "40", "-q"], capsys)
+    code, _, err = _run(["diffpart", str(w / "wide.dat"), "--universe", "derive", "-e", "1", "-o", str(w / "o.dat"),
+                         "--fanout", "40", "-q"], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 2 and "Traceback" not in err
-    assert lines[0].startswith("warning: no --universe declared") and "--max-output-records" in lines[1]
+    assert lines[0].startswith("warning: --universe derive") and "--max-output-records" in lines[1]
     assert not (w / "o.dat").exists()
 
 

@@ -51,9 +51,9 @@ def test_seed_is_recorded_and_reproducible(tmp_path, capsys):
 
 def test_derived_universe_warns_and_is_in_the_manifest(tmp_path, capsys):
     out = tmp_path / "r.dat"
-    code, _, err = run(capsys, "diffpart", EXAMPLE, "-e", "1", "-o", out, "-q")
+    code, _, err = run(capsys, "diffpart", EXAMPLE, "--universe", "derive", "-e", "1", "-o", out, "-q")
     assert code == 0
-    assert "warning: no --universe declared" in err
+    assert "warning: --universe derive" in err
     manifest = json.loads((tmp_path / "r.dat.manifest.json").read_text())
     assert manifest["domain"]["source"] == "derived-from-data" and "warning" in manifest["domain"]
 
@@ -115,7 +115,8 @@ def test_console_script_end_to_end(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert out.exists() and Path(str(out) + ".manifest.json").exists()
-    proc = subprocess.run(cmd + ["diffpart", str(tmp_path / "missing.dat"), "-e", "1", "-o", str(tmp_path / "r2.dat")],
+    proc = subprocess.run(cmd + ["diffpart", str(tmp_path / "missing.dat"), "--universe", "1..12", "-e", "1", "-o",
+                                 str(tmp_path / "r2.dat")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "cannot read" in proc.stderr
 

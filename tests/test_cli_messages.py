@@ -75,7 +75,7 @@ def test_dprelease_alone_prints_usage_and_the_commands(capsys):
 def test_stream_help_wording(capsys):
     _, out, _ = _run(capsys, "stream", "init", "--help")
     flat = " ".join(out.split())
-    assert "WHOLE stream" in flat and "derived from the first batch" in flat
+    assert "WHOLE stream" in flat and "`derive` to derive it from the first batch" in flat
     assert "derived from the data" not in flat
 
 
@@ -208,7 +208,7 @@ def test_derived_universe_error_does_not_say_declared(tmp_path: Path):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, derived = read_transactions(first, None)
+        _, derived = read_transactions(first, None, derive=True)
     later = tmp_path / "b.dat"
     later.write_text("1\n9\n")
     try:

@@ -52,13 +52,13 @@ def test_empty_file_is_an_error(tmp_path):
 
 def test_missing_file_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="cannot read"):
-        read_transactions(tmp_path / "nope.dat", None)
+        read_transactions(tmp_path / "nope.dat", None, derive=True)
 
 
 def test_derived_universe_warns_and_is_recorded(tmp_path):
     path = _write(tmp_path, "5 9\n9\n")
     with pytest.warns(PrivacyLeakWarning):
-        db, universe = read_transactions(path, None)
+        db, universe = read_transactions(path, None, derive=True)
     assert universe.labels == ("5", "9")
     assert universe.describe()["source"] == "derived-from-data"
     assert "warning" in universe.describe()
@@ -139,7 +139,7 @@ def test_real_dataset_statistics(parts, universe, n, n_items, avg, max_len):
     path = dataset(*parts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        db, uni = read_transactions(path, parse_universe_spec(universe) if universe else None)
+        db, uni = read_transactions(path, parse_universe_spec(universe) if universe else None, derive=not universe)
     assert db.n_records == n
     assert uni.size == n_items
     assert db.lengths.mean() == pytest.approx(avg, abs=1e-4)

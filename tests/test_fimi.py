@@ -51,7 +51,7 @@ def _both(path, universe, chunk):
     except InputError as exc:
         ref = exc
     try:
-        new = read_fimi(path, universe, chunk_bytes=chunk)
+        new = read_fimi(path, universe, derive=universe is None, chunk_bytes=chunk)
     except InputError as exc:
         new = exc
     return ref, new
@@ -162,7 +162,7 @@ def test_string_tokens_with_a_universe_file_and_derived(tmp_path):
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             ref, ref_u = reference_read_transactions(data, None)
             with pytest.warns(PrivacyLeakWarning):
-                new, new_u = read_fimi(data, None, chunk_bytes=chunk)
+                new, new_u = read_fimi(data, None, derive=True, chunk_bytes=chunk)
         _same(ref, new)
         assert ref_u.labels == new_u.labels == ("beer", "bread", "milk", "x-1")
 

@@ -161,3 +161,155 @@ def test_limits_are_scoped():
     with limits.limits_set(max_output_records=5, max_memory=7) as inner:
         assert limits.current() == inner and inner.max_output_records == 5 and inner.max_memory == 7
     assert limits.current() == base and base.max_output_records == limits.DEFAULT_MAX_OUTPUT_RECORDS
+
+
+# --- size parameters bounded before the data is read; messages name only the command's options ------------
+
+SMALL = "1 2 3\n2 3\n1 4\n3 4 5\n1 2\n2 5 6\n7 8\n9 10 11 12\n" * 250  # 2,000 records
+
+
+def _cli(capsys, *argv) -> tuple[int, str]:
+    from dprelease.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def lw(tmp_path):
+    (tmp_path / "small.dat").write_text(SMALL)
+    return tmp_path
+
+
+@pytest.fixture
+def no_reading(monkeypatch):
+    """Any attempt to read a transaction file fails the test: the refusal must come first."""
+    import dprelease.data.io as io
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the data was read before the work bound was checked")
+
+    monkeypatch.setattr(io, "read_transactions", refuse)
+    monkeypatch.setattr(io, "read_fimi", refuse)
+
+
+def test_privbasis_huge_k_is_refused_before_reading(lw, capsys, no_reading):
+    """Before: no bound on k; -k 100000000 on 2,000 records grew to 23 GB until the kernel killed it."""
+    import time
+
+    start = time.perf_counter()
+    code, err = _cli(capsys, "privbasis", lw / "small.dat", "--universe", "1..12", "-k", "100000000", "-e", "1",
+                     "-o", lw / "o.csv")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "privbasis -k 100000000: about 100,000,000 output records expected" in err
+    assert "--max-output-records" in err and not (lw / "o.csv").exists()
+    assert time.perf_counter() - start < 30  # a bound, not a benchmark: it used to run for minutes
+    code, err = _cli(capsys, "privbasis", lw / "small.dat", "--universe", "1..12", "-k", "100000000", "-e", "1",
+                     "-o", lw / "o.csv", "--max-output-records", "1000000000")
+    assert code == 2 and "about 168 GiB of memory needed" in err and "--max-memory" in err
+
+
+LIMIT_CASES = {  # command -> an argv refused by a work bound (public inputs only; {w} is a folder with small.dat)
+    "privbasis": ["privbasis", "{w}/small.dat", "--universe", "1..12", "-k", "100000000", "-e", "1", "-o", "{w}/o"],
+    "tf": ["tf", "{w}/small.dat", "--universe", "1..12", "-k", "100000000", "-m", "2", "-e", "1", "-o", "{w}/o"],
+    "tf-m": ["tf", "{w}/small.dat", "--universe", "1..1000", "-k", "10", "-m", "4", "-e", "1", "-o", "{w}/o"],
+    "stats-k": ["stats", "{w}/small.dat", "--universe", "1..12", "-k", "100000000"],
+    "stats-universe": ["stats", "{w}/small.dat", "--universe", "1..1000000000"],
+    "evaluate-counting": ["evaluate", "counting", "{w}/small.dat", "{w}/r.dat", "--universe", "1..12", "--queries",
+                          "100000000"],
+    "evaluate-topk": ["evaluate", "topk", "{w}/small.dat", "{w}/r.dat", "--universe", "1..12", "-k", "100000000"],
+    "evaluate-itemsets": ["evaluate", "itemsets", "{w}/small.dat", "{w}/r.csv", "--universe", "1..12", "-k",
+                          "100000000"],
+    "experiment-diffpart-runs": ["experiment", "diffpart", "--dataset", "{w}/small.dat", "--universe", "1..12",
+                                 "--out", "{w}/exp", "--runs", "1000000000"],
+    "experiment-diffpart-queries": ["experiment", "diffpart", "--dataset", "{w}/small.dat", "--universe", "1..12",
+                                    "--out", "{w}/exp", "--queries", "100000000"],
+    "experiment-privbasis-runs": ["experiment", "privbasis", "--datasets", "{w}", "--out", "{w}/exp", "--runs",
+                                  "1000000000"],
+    "experiment-diffgen-runs": ["experiment", "diffgen-classification", "--data", "{w}/small.dat", "--schema",
+                                str(REPO / "examples" / "table1-schema.yaml"), "-e", "1", "-H", "2", "--runs",
+                                "1000000000"],
+    "experiment-rps-classification-runs": ["experiment", "rps-classification", "--data", "{w}/small.dat", "--schema",
+                                           str(REPO / "examples" / "table1-schema.yaml"), "-e", "1", "-H", "2",
+                                           "--runs", "1000000000"],
+    "evaluate-ranges": ["evaluate", "ranges", "{w}/small.dat", "{w}/r.csv", "--schema",
+                        str(REPO / "examples" / "table1-schema.yaml"), "--queries", "100000000"],
+    "basic": ["basic", "{w}/small.dat", "--universe", "1..12", "-e", "1e-6", "-o", "{w}/o"],
+    "diffpart-fanout": ["diffpart", "{w}/small.dat", "--universe", "1..119", "-e", "1", "-o", "{w}/o", "--fanout",
+                        "40"],
+    "stream-init-fanout": ["stream", "init", "{w}/s.db", "-e", "1", "-U", "2", "--universe", "1..119", "--fanout",
+                           "40"],
+    "diffgen": ["diffgen", "{w}/small.dat", "--schema", str(REPO / "examples" / "adult-schema.yaml"), "-e", "1",
+                "-H", "30", "-o", "{w}/o"],
+    "generate": ["generate", "{w}/g.dat", "--records", "1000000000000"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIMIT_CASES))
+def test_a_limit_message_names_only_options_the_command_has(name, lw, capsys, no_reading):
+    """Before: privbasis pointed to --max-memory, which it did not have, and `stream init --fanout 40` to
+    --spurious-bound, which it does not have. Each case is refused before any data is read."""
+    import re
+
+    from dprelease.cli import build_parser, command_options
+
+    argv = [a.replace("{w}", str(lw)) for a in LIMIT_CASES[name]]
+    code, err = _cli(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert re.search(r"over the limit of|infeasible beyond", lines[0]), lines[0]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    named = set(re.findall(r"(?<![\w-])--?[a-zA-Z][a-z-]*(?![\w-])", lines[0]))  # --max-memory, -m
+    assert named, lines[0]
+    assert named <= command_options(parser, args), (named - command_options(parser, args), lines[0])
+
+
+def test_limit_messages_follow_the_running_commands_options():
+    with limits.limits_set(options={"--fanout", "--max-memory"}):
+        assert limits.fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"),
+                            ("raise --max-output-records", "--max-output-records")) == "lower --fanout"
+        with pytest.raises(limits.WorkLimitError) as exc:
+            limits.check_diffpart(119, 40, 1.0, 1.5, what="stream init")
+        assert "lower --fanout" in str(exc.value) and "--spurious-bound" not in str(exc.value)
+        assert "--max-output-records" not in str(exc.value)
+    with pytest.raises(limits.WorkLimitError, match="lower --fanout or set --spurious-bound.*--max-output-records"):
+        limits.check_diffpart(119, 40, 1.0, 1.5)  # the API: every remedy is named
+
+
+def test_out_of_memory_names_max_memory_only_where_it_exists(lw, capsys, monkeypatch):
+    import dprelease.commands.common as common
+
+    def boom(_args):
+        raise MemoryError
+
+    monkeypatch.setattr(common, "run_charged", boom)
+    code, err = _cli(capsys, "stream", "status", lw / "s.db")
+    assert code == 2 and "out of memory" in err and "--max-memory" not in err
+    code, err = _cli(capsys, "diffpart", lw / "small.dat", "--universe", "1..12", "-e", "1", "-o", lw / "o")
+    assert code == 2 and "--max-memory bounds what dprelease attempts" in err
+
+
+def test_topk_estimate():
+    assert limits.topk_estimate(100, eta=1.2) == 120 * limits.TOPK_BYTES_PER_ITEMSET
+    limits.check_topk("privbasis -k 200", 200, eta=1.2)  # the paper's settings pass
+    limits.check_topk("evaluate topk -k 100000", 100_000, released=False)
+    with pytest.raises(limits.WorkLimitError, match=r"about 10,000,000 output records"):
+        limits.check_topk("tf -k 10000000", 10_000_000)
+    with pytest.raises(limits.WorkLimitError, match=r"GiB of memory"):
+        limits.check_topk("stats -k 10000000", 10_000_000, released=False)
+
+
+def test_range_rules_are_quiet_at_the_defaults():
+    assert limits.diffpart_range_notes(119, 10, 1.0, 1.5, 1.5) == []
+    assert limits.diffpart_range_notes(12, 52, 1.0, 1.5, 1.5) == []  # a 12-wide leaf level: 4x the default's
+    assert len(limits.diffpart_range_notes(119, 20, 1.0, 1.5, 1.5)) == 1
+    assert limits.prefix_range_notes(0.15, 0.5, 0.15, 0.5) == []
+    assert limits.prefix_range_notes(0.5, 0.6, 0.15, 0.5) == []  # refused by the method itself, not warned
+    assert limits.privbasis_range_notes(200, 17) == [] and limits.privbasis_range_notes(200, None) == []
+    adult = load_schema(REPO / "examples" / "adult-schema.yaml")
+    assert limits.diffgen_range_notes(adult, 16) == []

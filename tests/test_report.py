@@ -275,7 +275,7 @@ def test_report_refusals(tmp_path, releases, capsys):
 
 def test_derived_universe_and_secure_mode(tmp_path, capsys):
     rel = tmp_path / "d.dat"
-    assert main(["diffpart", str(BASKETS), "-e", "1", "-o", str(rel), "-q"]) == 0  # secure noise, derived universe
+    assert main(["diffpart", str(BASKETS), "--universe", "derive", "-e", "1", "-o", str(rel), "-q"]) == 0  # secure, derived
     capsys.readouterr()
     assert main(["report", str(BASKETS), str(rel), "-o", str(tmp_path / "r.html"), "--queries", "500", "-q"]) == 0
     page = (tmp_path / "r.html").read_text()

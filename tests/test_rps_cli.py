@@ -39,6 +39,7 @@ def table(tmp_path) -> tuple[Path, Path]:
 def test_rps_writes_a_synthetic_table_and_its_manifest(table, tmp_path, capsys):
     data, schema = table
     out = tmp_path / "out" / "s.csv"
+    out.parent.mkdir()  # an output's folder must exist
     code, stdout, _ = run(capsys, "rps", data, "--schema", schema, "--epsilon", "1", "-o", out, "--depth", "5",
                           "--seed", "3", "-q")
     assert code == 0 and f"release: {out}" in stdout

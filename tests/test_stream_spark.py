@@ -109,7 +109,7 @@ def test_spark_append_refusals(batches, tmp_path, capsys):
                  "--partitioning", "prefix", "-q"]) == 0
     derived = tmp_path / "derived.db"
     assert main(["stream", "init", str(derived), "--epsilon", "1", "--updates", "2", "--partitioning", "tdpart",
-                 "-q"]) == 0
+                 "--universe", "derive", "-q"]) == 0
     capsys.readouterr()
     cases = [(prefix, ["--engine", "spark"], "--partitioning prefix"),
              (prefix, ["--level-wise"], "--partitioning prefix"),

@@ -17,7 +17,7 @@ import sys
 
 from . import __version__
 
-__all__ = ["build_parser", "main", "COMMANDS", "EXTENDERS"]
+__all__ = ["build_parser", "main", "COMMANDS", "EXTENDERS", "command_parser", "command_options"]
 
 # Command name -> (module in dprelease.commands that registers it, its one-line help in the command list).
 # Only the module of the command being run is imported (issue 11: `dprelease --help` and each command's
@@ -174,6 +174,23 @@ def _join_negative_ranges(argv: list[str]) -> list[str]:
     return out
 
 
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command that ``args`` runs (``stream append``, ``evaluate counting``, ...)."""
+    current = parser
+    for name in (args.command, getattr(args, "kind", None), getattr(args, "stream_command", None),
+                 getattr(args, "ledger_command", None)):
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not name or not subs or name not in subs[0].choices:
+            continue
+        current = subs[0].choices[name]
+    return current
+
+
+def command_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> frozenset[str]:
+    """The option strings of the command that ``args`` runs: the messages about work limits name only these."""
+    return frozenset(o for a in command_parser(parser, args)._actions for o in a.option_strings)
+
+
 def main(argv: list[str] | None = None) -> int:
     import os
 
@@ -189,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import warnings
 
+    from . import progress
     from .errors import PrivacyLeakWarning
     from .limits import limits_set
     from .release import run_started
@@ -196,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     with run_started():  # created_utc of every manifest: the command's start, before any data is read
         warnings.simplefilter("default", PrivacyLeakWarning)
         _epsilon_warning(args)
-        with limits_set(getattr(args, "max_output_records", None), getattr(args, "max_memory", None)):
+        with limits_set(getattr(args, "max_output_records", None), getattr(args, "max_memory", None),
+                        options=command_options(parser, args)), \
+                progress.session(quiet=bool(getattr(args, "quiet", False))):
             return _run(args)
 
 
@@ -219,8 +239,10 @@ def _run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return 1
     except MemoryError:
+        # name --max-memory only where the command has it
+        bound = "; --max-memory bounds what dprelease attempts" if hasattr(args, "max_memory") else ""
         print(f"dprelease {name}: error: out of memory (raise the machine's memory or lower the "
-              f"parameters; --max-memory bounds what dprelease attempts)", file=sys.stderr)
+              f"parameters{bound})", file=sys.stderr)
         return 2
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""

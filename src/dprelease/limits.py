@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -27,10 +27,12 @@ import numpy as np
 from .errors import ParameterError
 
 __all__ = [
-    "Limits", "WorkLimitError", "WorkMeter", "current", "limits_set", "parse_size", "format_size",
+    "Limits", "WorkLimitError", "WorkMeter", "current", "limits_set", "parse_size", "format_size", "fixes",
     "DEFAULT_MAX_OUTPUT_RECORDS", "DEFAULT_MAX_MEMORY", "UNIVERSE_BYTES_PER_ITEM",
     "check", "check_universe", "basic_estimate", "diffpart_estimate", "diffgen_max_leaves", "diffgen_estimate",
-    "generate_estimate",
+    "generate_estimate", "TOPK_BYTES_PER_ITEMSET", "QUERY_BYTES", "RUN_ROW_BYTES", "topk_estimate", "check_topk",
+    "check_queries", "check_runs", "diffpart_range_notes", "prefix_range_notes", "privbasis_range_notes",
+    "diffgen_range_notes", "diffgen_max_specializations", "PRIVBASIS_USEFUL_K",
 ]
 
 DEFAULT_MAX_OUTPUT_RECORDS = 5_000_000  # about 5 x MSNBC's 989,818 records; ~100 MB of text
@@ -49,6 +51,12 @@ class WorkLimitError(ParameterError):
 class Limits:
     max_output_records: int = DEFAULT_MAX_OUTPUT_RECORDS
     max_memory: int = DEFAULT_MAX_MEMORY  # bytes
+    # The options of the running command (set by the CLI): a message names only options the command has, so
+    # it never points to one the user cannot pass. None (the API): every option may be named.
+    options: frozenset[str] | None = None
+
+    def has(self, option: str) -> bool:
+        return self.options is None or option in self.options
 
 
 _CURRENT: ContextVar[Limits] = ContextVar("dprelease_limits", default=Limits())
@@ -59,13 +67,17 @@ def current() -> Limits:
 
 
 @contextmanager
-def limits_set(max_output_records: int | None = None, max_memory: int | None = None) -> Iterator[Limits]:
-    """Run a block under other limits (the CLI's ``--max-output-records`` / ``--max-memory``)."""
+def limits_set(max_output_records: int | None = None, max_memory: int | None = None,
+               options: Iterable[str] | None = None) -> Iterator[Limits]:
+    """Run a block under other limits (the CLI's ``--max-output-records`` / ``--max-memory``); ``options``: the
+    option strings of the running command (messages name only those)."""
     new = current()
     if max_output_records is not None:
         new = replace(new, max_output_records=int(max_output_records))
     if max_memory is not None:
         new = replace(new, max_memory=int(max_memory))
+    if options is not None:
+        new = replace(new, options=frozenset(options))
     token = _CURRENT.set(new)
     try:
         yield new
@@ -98,6 +110,20 @@ def _count(x: float) -> str:
     return f"{x:,.0f}" if x < 1e12 else f"{x:.3g}"
 
 
+def fixes(*steps: tuple[str, str]) -> str:
+    """The remedies (text, option) whose option the running command has, joined: "lower --fanout, set
+    --spurious-bound or raise --max-output-records"; "" when none is available."""
+    lim = current()
+    texts = [text for text, option in steps if lim.has(option)]
+    if len(texts) <= 1:
+        return "".join(texts)
+    return ", ".join(texts[:-1]) + " or " + texts[-1]
+
+
+def _raise_limit(option: str) -> str:
+    return f", or raise the limit with {option}" if current().has(option) else ""
+
+
 def check(what: str, *, records: float | None = None, memory: float | None = None, why: str = "") -> None:
     """Raise :class:`WorkLimitError` if the expected ``records`` or ``memory`` (bytes) pass the limits."""
     lim = current()
@@ -105,11 +131,11 @@ def check(what: str, *, records: float | None = None, memory: float | None = Non
     if records is not None and not records <= lim.max_output_records:
         raise WorkLimitError(
             f"{what}: about {_count(records)} output records expected{detail}, over the limit of "
-            f"{lim.max_output_records:,}; change the parameters, or raise the limit with --max-output-records")
+            f"{lim.max_output_records:,}; change the parameters{_raise_limit('--max-output-records')}")
     if memory is not None and not memory <= lim.max_memory:
         raise WorkLimitError(
             f"{what}: about {format_size(memory)} of memory needed{detail}, over the limit of "
-            f"{format_size(lim.max_memory)}; change the parameters, or raise the limit with --max-memory")
+            f"{format_size(lim.max_memory)}; change the parameters{_raise_limit('--max-memory')}")
 
 
 def check_universe(n_items: int, spec: str) -> None:
@@ -189,8 +215,9 @@ def check_diffpart(n_items: int, fanout: int, epsilon: float, c1: float, spuriou
     """Refuse settings whose leaf operations alone would release too many empty cells (issue 8, defect 7)."""
     records, cells, memory, height1 = diffpart_estimate(n_items, fanout, epsilon, c1, spurious_bound)
     leaf_width = min(int(fanout), int(n_items))
+    fix = fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"))
     why = (f"{_count(records)} spurious records from the 2^{leaf_width} - 1 combinations of each of the "
-           f"{_count(height1)} lowest taxonomy nodes; lower --fanout or set --spurious-bound")
+           f"{_count(height1)} lowest taxonomy nodes" + (f"; {fix}" if fix else ""))
     check(f"{what} --fanout {fanout} over {n_items} items", records=records * height1,
           memory=memory * height1 + float(n_items) * TAXONOMY_BYTES_PER_ITEM, why=why)
 
@@ -209,9 +236,11 @@ class WorkMeter:
         self.cells += int(cells)
         self.records += int(records)
         if self.records > self.limits.max_output_records:
+            fix = fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"),
+                        ("raise --max-output-records", "--max-output-records"))
             raise WorkLimitError(
                 f"{self.what}: the release grew past {self.limits.max_output_records:,} records (noisy count) and "
-                f"was stopped; lower --fanout, set --spurious-bound, or raise --max-output-records")
+                f"was stopped" + (f"; {fix}" if fix else ""))
         self._memory(0)
 
     def queued(self, partitions: int) -> None:
@@ -220,10 +249,12 @@ class WorkMeter:
     def _memory(self, partitions: int) -> None:
         need = self.cells * _RELEASED_CELL_BYTES + partitions * _PARTITION_BYTES
         if need > self.limits.max_memory:
+            fix = fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"),
+                        ("raise --max-memory", "--max-memory"))
             raise WorkLimitError(
                 f"{self.what}: {self.cells:,} released cells and {partitions:,} queued partitions (noisy counts) "
                 f"need about {format_size(need)}, over the limit of {format_size(self.limits.max_memory)}; "
-                f"the run was stopped; lower --fanout, set --spurious-bound, or raise --max-memory")
+                f"the run was stopped" + (f"; {fix}" if fix else ""))
 
 
 # --- DiffGen: the largest contingency table h specializations can make ---------------------------------
@@ -339,3 +370,132 @@ def generate_estimate(records: int, items: int, mean_length: float) -> float:
 def check_generate(records: int, items: int, mean_length: float) -> None:
     check(f"generate --records {records} --items {items} --mean-length {mean_length:g}",
           memory=generate_estimate(records, items, mean_length), why="item and record ids of the generated data")
+
+
+# --- top-k itemsets, query workloads, experiment runs ------------------------------------------------------
+
+# Memory per itemset of an exact top-k list (itemsets.exact.top_k_itemsets: the tuples, their supports and the
+# level-wise generators' bit columns). Measured: 1.9 KB per k on 300 mushroom records, 2.8 KB on 8,124
+# (`kth_support` at k = 100,000 and 400,000); the smaller, a lower bound, is used.
+TOPK_BYTES_PER_ITEMSET = 1_500
+QUERY_BYTES = 400  # one random counting query held with its answers (evaluate counting: measured ~430)
+RUN_ROW_BYTES = 1_000  # one result row of an experiment, kept until the CSV is written
+
+
+def topk_estimate(k: int, eta: float = 1.0) -> float:
+    """Memory (bytes) of mining the exact top ceil(eta k) itemsets: a function of k alone."""
+    return math.ceil(float(eta) * float(k) - 1e-9) * float(TOPK_BYTES_PER_ITEMSET)
+
+
+def check_topk(what: str, k: int, *, eta: float = 1.0, released: bool = True) -> None:
+    """Refuse a top-k request past the limits before the data is read: k output rows (when the itemsets are
+    released) and the exact mining of ceil(eta k) itemsets (PrivBasis's k1, TF's c_k, evaluation's top k)."""
+    mined = math.ceil(float(eta) * float(k) - 1e-9)
+    check(what, records=float(k) if released else None, memory=topk_estimate(k, eta),
+          why=f"a row per itemset, and the exact top {_count(mined)} itemsets mined at "
+              f"~{TOPK_BYTES_PER_ITEMSET:,} bytes each")
+
+
+def check_queries(what: str, queries: int) -> None:
+    """A counting-query workload of ``queries`` queries must fit in memory."""
+    check(what, memory=float(queries) * QUERY_BYTES, why=f"{_count(queries)} queries at ~{QUERY_BYTES} bytes each")
+
+
+def check_runs(what: str, runs: int, settings: int) -> None:
+    """An experiment keeps a result row per run and setting until it writes them."""
+    rows = float(runs) * float(max(1, settings))
+    check(what, memory=rows * RUN_ROW_BYTES,
+          why=f"{_count(rows)} result rows ({_count(runs)} runs x {_count(settings)} settings) at "
+              f"~{RUN_ROW_BYTES:,} bytes each")
+
+
+# --- parameters past their useful range: a warning on stderr and a note in the manifest ---------------------
+# Each rule is a function of public inputs only (the parameters and the declared domain), so the warning and
+# the note are too; docs/robustness.md lists them.
+
+_DEFAULT_FANOUT = 10  # == setvalued.diffpart.DEFAULT_FANOUT (not imported: this module stays light)
+_DEFAULT_C = 1.5  # == DEFAULT_C1 == DEFAULT_C2
+_FANOUT_FACTOR = 10.0  # warn when a leaf operation is expected to release this many times the default's records
+_C_RANGE = (0.1, 10.0)  # warn outside this multiple of the default C1, C2
+PRIVBASIS_USEFUL_K = 1_000  # PrivBasis's basis construction takes minutes past a few hundred itemsets
+
+
+def diffpart_range_notes(n_items: int, fanout: int, epsilon: float, c1: float, c2: float,
+                         spurious_bound: float | None = None) -> list[str]:
+    """DiffPart (faithful): a fan-out whose leaf operations release far more empty combinations than the default's,
+    and threshold constants far from the default."""
+    notes: list[str] = []
+    if fanout > _DEFAULT_FANOUT and n_items > _DEFAULT_FANOUT:
+        here = diffpart_estimate(n_items, fanout, epsilon, c1, spurious_bound)[0]
+        base = diffpart_estimate(n_items, _DEFAULT_FANOUT, epsilon, c1, spurious_bound)[0]
+        if here > _FANOUT_FACTOR * base:
+            notes.append(f"--fanout {fanout} is past its useful range: each leaf-level operation tests "
+                         f"2^{min(fanout, n_items)} - 1 combinations and is expected to release about "
+                         f"{_count(here)} records of empty combinations, {here / base:,.0f}x as many as at the default "
+                         f"{_DEFAULT_FANOUT} (the paper's setting)")
+    for name, value in (("--c1", c1), ("--c2", c2)):
+        lo, hi = _C_RANGE[0] * _DEFAULT_C, _C_RANGE[1] * _DEFAULT_C
+        if value < lo:
+            notes.append(f"{name} {value:g} is past its useful range: its threshold is {value:g} noise standard "
+                         f"deviations (default {_DEFAULT_C:g}), so noise alone passes it often")
+        elif value > hi:
+            notes.append(f"{name} {value:g} is past its useful range: its threshold is {value:g} noise standard "
+                         f"deviations (default {_DEFAULT_C:g}), so only very large counts pass it")
+    return notes
+
+
+def prefix_range_notes(selection_share: float, structure_share: float, default_selection: float,
+                       default_structure: float) -> list[str]:
+    """DiffPart-Prefix: a budget share below a tenth of its default, or less than a tenth of epsilon left for the
+    released counts."""
+    notes: list[str] = []
+    rest = 1.0 - selection_share - structure_share
+    if rest <= 0.0 or selection_share >= 1.0 or structure_share >= 1.0:
+        return notes  # refused by the method's own checks
+    for name, value, default in (("--selection-share", selection_share, default_selection),
+                                 ("--structure-share", structure_share, default_structure)):
+        if value < default / 10.0:
+            notes.append(f"{name} {value:g} is past its useful range: below a tenth of the default {default:g}, "
+                         f"its noise drowns what it decides")
+    if rest < 0.1:
+        notes.append(f"--selection-share {selection_share:g} + --structure-share {structure_share:g} leave "
+                     f"{rest:.3g} of epsilon to the released counts (default "
+                     f"{1.0 - default_selection - default_structure:.3g}): the counts are mostly noise")
+    return notes
+
+
+def privbasis_range_notes(k: int, n_items: int | None) -> list[str]:
+    """PrivBasis: more itemsets than the universe holds, or far more than the method is made for."""
+    notes: list[str] = []
+    if n_items is not None and n_items < 63 and k > (1 << n_items) - 1:
+        notes.append(f"-k {k} is past its useful range: a universe of {n_items} items holds only "
+                     f"{(1 << n_items) - 1:,} itemsets")
+    if k > PRIVBASIS_USEFUL_K:
+        notes.append(f"-k {k} is past its useful range: PrivBasis is made for tens to hundreds of itemsets (the "
+                     f"paper's k <= 200); its basis construction's time grows about with the cube of k (k = 400 took "
+                     f"111 s on 2,000 records), and the k counts share one budget")
+    return notes
+
+
+def diffgen_max_specializations(schema) -> float:
+    """The most specializations a schema allows: the internal taxonomy nodes of the categorical attributes plus
+    width - 1 splits of each integer attribute (a real-valued attribute: no limit)."""
+    total = 0.0
+    for a in schema.attributes:
+        if a.kind == "numeric":
+            total += max(0, int(a.hi - a.lo) - 1) if a.integer else math.inf
+        else:
+            total += sum(1 for kids in a.taxonomy.children if kids)
+    return total
+
+
+def diffgen_range_notes(schema, h: int | None) -> list[str]:
+    """DiffGen: more specializations than the schema allows (the run stops there, and the budget per
+    specialization was split h ways)."""
+    if h is None:
+        return []
+    most = diffgen_max_specializations(schema)
+    if h > most:
+        return [f"-H {h} is past its useful range: the schema allows only {most:,.0f} specializations, so DiffGen "
+                f"stops there, having split the selection budget {h} ways"]
+    return []

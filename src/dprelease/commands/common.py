@@ -23,9 +23,9 @@ if TYPE_CHECKING:  # the algorithms' modules are imported when a command runs, n
     from ..privacy import NoiseSource
 
 __all__ = [
-    "add_epsilon", "add_seed", "add_universe", "add_engine", "add_quiet", "add_output", "add_force", "add_limits",
+    "add_epsilon", "add_seed", "add_universe", "check_universe_declared", "derives_universe", "add_engine", "add_quiet", "add_output", "add_force", "add_limits",
     "epsilon_arg", "positive_int", "nonneg_int", "positive_float", "seed_arg", "float_list", "int_list",
-    "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed",
+    "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed", "add_notes",
     "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED", "LEDGER_ENV", "LedgerCost", "add_ledger",
     "release_cost", "run_charged", "command_name",
 ]
@@ -180,11 +180,51 @@ def add_seed(p: argparse.ArgumentParser) -> None:
                         "default: the secure RNG")
 
 
-def add_universe(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
-    p.add_argument("--universe", metavar="SPEC", default=None,
-                   help=help_text or "the public item universe: LO..HI (integers, e.g. 1..17 or -3..17) or a file "
-                                     "with one item per line. Default: derived from the data, with a warning "
-                                     "(that leaks which items occur)")
+class _UniverseAction(argparse.Action):
+    """``--universe SPEC``: a range or a file; ``--universe derive`` is the opt-in to derive it from the data
+    (``args.universe`` stays None and ``args.derive_universe`` is set)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
+        text = str(values)
+        if text.strip() == "derive":
+            namespace.universe = None
+            namespace.derive_universe = True
+        else:
+            namespace.universe = text
+            namespace.derive_universe = False
+
+
+def add_universe(p: argparse.ArgumentParser, help_text: str | None = None, *, required: bool = True) -> None:
+    """``--universe``. ``required``: a command that publishes refuses to run without it (``--universe derive``
+    is the explicit opt-in to derive it, checked by :func:`check_universe_declared` before anything is read);
+    otherwise (custodian-side commands that publish nothing: stats, evaluate, experiments) an omitted universe
+    is derived from the raw data with a note on stderr."""
+    if help_text is None:
+        help_text = ("the public item universe: LO..HI (integers, e.g. 1..17 or -3..17) or a file with one item "
+                     "per line; or `derive` to derive it from the data (reveals which items occur: warned about "
+                     "and recorded in the manifest)")
+        help_text += " (required)" if required else (". Default: derived from the raw data (this command "
+                                                     "publishes nothing)")
+    p.add_argument("--universe", action=_UniverseAction, metavar="SPEC", default=None, help=help_text)
+    p.set_defaults(derive_universe=False, universe_required=required)
+
+
+def check_universe_declared(args: argparse.Namespace) -> None:
+    """A command that publishes needs ``--universe SPEC`` or the explicit ``--universe derive``."""
+    from ..data.universe import UNDECLARED
+    from ..errors import ParameterError
+
+    if getattr(args, "universe_required", False) and getattr(args, "universe", None) is None \
+            and not getattr(args, "derive_universe", False):
+        raise ParameterError(UNDECLARED)
+
+
+def derives_universe(args: argparse.Namespace | None) -> bool:
+    """Whether an omitted universe is derived: asked for (``--universe derive``) or a command that publishes
+    nothing (stats, evaluate, experiments)."""
+    if args is None:
+        return False
+    return bool(getattr(args, "derive_universe", False) or not getattr(args, "universe_required", True))
 
 
 ENGINE_CHOICES = ("local", "spark")  # dprelease.engine.ENGINES (not imported here: the parser stays light)
@@ -209,7 +249,7 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
 def add_output(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help=help_text or "release file (required); its manifest goes to OUTPUT.manifest.json. "
-                                     "An existing file is replaced only with --force")
+                                     "An existing file or manifest is replaced only with --force; the folder must exist")
     add_force(p)
 
 
@@ -234,12 +274,31 @@ def add_limits(p: argparse.ArgumentParser) -> None:
 def say(args: argparse.Namespace, message: str) -> None:
     """Progress/timing for the custodian on stderr (silenced by --quiet)."""
     if not getattr(args, "quiet", False):
+        from .. import progress
+
+        progress.pause()
         print(message, file=sys.stderr, flush=True)
 
 
 def warn(message: str) -> None:
     """A warning on stderr (never silenced: it is about the release)."""
+    from .. import progress
+
+    progress.pause()
     print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def add_notes(manifest: dict, notes: Iterable[str]) -> None:
+    """Append notes (public: warnings about parameters, sizes) to a manifest's ``notes``, once each."""
+    notes = list(notes)
+    if not notes:
+        return
+    have = manifest.setdefault("notes", [])
+    if have is None:
+        have = manifest["notes"] = []
+    for note in notes:
+        if note not in have:
+            have.append(note)
 
 
 def print_json(obj: object) -> None:
@@ -254,9 +313,11 @@ def noise_from_args(args: argparse.Namespace) -> NoiseSource:
 
 def prepare_output(args: argparse.Namespace, output: str | os.PathLike, *, inputs: Iterable[object] = (),
                    companions: Iterable[str | os.PathLike] = (), may_replace: Callable[[Path], bool] | None = None,
-                   option: str = "-o") -> Path:
-    """Check ``output`` before any work (issue 9, section 1): never an input, an existing file only with
-    --force (or when ``may_replace`` says it is this command's own), a writable folder."""
+                   option: str = "-o", make_parents: bool = False) -> Path:
+    """Check ``output`` before any work (and before any ledger reservation): never an input, not ``-``, an
+    existing file -- the body or its manifest or another companion -- only with --force (or when
+    ``may_replace`` says it is this command's own), an existing writable folder (``make_parents``: a folder the
+    command owns, e.g. an experiment's --out, may be created). See :func:`dprelease.data.io.check_output_path`."""
     from ..data.io import check_output_path
     from ..release import manifest_path
 
@@ -265,13 +326,14 @@ def prepare_output(args: argparse.Namespace, output: str | os.PathLike, *, input
 
         raise ParameterError(f"{option}: the output file name is empty")
     out = Path(output)
-    if not out.name or out.is_dir():
+    if str(output).strip() != "-" and (not out.name or out.is_dir()):
         from ..errors import ParameterError
 
         raise ParameterError(f"{option} {out} is a directory; give a file name")
-    comp = [manifest_path(out), *companions]
-    return check_output_path(out, inputs=[str(i) for i in inputs if i], force=bool(getattr(args, "force", False)),
-                             companions=comp, may_replace=may_replace, option=option)
+    comp = [manifest_path(out), *companions] if str(output).strip() != "-" else []
+    return check_output_path(out if str(output).strip() != "-" else "-", inputs=[str(i) for i in inputs if i],
+                             force=bool(getattr(args, "force", False)), companions=comp, may_replace=may_replace,
+                             option=option, make_parents=make_parents)
 
 
 def universe_inputs(spec: str | None) -> list[str]:
@@ -283,7 +345,9 @@ def universe_inputs(spec: str | None) -> list[str]:
 
 def load_transactions(path: str, universe_spec: str | None, args: argparse.Namespace | None = None
                       ) -> tuple[TransactionDB, Universe]:
-    """Read a transaction file against a declared universe (or derive it, with the leak warning on stderr)."""
+    """Read a transaction file against a declared universe; derive it only when ``args`` allow it
+    (:func:`derives_universe`): with the leak warning on stderr for a command that publishes, with a note
+    (silenced by --quiet) for one that does not."""
     from ..data.io import read_transactions
     from ..data.universe import parse_universe_spec
     from ..errors import PrivacyLeakWarning
@@ -304,11 +368,19 @@ def load_transactions(path: str, universe_spec: str | None, args: argparse.Names
         if universe is None:
             raise ParameterError("a Parquet input needs a declared --universe")
         return read_parquet_transactions(path, universe), universe
-    with warnings.catch_warnings(record=True) as caught:
+    from .. import progress
+
+    derive = derives_universe(args)
+    publishes = args is None or bool(getattr(args, "universe_required", True))
+    with warnings.catch_warnings(record=True) as caught, progress.phase(f"read {Path(path).name}"):
         warnings.simplefilter("always", PrivacyLeakWarning)
-        db, universe = read_transactions(path, universe)
+        db, universe = read_transactions(path, universe, derive=derive)
     for w in caught:
-        warn(str(w.message))
+        if publishes or not issubclass(w.category, PrivacyLeakWarning):
+            warn(str(w.message))
+    if not universe.declared and not publishes and args is not None:
+        say(args, f"note: no --universe: the universe of {path} was derived from it ({universe.size:,} items); "
+                  f"fine for this command, which publishes nothing")
     return db, universe
 
 
@@ -319,9 +391,13 @@ def _is_parquet_input(path: str) -> bool:
 
 @contextmanager
 def timed(args: argparse.Namespace, what: str):
-    """Report wall time on stderr only (it depends on the data, so it never goes in a manifest)."""
+    """Report wall time on stderr only (it depends on the data, so it never goes in a manifest); a step longer
+    than a few seconds shows a progress bar meanwhile (:mod:`dprelease.progress`: terminals, not --quiet)."""
+    from .. import progress
+
     start = time.perf_counter()
-    yield
+    with progress.phase(what):
+        yield
     say(args, f"{what}: {time.perf_counter() - start:.2f} s")
 
 
@@ -423,6 +499,7 @@ def run_charged(args: argparse.Namespace) -> int:
     from .. import ledger as ledger_mod
     from ..release import run_start
 
+    check_universe_declared(args)  # before anything is reserved, written or read
     cost_fn = getattr(args, "ledger_cost", None)
     if cost_fn is None:
         return int(args.handler(args) or 0)

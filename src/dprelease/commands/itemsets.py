@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import setvalued
+from .. import limits, progress
 from .common import (
-    add_engine, add_epsilon, add_ledger, add_output, add_quiet, add_seed, add_universe, choice_list, epsilon_list,
-    int_list, release_cost,
+    add_engine, add_epsilon, add_ledger, add_limits, add_notes, add_output, add_quiet, add_seed, add_universe,
+    choice_list, epsilon_list, int_list, release_cost,
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, seed_arg, timed, universe_inputs, warn,
 )
@@ -129,21 +130,59 @@ def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
     return PrivBasisParams.faithful(**given) if args.faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
 
 
+def _declared_size(args: argparse.Namespace) -> int | None:
+    from ..data.universe import parse_universe_spec
+
+    return parse_universe_spec(args.universe).size if args.universe else None
+
+
+def _privbasis_checks(args: argparse.Namespace) -> PrivBasisParams:
+    """The public checks of :func:`_run_privbasis` (options, the work bound of k), also run before a ledger
+    reservation; returns the parameters."""
+    params = privbasis_params(args)  # a bad combination of options is refused before anything is read
+    params.validate()
+    limits.check_topk(f"privbasis -k {args.k}", args.k, eta=params.eta)
+    return params
+
+
+def _tf_checks(args: argparse.Namespace) -> None:
+    """The public checks of :func:`_run_tf` (the work bound of k; m >= 3 over too many candidates), also run
+    before a ledger reservation."""
+    limits.check_topk(f"tf -k {args.k}", args.k)
+    n_items = _declared_size(args)
+    if n_items is not None:
+        from ..itemsets.tf import MAX_DEGENERATE_CANDIDATES, _refuse_degenerate, candidate_space_size
+
+        m = min(args.m, n_items)
+        n_cand = candidate_space_size(n_items, m)
+        if m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
+            _refuse_degenerate(n_cand, m)
+
+
 def _run_privbasis(args: argparse.Namespace) -> int:
     from ..itemsets.privbasis import privbasis
 
-    params = privbasis_params(args)  # a bad combination of options is refused before anything is read
-    params.validate()
+    params = _privbasis_checks(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
+    notes = limits.privbasis_range_notes(args.k, _declared_size(args))
+    for note in notes:
+        warn(note)
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
+    if not universe.declared:  # --universe derive: its size is known now (and recorded in the manifest)
+        notes = limits.privbasis_range_notes(args.k, universe.size)
+        for note in notes:
+            warn(note)
     noise = noise_from_args(args)
     with timed(args, "privbasis"):
         release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
     manifest = _manifest("PrivBasis", args, release, universe, noise)
+    # The range notes were said above; the size notes below come from the release.
+    size_notes = list(manifest.get("notes") or [])  # type: ignore[call-overload]
+    add_notes(manifest, notes)
     # The released size is public (issue 8, defect 8): a short release is said on stderr; the API's manifest
     # already carries the note and the public reason (release.short_reason).
-    for note in manifest.get("notes") or []:  # type: ignore[union-attr]
+    for note in size_notes:
         warn(str(note))
     paths = write_itemset_release(release, args.output, manifest)
     report_written(args, *paths)
@@ -153,6 +192,7 @@ def _run_privbasis(args: argparse.Namespace) -> int:
 def _run_tf(args: argparse.Namespace) -> int:
     from ..itemsets.tf import tf
 
+    _tf_checks(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
@@ -177,6 +217,7 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..release import read_manifest
 
+    limits.check_topk(f"evaluate itemsets -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
     from ..evaluation.itemsets import itemset_metrics
 
@@ -187,7 +228,8 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
         raise InputError(f"{args.published} is a {algorithm} release; evaluate itemsets reads the CSV written by "
                          f"privbasis or tf")
     published, _, freqs = read_itemset_release(args.published, universe)
-    result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args, manifest))
+    with progress.phase("evaluate itemsets"):
+        result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args, manifest))
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
     result = {key: (v if np.isfinite(v) else None) for key, v in result.items()}
     if args.json:
@@ -234,13 +276,17 @@ def _run_experiment(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..experiments.privbasis import DATASETS, run_experiment
 
+    ks = int_list(args.ks)
+    settings = len(args.only.split(",")) * len(args.methods.split(",")) * len(epsilon_list(args.epsilons)) * len(ks)
+    limits.check_runs(f"experiment privbasis --runs {args.runs}", args.runs, settings)
+    limits.check_topk(f"experiment privbasis --ks {max(ks)}", max(ks), eta=1.2, released=False)
     for name in args.only.split(","):  # every input is checked before the first file is written
         path = Path(args.datasets) / DATASETS[name.strip()].path
         if not path.is_file():
             raise InputError(f"{path}: no such dataset file (--datasets {args.datasets} must hold {DATASETS[name.strip()].path})")
     out = Path(args.out)
     for f in ("runs.csv", "summary.csv", "privbasis_fnr.png", "privbasis_re.png"):
-        prepare_output(args, out / f, option="--out", may_replace=lambda _p: True,
+        prepare_output(args, out / f, option="--out", may_replace=lambda _p: True, make_parents=True,
                        inputs=[Path(args.datasets) / DATASETS[n.strip()].path for n in args.only.split(",")])
     run_experiment(args)
     return 0
@@ -309,7 +355,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of itemsets to publish (required)")
     add_epsilon(p)
     add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
-                            "An existing file is replaced only with --force")
+                            "An existing file or manifest is replaced only with --force; the folder must exist")
     p.add_argument("--faithful", action="store_true",
                    help="the paper's Algorithm 3 exactly (alpha = 0.1/0.4/0.5, exponential-mechanism selection, no "
                         "bin cut, possibly fewer than k itemsets); default: off, the improved PrivBasis of "
@@ -352,8 +398,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: off)")
     add_universe(p)
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)]))
+    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)], checks=_privbasis_checks))
     add_engine(p)
     p.set_defaults(handler=_run_privbasis)
 
@@ -366,15 +413,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_epsilon(p)
     p.add_argument("-m", type=positive_int, required=True, metavar="M", help="largest itemset length considered (required)")
     add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
-                            "An existing file is replaced only with --force")
+                            "An existing file or manifest is replaced only with --force; the folder must exist")
     p.add_argument("--variant", choices=("laplace", "exponential"), default="laplace",
                    help="selection: Laplace noise on truncated frequencies (default) or repeated exponential mechanism")
     p.add_argument("--rho", type=_unit_float, default=0.9, metavar="R",
                    help="error probability bound rho of gamma (default 0.9)")
     add_universe(p)
     add_seed(p)
+    add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)]))
+    add_ledger(p, release_cost(lambda a: [a.input, *universe_inputs(a.universe)], checks=_tf_checks))
     add_engine(p)
     p.set_defaults(handler=_run_tf)
 
@@ -389,13 +437,14 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                    help="CSV written by `dprelease privbasis` or `dprelease tf` (with its manifest)")
     p.add_argument("-k", type=positive_int, required=True, metavar="K",
                    help="size of the exact top-k list compared against (required)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--tolerance", type=_tolerance_arg, default="auto", metavar="T",
                    help="tie-aware recall: a published itemset whose support is within T of the k-th largest is a "
                         "hit; 'auto' (default) takes count_noise_sd_at_k from PUBLISHED's manifest, 0 if it has none")
     p.add_argument("--json", action="store_true",
                    help='print one line {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", '
                         '"published"} instead of indented JSON')
+    add_limits(p)
     add_quiet(p)
     add_engine(p)
     p.set_defaults(handler=_run_eval_itemsets)
@@ -423,5 +472,6 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                         "default minus one improvement each), tf (Laplace), tf-exp (exponential), diffpart "
                         "(default pb,pb-faithful,pb-naive,pb-split,tf,tf-exp,diffpart)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="base seed (seeded experiment mode; default 0)")
+    add_limits(p)
     add_quiet(p)
     p.set_defaults(handler=_run_experiment)

@@ -111,6 +111,11 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     schema = _schema(args)
     # public: the schema and h (DiffGen+: its rounds, at most 12 when chosen from the noisy size)
     limits.check_diffgen(schema, args.specializations or 12)
+    # -H past what the schema allows (DiffGen's h splits the budget; DiffGen+'s rounds stop by themselves)
+    range_notes = limits.diffgen_range_notes(schema, args.specializations) if method in ("diffgen", "diffgen-local") \
+        else []
+    for note in range_notes:
+        print(f"warning: {note}", file=sys.stderr)
     if getattr(args, "engine", "local") == "spark":
         if method != "diffgen" or args.local:
             raise ParameterError(f"--engine spark runs --method diffgen (Algorithm 1, global scores) only, "
@@ -144,7 +149,8 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     parts["parameters"].setdefault("method", args.method)
     manifest = build_manifest(
         "diffgen", epsilon=args.epsilon, parameters=parts["parameters"], noise=noise, accountant=release.accountant,
-        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"], notes=notes)
+        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"],
+        notes=notes + range_notes)
     with timed(args, "write"):
         _write_release(args, release, manifest)
     return 0
@@ -196,7 +202,7 @@ def _table_args(p: argparse.ArgumentParser) -> None:
                    help="YAML/JSON schema (required): attributes, taxonomies, bounds, class; see docs/diffgen.md")
     _add_delimiter(p)
     add_output(p, help_text="the generalized contingency table, CSV or .parquet (required); its manifest goes to "
-                            "OUTPUT.manifest.json. An existing file is replaced only with --force")
+                            "OUTPUT.manifest.json. An existing file or manifest is replaced only with --force; the folder must exist")
     p.add_argument("--records", action="store_true",
                    help="also write the expanded record form (a row per counted record) to OUTPUT.records.EXT")
 
@@ -312,15 +318,19 @@ def _run_experiment(args: argparse.Namespace) -> int:
         methods = _parse_methods(args.methods)  # a bad name is refused before any work
         out = Path(args.out_dir or "results/diffgen-methods")
         for name in _METHODS_FILES:
-            prepare_output(args, out / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+            prepare_output(args, out / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True, make_parents=True)
         limits.check_diffgen(schema, max(args.specializations or [10]), what="experiment diffgen-classification")
+        limits.check_runs(f"experiment diffgen-classification --runs {args.runs}", args.runs,
+                          len(args.epsilon) * len(methods))
         say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
         return _run_methods(args, read_table(args.data, schema), methods, out)
     if not args.specializations:
         raise ParameterError("--specializations is required unless --methods is given")
+    limits.check_runs(f"experiment diffgen-classification --runs {args.runs}", args.runs,
+                      len(args.epsilon) * len(args.specializations) * (2 if args.score == "both" else 1))
     if args.out_dir:
         for name in _EXPERIMENT_FILES:  # its own files are replaced; an input never is
-            prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True)
+            prepare_output(args, Path(args.out_dir) / name, inputs=inputs, option="--out-dir", may_replace=lambda _p: True, make_parents=True)
     limits.check_diffgen(schema, max(args.specializations), what="experiment diffgen-classification")
     say(args, f"table {args.data}, schema {args.schema} ({schema.name})")
     table = read_table(args.data, schema)

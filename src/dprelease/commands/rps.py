@@ -436,6 +436,9 @@ def _run_eval_ranges(args: argparse.Namespace) -> int:
     from ..evaluation.ranges import evaluate_ranges, make_range_workload, read_released, table_data
     from ..relational.rps import table_domain
 
+    from .. import limits
+
+    limits.check_queries(f"evaluate ranges --queries {args.queries}", args.queries)  # before the tables are read
     _verified(args.released)
     schema = load_schema(args.schema)
     raw = table_data(read_table(args.raw, schema))
@@ -494,9 +497,12 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
 
 # -- experiments ----------------------------------------------------------------------------------------------
 def _run_rps_classification(args: argparse.Namespace) -> int:
+    from .. import limits
     from ..data.table import load_schema, read_table
     from ..experiments import rps as exp
 
+    settings = len(args.epsilon) * len(args.depth) * (1 + len(args.mondrian or []))
+    limits.check_runs(f"experiment rps-classification --runs {args.runs}", args.runs, settings)
     schema = load_schema(args.schema)
     table = read_table(args.data, schema)
     with timed(args, "experiment"):
@@ -533,7 +539,7 @@ def _run_rps_experiments(args: argparse.Namespace) -> int:
     for part in parts:  # experiments replace their own files in --out, never an input
         for name in names[part]:
             prepare_output(args, out / name, inputs=[args.adult, args.graphs], option="--out",
-                           may_replace=lambda _p: True)
+                           may_replace=lambda _p: True, make_parents=True)
     cfg = exp.ExperimentConfig(out=out, adult=Path(args.adult), graphs=Path(args.graphs), runs=args.runs,
                                seed=args.seed, quick=args.quick, jobs=args.jobs)
     for part in parts:

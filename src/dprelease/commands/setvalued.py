@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import limits
+from .. import limits, progress
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from ..setvalued.prefixpart import (
@@ -16,9 +16,9 @@ from ..setvalued.prefixpart import (
 from ..errors import ParameterError
 from .common import (
     add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
-    at_least_one, epsilon_list, release_cost,
+    add_notes, at_least_one, epsilon_list, release_cost,
     int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
-    report_release_size, report_written, say, seed_arg, timed, universe_inputs,
+    report_release_size, report_written, say, seed_arg, timed, universe_inputs, warn,
 )
 
 if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
@@ -52,6 +52,21 @@ def _diffpart_checks(args: argparse.Namespace) -> None:
     declared = _declared_universe(args.universe)
     if declared is not None and args.method == "faithful":
         limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+
+
+def _diffpart_range_notes(args: argparse.Namespace, n_items: int) -> list[str]:
+    """Parameters past their useful range (public rules, :mod:`dprelease.limits`), for stderr and the manifest."""
+    if args.method == "faithful":
+        return limits.diffpart_range_notes(n_items, args.fanout, args.epsilon, args.c1, args.c2, args.spurious_bound)
+    sel = DEFAULT_SELECTION_SHARE if args.selection_share is None else args.selection_share
+    struct = DEFAULT_STRUCTURE_SHARE if args.structure_share is None else args.structure_share
+    return limits.prefix_range_notes(sel, struct, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)
+
+
+def _warn_all(notes: list[str]) -> list[str]:
+    for note in notes:
+        warn(note)
+    return notes
 
 
 def _basic_checks(args: argparse.Namespace) -> None:
@@ -119,10 +134,13 @@ def _run_diffpart(args: argparse.Namespace) -> int:
     declared = _declared_universe(args.universe)
     if declared is not None and faithful:  # public: bound the work before reading the data
         limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+    notes = _warn_all(_diffpart_range_notes(args, declared.size)) if declared is not None else []
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     if declared is None and faithful:
         limits.check_diffpart(universe.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+    if declared is None:  # derived (--universe derive): its size is known now, and recorded in the manifest
+        notes = _warn_all(_diffpart_range_notes(args, universe.size))
     noise = noise_from_args(args)
     with timed(args, f"diffpart ({args.method})"):
         if faithful:
@@ -135,6 +153,7 @@ def _run_diffpart(args: argparse.Namespace) -> int:
             release = prefix_diffpart(db, universe, args.epsilon, noise=noise,
                                       level_wise=True if args.level_wise else None, **kw)
     _note_release_size(args, release, "diffpart")
+    add_notes(release.manifest, notes)
     with timed(args, "write"):
         paths = write_set_valued_release(release, args.output)
     report_written(args, *paths)
@@ -149,7 +168,8 @@ def _run_basic(args: argparse.Namespace) -> int:
     declared = _declared_universe(args.universe)
     if declared is not None and declared.size <= args.max_items:
         limits.check_basic(declared.size, args.epsilon)
-    db, universe = load_transactions(args.input, args.universe, args)
+    with timed(args, "read"):
+        db, universe = load_transactions(args.input, args.universe, args)
     if declared is None and universe.size <= args.max_items:
         limits.check_basic(universe.size, args.epsilon)
     with timed(args, "basic"):
@@ -163,8 +183,11 @@ def _run_basic(args: argparse.Namespace) -> int:
 def _run_stats(args: argparse.Namespace) -> int:
     from ..engine import as_transaction_data
 
+    if getattr(args, "k", None) is not None:  # `stats -k` (commands.itemsets): the exact top k is mined
+        limits.check_topk(f"stats -k {args.k}", args.k, released=False)
     db, universe = load_transactions(args.input, args.universe, args)
-    summary = as_transaction_data(db).summary()
+    with progress.phase("stats"):
+        summary = as_transaction_data(db).summary()
     facts: dict[str, object] = {
         "N": summary.n_records,
         "items": universe.size,
@@ -172,8 +195,9 @@ def _run_stats(args: argparse.Namespace) -> int:
         "avg_length": summary.n_entries / summary.n_records,
         "max_length": summary.max_length,
     }
-    for extend in STATS_EXTENSIONS:
-        facts.update(extend(db, args))
+    with progress.phase("stats"):
+        for extend in STATS_EXTENSIONS:
+            facts.update(extend(db, args))
     if args.json:
         print_json(facts)
     else:
@@ -233,10 +257,13 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_counting
     from ..evaluation.occurrence import occurrence_share
 
+    limits.check_queries(f"evaluate counting --queries {args.queries}", args.queries)
     raw, universe = load_transactions(args.raw, args.universe, args)
-    released, _ = read_release_db(args.released, universe)
-    result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
-    result["occurrence"] = occurrence_share(raw, released)
+    with progress.phase(f"read {Path(args.released).name}"):
+        released, _ = read_release_db(args.released, universe)
+    with progress.phase("evaluate counting"):
+        result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
+        result["occurrence"] = occurrence_share(raw, released)
     if released.n_records == 0:
         result["note"] = "the release is empty: every query answers 0"
     _emit(args, result)
@@ -247,10 +274,13 @@ def _run_eval_topk(args: argparse.Namespace) -> int:
     from ..evaluation import topk_utility
     from ..evaluation.occurrence import occurrence_share
 
+    limits.check_topk(f"evaluate topk -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
-    released, _ = read_release_db(args.released, universe)
-    result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
-                                 "occurrence": occurrence_share(raw, released)}
+    with progress.phase(f"read {Path(args.released).name}"):
+        released, _ = read_release_db(args.released, universe)
+    with progress.phase("evaluate topk"):
+        result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
+                                     "occurrence": occurrence_share(raw, released)}
     if released.n_records == 0:
         result["note"] = "the release is empty: utility 0"
     _emit(args, result)
@@ -356,7 +386,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="non-private facts of a transaction file, for the custodian",
                        description="Exact (non-private) statistics: never publish them.")
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of key: value lines")
     add_limits(p)
     add_quiet(p)
@@ -395,9 +425,10 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
                    help="number of random counting queries, in 5 subsets of growing length (default 50000, as the paper)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the random query workload (default 0)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--json", action="store_true",
                    help='print one line {"mean_relative_error": x, "subsets": [...]} instead of indented JSON')
+    add_limits(p)
     add_quiet(p)
     add_engine(p)
     p.set_defaults(handler=_run_eval_counting)
@@ -408,8 +439,9 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("raw", metavar="RAW", help="the raw transaction file")
     p.add_argument("released", metavar="RELEASED", help="a release written by diffpart, basic or stream (with its manifest)")
     p.add_argument("-k", type=positive_int, required=True, metavar="K", help="number of top itemsets compared (required)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--json", action="store_true", help='print one line {"k": K, "utility": u} instead of indented JSON')
+    add_limits(p)
     add_quiet(p)
     add_engine(p)
     p.set_defaults(handler=_run_eval_topk)
@@ -422,11 +454,15 @@ def _run_experiment_diffpart(args: argparse.Namespace) -> int:
     inputs = [args.dataset, *universe_inputs(args.universe)]
     for name in _DIFFPART_EXPERIMENT_FILES:  # its own files in --out are replaced; an input never is
         f = out_dir / name
-        prepare_output(args, f, inputs=inputs, option="--out", may_replace=lambda _p: True)
+        prepare_output(args, f, inputs=inputs, option="--out", may_replace=lambda _p: True, make_parents=True)
     universe = _declared_universe(args.universe)
     if universe is not None and not args.no_faithful:
         for B in args.budgets:
             limits.check_diffpart(universe.size, args.fanout, B, args.c1 or DEFAULT_C1, None, what="experiment diffpart")
+    limits.check_queries(f"experiment diffpart --queries {args.queries}", args.queries)
+    limits.check_topk(f"experiment diffpart --ks {max(args.ks)}", max(args.ks), released=False)
+    methods = sum((not args.no_faithful, not args.no_prefix, not args.no_basic, args.spurious_bound is not None))
+    limits.check_runs(f"experiment diffpart --runs {args.runs}", args.runs, len(args.budgets) * max(1, methods))
     cfg = DiffPartExperiment(
         dataset=Path(args.dataset), universe=universe,
         out_dir=out_dir, budgets=args.budgets, ks=args.ks, runs=args.runs, fanout=args.fanout,
@@ -453,7 +489,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                                      "experiment mode). Replaces its own files in --out.")
     p.add_argument("--dataset", required=True, metavar="FILE",
                    help="transaction file (required; e.g. ../shared/datasets/msnbc/msnbc.dat)")
-    add_universe(p)
+    add_universe(p, required=False)
     p.add_argument("--out", default="results/diffpart", metavar="DIR", help="output folder (default results/diffpart)")
     p.add_argument("--budgets", type=epsilon_list, default=(0.5, 0.75, 1.0, 1.25), metavar="B,B,...",
                    help="comma-separated total budgets B (default 0.5,0.75,1.0,1.25, as Figure 3)")

@@ -86,7 +86,8 @@ def _init_checks(args: argparse.Namespace) -> None:
 
     _resolve_partitioning(args)
     if universe_inputs(args.universe):
-        check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
+        check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE",
+                          make_parents=True)
     from .common import MAX_SEED, MIN_EPSILON
 
     if args.accounting == "paper" and args.updates is None:
@@ -123,9 +124,14 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
     """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
     a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
     from ..errors import BudgetExceededError, ParameterError
-    from ..setvalued.stream_state import check_engine, stream_ledger
+    from ..setvalued.stream_state import check_engine, owns_release, stream_ledger
+    from .common import prepare_output
 
     check_engine(args.state, args.engine, args.level_wise)  # refused before anything is reserved
+    # the release path too (append_batch checks it again before its commit): a bad path reserves nothing
+    state = str(args.state)
+    prepare_output(args, args.output, inputs=[state, f"{state}-wal", f"{state}-shm", args.batch],
+                   may_replace=lambda out: owns_release(state, out))
     recorded = stream_ledger(args.state)
     if recorded is None:
         if ledger is None:
@@ -294,9 +300,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "their dropped items from the noisy item supports (post-processing); default: expand")
     q.add_argument("--fanout", type=_fanout, default=None, metavar="F",
                    help=f"--partitioning tdpart: fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
-    add_universe(q, help_text="the public item universe, declared now for the whole stream: LO..HI (integers) or a "
-                              "file with one item per line. Default: derived from the first batch, with a warning "
-                              "(that leaks which items occur)")
+    add_universe(q, help_text="the public item universe, declared now for the whole stream (required): LO..HI "
+                              "(integers) or a file with one item per line; or `derive` to derive it from the first "
+                              "batch, with a warning (that leaks which items occur)")
     q.add_argument("--c1", type=positive_float, default=None, metavar="X",
                    help=f"--partitioning tdpart: theta_1 constant (eq. 6): split a node when p-sum >= theta_1 "
                         f"(default {DEFAULT_C1})")
@@ -380,7 +386,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
     out = Path(args.out)
     for name in _INCTDPART_FILES:  # its own files are replaced; an input never is
         prepare_output(args, out / name, inputs=[args.data, *universe_inputs(args.universe)], option="--out",
-                       may_replace=lambda _p: True)
+                       may_replace=lambda _p: True, make_parents=True)
     extra = {k: v for k, v in (("c1", args.c1), ("c2", args.c2), ("dp_c1", args.dp_c1), ("dp_c2", args.dp_c2))
              if v is not None}
     label = args.label or Path(args.data).name.split(".")[0]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,9 +33,10 @@ import numpy as np
 
 from ..errors import InputError
 from .transactions import CSRBuilder, TransactionDB, canonical_records
-from .universe import Universe
+from .universe import Universe, require_universe
 
-__all__ = ["CHUNK_BYTES", "TransactionChunk", "iter_transaction_chunks", "read_fimi", "format_int_records"]
+__all__ = ["CHUNK_BYTES", "TransactionChunk", "iter_transaction_chunks", "read_fimi", "format_int_records",
+           "check_not_a_table", "TABLE_HINT"]
 
 CHUNK_BYTES = 256 << 10  # bytes per block: its temporaries (~12x) stay in cache and do not grow with the file
 _PAD = 8  # spaces before each block, so an 8-byte window ending at any token stays inside the buffer
@@ -98,9 +100,19 @@ def _open(path: Path) -> BinaryIO:
 
 
 def _blocks(path: Path, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """Yield (buffer, n_lines): ``_PAD`` spaces, then whole lines, the last ending in a line break."""
+    """Yield (buffer, n_lines): ``_PAD`` spaces, then whole lines, the last ending in a line break.
+
+    Reports the bytes read from disk (compressed ones for ``.gz``) to the progress bar of the running step."""
+    from .. import progress
+
     pad = b" " * _PAD
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
     with _open(path) as fh:
+        raw = getattr(fh, "fileobj", fh)  # a .gz: the compressed file under the decompressor
+        done = 0
         pending: list[bytes] = []  # the start of a line longer than a block
         first = True
         while True:
@@ -117,6 +129,13 @@ def _blocks(path: Path, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
                 raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
             if not block:
                 break
+            if progress.enabled():
+                try:
+                    pos = raw.tell()
+                except (OSError, ValueError):
+                    pos = done
+                progress.advance(pos - done, "B", size or None)
+                done = pos
             if first:
                 first = False
                 if block[:3] == _BOM:  # a UTF-8 byte-order mark (some editors write one): not part of an item
@@ -242,7 +261,80 @@ def _ids_of_values(values: np.ndarray, universe: Universe) -> np.ndarray:
 
 
 def _not_in(path: Path, line: int, item: str, universe: Universe) -> InputError:
-    return InputError(f"{path}:{line + 1}: item {item} is not in {universe.where()}")
+    hint = f"; {TABLE_HINT}" if "," in item else ""
+    return InputError(f"{path}:{line + 1}: item {item} is not in {universe.where()}{hint}")
+
+
+# --- files that are not transaction files ----------------------------------------------------------------
+
+TABLE_HINT = ("this looks like a CSV table, not a transaction file (one record per line, items separated by "
+              "spaces): use `dprelease diffgen` or `dprelease rps` for tables")
+_SNIFF_BYTES = 64 << 10
+_INTEGER = re.compile(r"-?\d+")
+
+
+def _first_record_lines(path: Path, n: int = 2) -> list[tuple[int, list[str]]]:
+    """(0-based line, tokens) of the first ``n`` record lines (comments and blank lines skipped), read from the
+    file's first 64 KiB; a file the readers will refuse anyway gives []."""
+    try:
+        with _open(path) as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error, InputError):
+        return []
+    full = len(head) < _SNIFF_BYTES
+    text = head.removeprefix(_BOM).decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if not full:
+        lines = lines[:-1]  # the last line may be cut
+    out: list[tuple[int, list[str]]] = []
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        out.append((i, stripped.split()))
+        if len(out) == n:
+            break
+    return out
+
+
+def _in_universe(token: str, universe: Universe | None) -> bool:
+    return universe is not None and int(universe.ids_of_tokens([token])[0]) >= 0
+
+
+def check_not_a_table(path: str | os.PathLike, universe: Universe | None) -> None:
+    """Refuse a file whose first records look like a CSV table or start with a header line.
+
+    A comma inside a token that is not an item of the universe (any token, when the universe is to be derived)
+    is a CSV row; a first line holding a word where the universe is numeric (declared, or derived from a file
+    whose second line is all numbers) is a header. Without this, deriving the universe from such a file would
+    make every raw row (or field value) an "item" and publish it. Raises :class:`InputError` naming the file
+    and line, with a hint."""
+    path = Path(path)
+    lines = _first_record_lines(path)
+    if not lines:
+        return
+    for lineno, tokens in lines:
+        for token in tokens:
+            if "," in token and not _in_universe(token, universe):
+                raise _comma_error(path, lineno, token, universe)
+    lineno, tokens = lines[0]
+    if universe is not None:
+        numeric = universe.int_labels is not None
+    else:
+        numeric = len(lines) > 1 and all(_INTEGER.fullmatch(t) for t in lines[1][1])
+    words = [t for t in tokens if not _INTEGER.fullmatch(t) and not _in_universe(t, universe)]
+    if numeric and words:
+        where = "" if universe is None else f"item {words[0]!r} is not in {universe.where()}; "
+        raise InputError(f"{path}:{lineno + 1}: {where}{words[0]!r} is a word where the items are numbers: this "
+                         f"looks like a header line; remove it, or use `dprelease diffgen` or `dprelease rps` for "
+                         f"tables" + ("" if universe is not None else ", or declare the universe"))
+
+
+def _comma_error(path: Path, lineno: int, token: str, universe: Universe | None) -> InputError:
+    if universe is not None:
+        return _not_in(path, lineno, repr(token), universe)
+    return InputError(f"{path}:{lineno + 1}: {token!r} holds a comma: {TABLE_HINT}, or declare the universe "
+                      f"(--universe FILE) if commas belong to the item names")
 
 
 # --- the readers ------------------------------------------------------------------------------------------
@@ -292,10 +384,15 @@ def _no_transactions(path: Path) -> InputError:
     return InputError(f"{path}: no transactions (the file is empty or has only comments/blank lines)")
 
 
-def read_fimi(path: str | os.PathLike, universe: Universe | None, *, chunk_bytes: int = CHUNK_BYTES
-              ) -> tuple[TransactionDB, Universe]:
-    """Read a whole transaction file into a :class:`TransactionDB` (see :func:`dprelease.data.io.read_transactions`)."""
+def read_fimi(path: str | os.PathLike, universe: Universe | None, *, derive: bool = False,
+              chunk_bytes: int = CHUNK_BYTES) -> tuple[TransactionDB, Universe]:
+    """Read a whole transaction file into a :class:`TransactionDB` (see :func:`dprelease.data.io.read_transactions`).
+
+    ``universe=None`` derives the universe from the data, and only with ``derive=True`` (an explicit opt-in:
+    it reveals which items occur). A file that looks like a CSV table is refused (:func:`check_not_a_table`)."""
     path = Path(path)
+    require_universe(universe, derive, str(path))
+    check_not_a_table(path, universe)
     if universe is not None:
         builder = CSRBuilder()
         for chunk in iter_transaction_chunks(path, universe, chunk_bytes=chunk_bytes):
@@ -341,6 +438,9 @@ def _read_derived_tokens(path: Path, chunk_bytes: int) -> tuple[TransactionDB, U
     first_line = 0
     for buf, n_lines in _blocks(path, chunk_bytes):
         tokens, per_line = _parse_tokens(buf, path, first_line)
+        comma = next((j for j, t in enumerate(tokens) if "," in t), None) if b"," in buf else None
+        if comma is not None:  # a derived universe would make table rows or fields "items" and publish them
+            raise _comma_error(path, first_line + _line_of(per_line, comma), tokens[comma], None)
         first_line += n_lines
         if not tokens:
             continue

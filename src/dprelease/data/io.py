@@ -30,21 +30,25 @@ __all__ = [
     "atomic_output",
     "StagedFile",
     "check_output_path",
+    "STDOUT_REFUSED",
     "remove_stale_temps",
     "write_json_atomic",
     "file_sha256",
 ]
 
 
-def read_transactions(path: str | os.PathLike, universe: Universe | None) -> tuple[TransactionDB, Universe]:
-    """Read a transaction file; map items to ids of ``universe`` (derived, with a warning, if None).
+def read_transactions(path: str | os.PathLike, universe: Universe | None, *, derive: bool = False
+                      ) -> tuple[TransactionDB, Universe]:
+    """Read a transaction file; map items to ids of ``universe``.
 
-    Raises :class:`InputError` naming the file and line of the first item outside a
-    declared universe, and for a file with no transaction. The file is read in blocks
-    (``.gz`` streamed) and parsed with numpy: the peak memory is the CSR arrays plus one
-    block's temporaries (:mod:`dprelease.data.fimi`).
+    ``universe=None`` needs ``derive=True``: the universe is then derived from the data, with a
+    :class:`~dprelease.errors.PrivacyLeakWarning` (it reveals which items occur), and a
+    :class:`~dprelease.errors.ParameterError` without it. Raises :class:`InputError` naming the file and line of
+    the first item outside a declared universe, of a line that looks like a CSV row or header, and for a file
+    with no transaction. The file is read in blocks (``.gz`` streamed) and parsed with numpy: the peak memory
+    is the CSR arrays plus one block's temporaries (:mod:`dprelease.data.fimi`).
     """
-    return read_fimi(path, universe)
+    return read_fimi(path, universe, derive=derive)
 
 
 _TEMP_RE = r"^\.{name}\.(\d+)\.[A-Za-z0-9_]+\.tmp(?:-wal|-shm|-journal)?$"  # SQLite side files too
@@ -206,6 +210,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+STDOUT_REFUSED = ("writing to standard output is not supported: a release is a file with its manifest (and any "
+                  "companion file) beside it; give a file name")
+
+
 def check_output_path(
     output: str | os.PathLike,
     *,
@@ -214,25 +222,35 @@ def check_output_path(
     companions: Iterable[str | os.PathLike] = (),
     may_replace: Callable[[Path], bool] | None = None,
     option: str = "-o",
+    make_parents: bool = False,
 ) -> Path:
-    """Refuse an output that would destroy data, before any work is done (issue 9, section 1).
+    """Refuse an output that would destroy data or could not be written, before any work is done.
 
+    * ``output`` is empty, ``-`` (standard output: a release needs its manifest beside it) or a directory:
+      refused;
     * ``output`` (or a ``companion`` written beside it, e.g. its manifest) is one of the ``inputs``
       (same resolved path, or same inode and device through a link): always refused;
-    * ``output`` exists: refused unless ``force`` or ``may_replace(output)`` says the file is this
-      run's own (a stream's previous release);
-    * ``output`` is a directory, or its folder exists and is not writable: refused.
+    * ``output`` or any companion exists: refused unless ``force`` or ``may_replace(output)`` says the file is
+      this run's own (a stream's previous release) -- a manifest left without its body is data too;
+    * the folder of ``output`` does not exist (unless ``make_parents``: a folder the command owns, such as an
+      experiment's ``--out``, whose nearest existing ancestor must then be writable), is not a folder, or is
+      not writable: refused.
 
-    Raises :class:`~dprelease.errors.ParameterError` (one line naming the files); returns the path.
+    The checks run before anything is read, reserved in a ledger or committed to a stream state, so a path
+    that cannot be written never costs budget. Raises :class:`~dprelease.errors.ParameterError` (one line
+    naming the files); returns the path.
     """
     from ..errors import ParameterError
 
     if not str(output).strip():
         raise ParameterError(f"{option}: the output file name is empty")
+    if str(output).strip() == "-":
+        raise ParameterError(f"{option} -: {STDOUT_REFUSED}")
     out = Path(output)
     if out.is_dir() or not out.name:
         raise ParameterError(f"{option} {out} is a directory; give a file name")
-    written = [out, *(Path(c) for c in companions)]
+    extra = [Path(c) for c in companions]
+    written = [out, *extra]
     for src in inputs:
         if src is None:
             continue
@@ -242,14 +260,24 @@ def check_output_path(
                 what = "" if w == out else f" (its companion {w})"
                 raise ParameterError(f"{option} {out}{what} is the input file {src_path}: "
                                      f"writing it would destroy the input; choose another output name")
-    if out.is_dir():
-        raise ParameterError(f"{option} {out} is a directory; give a file name")
-    if out.exists() and not force and not (may_replace is not None and may_replace(out)):
+    own = force or (may_replace is not None and may_replace(out))
+    if out.exists() and not own:
         raise ParameterError(f"{option} {out} already exists; pass --force to replace it")
+    for c in extra:
+        if c.is_dir():
+            raise ParameterError(f"{option} {out}: its companion {c} is a directory")
+        if c.exists() and not own:
+            raise ParameterError(f"{option} {out}: its companion {c} already exists (a file written with an "
+                                 f"earlier release?); pass --force to replace it")
     parent = out.parent if str(out.parent) else Path(".")
     probe = parent
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
+    if make_parents:
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+    elif not parent.exists():
+        if any(not p.is_dir() for p in parent.parents if p.exists()) or parent.is_symlink():
+            raise ParameterError(f"{option} {out}: cannot write in {parent} (not a writable folder)")
+        raise ParameterError(f"{option} {out}: the folder {parent} does not exist; create it first")
     if probe.exists() and (not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK)):
         raise ParameterError(f"{option} {out}: cannot write in {probe} (not a writable folder)")
     return out

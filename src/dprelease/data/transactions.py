@@ -69,10 +69,13 @@ class TransactionDB:
         """(first row, last row + 1) of consecutive blocks of records holding about ``entries`` items each."""
         if self.n_records == 0:
             return
+        from .. import progress  # each block counts toward the running step's progress bar (stderr, terminals)
+
         cuts = np.searchsorted(self.offsets, np.arange(entries, int(self.offsets[-1]), entries), side="right") - 1
         bounds = np.unique(np.concatenate([[0], cuts, [self.n_records]]))
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
             yield lo, hi
+            progress.advance(hi - lo)
 
     def bitmasks(self) -> np.ndarray:
         """Each record as an int64 bitmask over item ids (bit i set iff item i occurs; needs n_items <= 62)."""

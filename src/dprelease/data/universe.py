@@ -1,7 +1,9 @@
 """The item universe: a public domain the custodian declares (``1..17`` or a file, one item per line).
 
-Deriving it from the data leaks which items occur; dprelease only does that when
-asked, with a :class:`~dprelease.errors.PrivacyLeakWarning`, and the manifest says so.
+Deriving it from the data leaks which items occur (on a file whose lines are not baskets, such as a CSV
+table, it publishes the raw lines themselves), so dprelease only does that when asked: ``--universe derive``
+on the command line, ``derive=True`` in the API (:func:`require_universe`). A derived universe comes with a
+:class:`~dprelease.errors.PrivacyLeakWarning`, and the manifest records ``"source": "derived-from-data"``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,19 @@ import numpy as np
 from ..errors import InputError, ParameterError, PrivacyLeakWarning
 from ..limits import check_universe
 
-__all__ = ["Universe", "parse_universe_spec", "DERIVED_WARNING"]
+__all__ = ["Universe", "parse_universe_spec", "require_universe", "DERIVED_WARNING", "DERIVE", "UNDECLARED"]
+
+DERIVE = "derive"  # the command-line value that asks for a universe derived from the data
 
 DERIVED_WARNING = (
-    "no --universe declared: the item universe was derived from the data, which reveals which items occur; "
+    "--universe derive: the item universe was derived from the data, which reveals which items occur; "
     "declare it (e.g. --universe 1..17 or --universe items.txt) for a release that is differentially private"
+)
+
+UNDECLARED = (
+    "no item universe declared: declare the public universe (--universe 1..17, or --universe items.txt with one "
+    "item per line), or opt in to deriving it from the data with --universe derive (that reveals which items "
+    "occur, and the manifest says so)"
 )
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
@@ -118,7 +128,7 @@ class Universe:
         """How an error names this universe: declared (with its spec) or derived from earlier data."""
         if self.declared:
             return f"the declared universe ({self.spec})"
-        return "the universe derived from the data (declare one with --universe)"
+        return "the universe derived from the data (declare one with --universe LO..HI or --universe FILE)"
 
     def describe(self) -> dict[str, object]:
         out: dict[str, object] = {"source": self.source, "spec": self.spec, "size": self.size}
@@ -127,14 +137,28 @@ class Universe:
         return out
 
 
+def require_universe(universe: Universe | None, derive: bool, where: str = "") -> None:
+    """Refuse to derive a universe unless asked: ``universe`` is None only together with ``derive=True``.
+
+    Deriving a domain from the data is an explicit opt-in (a derived universe reveals which items occur,
+    and on a file whose lines are not baskets it reveals the lines themselves)."""
+    if universe is None and not derive:
+        prefix = f"{where}: " if where else ""
+        raise ParameterError(f"{prefix}{UNDECLARED} (in the API: pass a Universe, or derive=True)")
+
+
 def parse_universe_spec(spec: str) -> Universe:
-    """``LO..HI`` (inclusive integer range) or a path to a file with one item per line."""
+    """``LO..HI`` (inclusive integer range) or a path to a file with one item per line.
+
+    ``derive`` (the command line's opt-in) is not a universe: the commands turn it into ``derive=True``
+    before this is called; here it is only a file name, and refused when no such file exists."""
     m = _RANGE.match(spec)
     if m:
         return Universe.from_range(int(m.group(1)), int(m.group(2)), spec)
     path = Path(spec)
     if not path.is_file():
-        raise ParameterError(f"--universe {spec!r}: neither a range LO..HI nor a readable file")
+        raise ParameterError(f"--universe {spec!r}: neither a range LO..HI nor a readable file "
+                             f"(or --universe {DERIVE} to derive it from the data)")
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -79,9 +79,14 @@ def max_length(db: TransactionDB) -> int:
 
 
 def record_views(db: TransactionDB, rows: int):
-    """Consecutive blocks of ``rows`` records as databases sharing ``db``'s item array."""
+    """Consecutive blocks of ``rows`` records as databases sharing ``db``'s item array (each counts toward the
+    running step's progress bar: stderr, terminals only)."""
+    from .. import progress
+
     for lo in range(0, db.n_records, rows):
-        yield db.view(lo, min(db.n_records, lo + rows))
+        hi = min(db.n_records, lo + rows)
+        yield db.view(lo, hi)
+        progress.advance(hi - lo)
 
 
 class LocalPartitioner(Partitioner):

@@ -73,7 +73,8 @@ class IncTDPartExperiment:
 
 def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, object]:
     """Run every (U, epsilon, method, run); write raw and summary CSVs, a PNG and a JSON of the config."""
-    db, universe = read_transactions(cfg.dataset, cfg.universe)
+    # an experiment publishes nothing: without a declared universe it is derived (with the leak warning)
+    db, universe = read_transactions(cfg.dataset, cfg.universe, derive=cfg.universe is None)
     need = cfg.initial + max(cfg.updates) * cfg.batch
     if need > db.n_records:
         raise InputError(f"{cfg.dataset}: {db.n_records:,} records, but --initial {cfg.initial:,} + "

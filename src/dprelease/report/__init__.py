@@ -164,7 +164,7 @@ def _read_raw_transactions(raw, universe):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # custodian side: derived as the release did
-        return read_transactions(raw, universe)
+        return read_transactions(raw, universe, derive=universe is None)  # None: the release derived it
 
 
 def _setvalued(page: Page, raw, release: Path, manifest, universe_spec, queries: int, seed: int) -> dict:

@@ -444,7 +444,8 @@ def _read_batch(batch: str | os.PathLike[str], universe: Universe | None, engine
         from ..engine.local import read_parquet_transactions
 
         return read_parquet_transactions(str(batch), universe), universe
-    return read_transactions(batch, universe)
+    # None: the stream was opened with `stream init --universe derive` (the opt-in; the first batch fixes it)
+    return read_transactions(batch, universe, derive=universe is None)
 
 
 @records_run_start
