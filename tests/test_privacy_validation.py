@@ -462,6 +462,7 @@ def _problems(seen: list) -> list[str]:
 @pytest.mark.parametrize("name", sorted(CLI_RUNS))
 def test_every_cli_method_charges_typed_events_that_rederive(name, cli_inputs, tmp_path, monkeypatch):
     from dprelease.cli import main
+    from dprelease.release import PRIVACY_UNITS
 
     seen = _capture(monkeypatch)
     paths = {**cli_inputs, "out": str(tmp_path)}
@@ -471,6 +472,13 @@ def test_every_cli_method_charges_typed_events_that_rederive(name, cli_inputs, t
     assert _problems(seen) == [], name
     mechanisms = {e.mechanism for _, e in seen}
     assert CLI_EXPECT.get(name, set()) <= mechanisms, (name, mechanisms)
+    # every manifest the runs wrote states its privacy unit: what neighbouring inputs differ in
+    manifests = sorted(tmp_path.rglob("*.manifest.json"))
+    assert manifests or name.startswith("stream"), f"{name}: no manifest written"
+    for path in manifests:
+        manifest = json.loads(path.read_text())
+        assert manifest.get("privacy_unit") in PRIVACY_UNITS, (name, path.name, manifest.get("privacy_unit"))
+        assert str(manifest["privacy"].get("neighbours", "")).startswith("one "), (name, path.name)
 
 
 def test_cli_runs_cover_every_method_the_parser_offers():

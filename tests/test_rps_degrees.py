@@ -487,13 +487,14 @@ def test_command_states_the_neighbour_model_and_releases_degrees_as_it_allows(tm
     degs = [int(x) for x in out.read_text().split()]
     assert code == 0 and all(1 <= d <= 3 for d in degs) and m["release"]["nodes"] == len(degs)
     assert m["domain"]["neighbour_model"] == "edge-list" and "node_list" not in m["domain"]
-    assert m["privacy_unit"].startswith("one node and all its incident edges: its lines in the edge file")
+    assert m["privacy_unit"] == "node"
+    assert m["privacy"]["neighbours"].startswith("one node and all its incident edges: its lines in the edge file")
     assert any("neighbour model edge-list" in note for note in m["notes"])
     code, _, _ = _cli(capsys, "degrees", g, "--nodes", n, "-e", "1", "--theta", "3", "-o", out, "--method", method,
                       "--seed", "3", "-q", "--force")
     m = _manifest(out)
     assert code == 0 and m["domain"]["neighbour_model"] == "declared-nodes" and m["domain"]["node_list"] == str(n)
-    assert "its line in the node list" in m["privacy_unit"]
+    assert m["privacy_unit"] == "node" and "its line in the node list" in m["privacy"]["neighbours"]
     sens = m["budget_split"]["sensitivity"]
     assert sens == {"rps": {"median_quality_per_level": 7, "leaf_counts": 7},
                     "hay": {"node_count": 1, "sorted_sequence": 6},

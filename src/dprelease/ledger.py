@@ -75,7 +75,7 @@ CREATE TABLE charges (
     created TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('reserved', 'complete')),
     covered_by INTEGER REFERENCES charges(id), privacy_unit TEXT);
 """
-PRIVACY_UNITS = ("person", "record")
+PRIVACY_UNITS = ("person", "record", "node")  # dprelease.release.PRIVACY_UNITS
 # The relative slack every accountant admits (privacy/accountant.py): float budget splits such as
 # 0.2 + 0.2 + 0.2 + 0.2 + 0.2 admit 1.0000000000000002 for a declared 1. The ledger admits a charge while the
 # exact total stays within this slack of its own total, and reports the exact total (the remaining budget is

@@ -43,7 +43,7 @@ from .privacy.noise import NoiseSource
 __all__ = [
     "SetValuedRelease", "canonical_itemset_order", "build_manifest", "manifest_path", "write_set_valued_release",
     "write_with_manifest", "read_manifest", "run_started", "records_run_start", "run_start", "EPSILON_WARN_ABOVE",
-    "epsilon_notes", "release_size_note",
+    "epsilon_notes", "release_size_note", "PRIVACY_UNITS", "NEIGHBOURS_LINE", "NEIGHBOURS_ROW",
 ]
 
 # Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
@@ -135,6 +135,16 @@ def _describe_noise(noise: NoiseSource | Sequence[NoiseSource] | None) -> dict[s
     return rng
 
 
+# What one neighbouring step changes in what a command reads: the top-level ``privacy_unit`` of a manifest
+# (a short token; the ledger and the report read it) and ``privacy.neighbours`` (the same in words). The
+# epsilon-DP claim holds for inputs that differ in one such unit, so a custodian whose people span several
+# units (two lines of one basket file, one patient in two rows) must merge them before the release.
+PRIVACY_UNITS = ("record", "node", "person")
+NEIGHBOURS_LINE = ("one record: one line of the transaction file (or one row of a Parquet list column) added or "
+                   "removed, every other line unchanged")
+NEIGHBOURS_ROW = "one record: one row of the table added or removed, every other row unchanged"
+
+
 def build_manifest(
     algorithm: str,
     *,
@@ -147,8 +157,13 @@ def build_manifest(
     budget_split: dict[str, object] | None = None,
     notes: list[str] | None = None,
     privacy: dict[str, object] | None = None,
+    privacy_unit: str | None = None,
+    neighbours: str | None = None,
 ) -> dict[str, object]:
     """The manifest of a release: public facts only (see the module docstring).
+
+    ``privacy_unit`` (one of :data:`PRIVACY_UNITS`) and ``neighbours`` (in words) state what neighbouring
+    inputs differ in; a non-DP release (TDS, Mondrian) states neither.
 
     ``noise`` may be a list (one source per part, e.g. Solution 1's per-batch runs: each is listed)
     or None (a deterministic, non-DP algorithm such as TDS); ``privacy`` overrides the accountant's
@@ -167,6 +182,12 @@ def build_manifest(
         "budget_split": budget_split or {},
         "release": release,
     }
+    if privacy_unit is not None:
+        if privacy_unit not in PRIVACY_UNITS:
+            raise ValueError(f"privacy_unit must be one of {PRIVACY_UNITS}, got {privacy_unit!r}")
+        manifest["privacy_unit"] = privacy_unit
+        if isinstance(manifest["privacy"], dict) and neighbours:
+            manifest["privacy"] = {**manifest["privacy"], "neighbours": neighbours}
     all_notes = list(notes or []) + [n for n in epsilon_notes(epsilon) if n not in (notes or [])]
     if all_notes:
         manifest["notes"] = all_notes

@@ -98,7 +98,7 @@ def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int,
 
 
 def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease, universe: Universe, noise) -> dict:
-    from ..release import build_manifest
+    from ..release import NEIGHBOURS_LINE, build_manifest
 
     parts = release.manifest
     info = {"rows": len(release.itemsets), "columns": list(HEADER),
@@ -110,6 +110,7 @@ def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease,
         algorithm, epsilon=args.epsilon, parameters=parts["parameters"], noise=noise,
         accountant=release.accountant, domain=universe.describe(), release=info,
         budget_split=parts["budget_split"], notes=parts.get("notes"),
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
 
 

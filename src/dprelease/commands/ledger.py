@@ -23,9 +23,15 @@ def _run_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record_level_stream(charge) -> bool:
+    """A stream declared record-level: its epsilon bounds one record in one batch, not a person across batches.
+    (A one-file release's unit is also one record, which the custodian declares to be one person's.)"""
+    return charge.privacy_unit == "record" and str(charge.command).startswith("stream")
+
+
 def _record_level_note(st) -> str | None:
     """Charges whose epsilon protects one record, not one person (parallel streams declared record-level)."""
-    ids = [f"#{c.id}" for c in st.charges if c.privacy_unit == "record" and c.covered_by is None]
+    ids = [f"#{c.id}" for c in st.charges if _record_level_stream(c) and c.covered_by is None]
     if not ids:
         return None
     return (f"charge{'s' if len(ids) > 1 else ''} {', '.join(ids)} protect{'' if len(ids) > 1 else 's'} one record, "
@@ -79,7 +85,7 @@ def _run_history(args: argparse.Namespace) -> int:
     for c in st.charges:
         spent += c.epsilon
         eps = f"0 (charge #{c.covered_by})" if c.covered_by is not None else decimal_text(c.epsilon)
-        if c.privacy_unit == "record":
+        if _record_level_stream(c):
             eps += " per record"
         table.append((str(c.id), c.created, c.command, eps, decimal_text(spent),
                       "complete" if c.complete else "incomplete", c.output))

@@ -101,7 +101,7 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     from ..data.table import read_table
     from ..errors import ParameterError
     from ..relational.diffgen import diffgen
-    from ..release import build_manifest
+    from ..release import NEIGHBOURS_ROW, build_manifest
 
     method = "diffgen-plus3" if args.method == "recommended" else args.method  # our best eps-DP method
     if method in ("diffgen", "diffgen-local") and args.specializations is None:
@@ -150,7 +150,7 @@ def _run_diffgen(args: argparse.Namespace) -> int:
     manifest = build_manifest(
         "diffgen", epsilon=args.epsilon, parameters=parts["parameters"], noise=noise, accountant=release.accountant,
         domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"],
-        notes=notes + range_notes)
+        notes=notes + range_notes, privacy_unit="record", neighbours=NEIGHBOURS_ROW)
     with timed(args, "write"):
         _write_release(args, release, manifest)
     return 0

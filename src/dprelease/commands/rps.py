@@ -139,7 +139,7 @@ def _rps_checks(args: argparse.Namespace):
 def _run_rps(args: argparse.Namespace) -> int:
     from ..data.table import read_table
     from ..relational.rps import rps
-    from ..release import build_manifest, write_with_manifest
+    from ..release import NEIGHBOURS_ROW, build_manifest, write_with_manifest
 
     schema = _rps_checks(args)
     with timed(args, "read"):
@@ -158,7 +158,7 @@ def _run_rps(args: argparse.Namespace) -> int:
     manifest = build_manifest(
         "rps", epsilon=args.epsilon, parameters=release.manifest["parameters"], noise=noise,
         accountant=release.accountant, domain=schema.describe(), release=facts,
-        budget_split=release.manifest["budget_split"],
+        budget_split=release.manifest["budget_split"], privacy_unit="record", neighbours=NEIGHBOURS_ROW,
         notes=["Qardaji and Li, Recursive partitioning and summarization, ASIACCS 2012 (readings: docs/rps.md)",
                "leaf counts: discrete Laplace; max(0, count) records per leaf, each value uniform in the leaf "
                "(post-processing)"])
@@ -306,8 +306,7 @@ def _run_degrees(args: argparse.Namespace) -> int:
     all_notes = [notes[rel.method], model_note] + [f"warning: {w}" for w in rel.manifest.get("warnings", [])]
     manifest = build_manifest(f"degrees-{rel.method}", epsilon=args.epsilon, parameters=params, noise=noise,
                               accountant=rel.accountant, domain=domain, release=facts, budget_split=budget,
-                              notes=all_notes)
-    manifest["privacy_unit"] = rel.manifest["privacy_unit"]
+                              notes=all_notes, privacy_unit="node", neighbours=rel.manifest["neighbours"])
     body = "".join(f"{int(d)}\n" for d in rel.degrees.tolist())
     paths = write_with_manifest(args.output, lambda fh: fh.write(body), manifest)
     _report(paths)
@@ -322,8 +321,8 @@ def _run_degrees(args: argparse.Namespace) -> int:
                                      "derived_from": Path(args.output).name,
                                      "format": "one edge 'u v' per line, nodes 0..n-1 in the sorted degree order"},
                             budget_split=budget, notes=all_notes + ["graph regenerated from the released "
-                                                                    "sequence (post-processing)"])
-        gm["privacy_unit"] = manifest["privacy_unit"]
+                                                                    "sequence (post-processing)"],
+                            privacy_unit="node", neighbours=rel.manifest["neighbours"])
         text = "".join(f"{u} {v}\n" for u, v in edges.tolist())
         gpaths = write_with_manifest(args.graph_out, lambda fh: fh.write(text), gm)
         print(f"graph: {gpaths[0]}")
@@ -387,7 +386,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "Neighbours differ in one node and all its lines in the files read: from an edge "
                                    "file alone (edge-list model) the degrees of the nodes of projected degree >= 1 "
                                    "are released; with --nodes (declared-nodes model) every listed node's. The "
-                                   "manifest states the model (privacy_unit, domain.neighbour_model).")
+                                   "manifest states the model (privacy_unit, privacy.neighbours, domain.neighbour_model).")
     p.add_argument("graph", metavar="GRAPH", help="edge list: two integer node ids per line (SNAP format)")
     p.add_argument("--nodes", metavar="FILE", default=None,
                    help="the complete node list, one integer id per line (isolated nodes included; every edge must "

@@ -57,7 +57,7 @@ from .projection import edge_addition
 __all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DEGREE_MODELS", "EDGE_LIST", "DECLARED_NODES", "DegreeRelease",
            "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees", "check_theta", "check_model",
            "default_degree_depth", "check_degree_depth", "degree_sensitivities", "released_degrees",
-           "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "privacy_unit", "HAY_NODE_SHARE"]
+           "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "neighbours_text", "HAY_NODE_SHARE"]
 
 DEGREE_METHODS = ("rps", "hay", "cumulative")
 DEGREE_SUMMARIES = ("counts", "cumulative")
@@ -106,7 +106,7 @@ def check_model(model: object) -> str:
     return str(model)
 
 
-def privacy_unit(model: str) -> str:
+def neighbours_text(model: str) -> str:
     """The privacy unit in words, for the manifest."""
     if check_model(model) == DECLARED_NODES:
         return ("one node and all its incident edges: its line in the node list and its lines in the edge file "
@@ -379,5 +379,5 @@ def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "
     rel.manifest["projection"] = ("edge addition onto max degree theta (Day, Li and Lyu, SIGMOD 2016) in a stable "
                                   "public order: node priorities = keyed hash of the id, key from the noise source")
     rel.manifest["model"] = model
-    rel.manifest["privacy_unit"] = privacy_unit(model)
+    rel.manifest["neighbours"] = neighbours_text(model)
     return rel

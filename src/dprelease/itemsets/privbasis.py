@@ -32,7 +32,7 @@ from ..engine.base import TransactionData
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts, noisy_values
-from ..release import build_manifest, records_run_start
+from ..release import NEIGHBOURS_LINE, build_manifest, records_run_start
 from .exact import kth_support, pair_supports
 
 __all__ = [
@@ -782,6 +782,7 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
         # The split depends on the noisy lambda and the noisy bound l1 only (post-processing of DP outputs).
         budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, "
                                             "alpha3); improvements: docs/privbasis.md"},
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant)

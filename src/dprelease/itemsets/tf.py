@@ -36,7 +36,7 @@ from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, uniform_choice
 from ..privacy.mechanisms import exponential_top_k_implicit, laplace_top_k_implicit, noisy_values
-from ..release import build_manifest, records_run_start
+from ..release import NEIGHBOURS_LINE, build_manifest, records_run_start
 from .exact import itemset_supports, mine_frequent, pair_supports, top_k_itemsets
 from .privbasis import ItemsetRelease
 
@@ -270,6 +270,7 @@ def tf(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon:
         release={"rows": len(chosen)},
         budget_split={"selection": eps_sel, "counts_and_N": eps / 2.0,
                       "reference": "PrivBasis sec. 3 (TF of Bhaskar et al.): eps/2 selection, eps/2 counts"},
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     trace = {"plan": plan, "n_explicit": len(sets), "n_implicit_picked": n_imp, "n_estimate": n_hat}
     return ItemsetRelease(chosen, noisy, freqs, universe, manifest=manifest_parts, trace=trace, accountant=accountant)

@@ -32,7 +32,7 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.mechanisms import exponential_mechanism_disjoint
-from ..release import build_manifest, records_run_start
+from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
 from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, generalize, ordered_cut, split_intervals
 from .scores import SCORES, score_sensitivity, score_table, split_scores
 
@@ -339,6 +339,7 @@ def diffgen(table: EncodedTable | TableData, epsilon: float, specializations: in
                     "local_scores": local},
         release={"leaf_partitions": int(cells.shape[0]), "rows": int(cells.shape[0] * schema.n_classes)},
         budget_split=budget_split,
+        privacy_unit="record", neighbours=NEIGHBOURS_ROW,
     )
     return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon
-from ..release import SetValuedRelease, build_manifest, records_run_start
+from ..release import SetValuedRelease, build_manifest, records_run_start, NEIGHBOURS_LINE
 from .diffpart import DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, diffpart
 
 __all__ = ["solution1", "solution2"]
@@ -47,6 +47,7 @@ def solution1(batches: list[TransactionDB], universe: Universe, epsilon: float, 
         noise=list(noises), accountant=accountant, domain=universe.describe(),  # every batch's source
         release={"records": int(np.clip(merged, 0, None).sum()), "distinct_records": int(merged.size)},
         budget_split={"per_batch": "full epsilon; disjoint batches compose in parallel (IncTDPart section 1)"},
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     ) if noises else {}
     return SetValuedRelease(sets, merged, universe, manifest, accountant=accountant)
 

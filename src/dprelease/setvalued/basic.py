@@ -16,7 +16,7 @@ from ..engine.base import TransactionData
 from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
-from ..release import SetValuedRelease, build_manifest, records_run_start
+from ..release import SetValuedRelease, build_manifest, records_run_start, NEIGHBOURS_LINE
 
 __all__ = ["DEFAULT_MAX_ITEMS", "basic"]
 
@@ -46,5 +46,6 @@ def basic(db: TransactionDB | TransactionData, universe: Universe, epsilon: floa
         "basic", epsilon=B, parameters={"max_items": max_items}, noise=noise, accountant=accountant,
         domain=universe.describe(), release={"records": int(released.sum()), "distinct_records": int(cells.size)},
         budget_split={"all_cells": "B on the vector of 2^|I|-1 disjoint cell counts (sensitivity 1)"},
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     return SetValuedRelease(itemsets, released, universe, manifest, accountant=accountant)

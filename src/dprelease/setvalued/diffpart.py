@@ -45,7 +45,7 @@ from ..privacy import (
     zero_cell_threshold,
 )
 from ..limits import WorkMeter
-from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note
+from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE
 
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
@@ -506,6 +506,7 @@ def diffpart(
                             "(Algorithm 1 line 5, Procedure 1 lines 8-9, Theorem 4.1)",
             "chain_total": "exactly B on every chain that ends in a leaf partition (section 4.2, Appendix F.4)",
         },
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     return SetValuedRelease(out_sets, np.asarray(out_counts, dtype=np.int64), universe, manifest,
                             trace=trace, accountant=accountant)

@@ -52,7 +52,7 @@ from .. import limits
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, noisy_values
 from ..privacy.privtree import PrivTreeSplitter
-from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note
+from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE
 
 __all__ = [
     "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
@@ -203,6 +203,7 @@ def prefix_diffpart(
             "counts": "the rest: one discrete Laplace count per disjoint class (sensitivity 1)",
             "chain_total": "exactly B on every chain (sequential composition of the three)",
         },
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     return SetValuedRelease(itemsets, counts, universe, manifest, trace=trace, accountant=accountant)
 
