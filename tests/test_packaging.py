@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -41,6 +42,14 @@ def test_example_paths_resolve_inside_the_package() -> None:
         assert path.is_file() and path.parent == Path(examples.__file__).parent, name
     with pytest.raises(ValueError, match="no bundled example 'missing.yaml'"):
         examples.path("missing.yaml")
+
+
+def test_no_module_reaches_above_the_package() -> None:
+    """An installed package has no repository around it: files next to the sources are found as package data."""
+    climbing = re.compile(r"__file__\)?(\.resolve\(\))?\.(parents\[|parent\.parent)")
+    found = [f"{p.relative_to(REPO)}:{i}" for p in sorted((REPO / "src").rglob("*.py"))
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if climbing.search(line)]
+    assert not found, "paths outside the package (use dprelease.examples.path):\n" + "\n".join(found)
 
 
 def _setuptools_version() -> tuple[int, ...] | None:
