@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..core import AuditCase, register_cases
 from ..events import manifest_events, set_valued_events
+from ..search import register_space
 
 
 def _events(grid: range):
@@ -90,3 +91,22 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
         description="universe 1..4; D = 5 x {1,2} + {3}; D' adds an empty record (API): it belongs to no "
                     "class"))
     return cases
+
+
+# --- search space (dprelease audit diffpart-prefix --search): FIMI files, one line ---------------------------------
+
+
+@register_space("diffpart-prefix")
+def _prefix_space(epsilon: float):
+    from ...setvalued.prefixpart import prefix_diffpart
+    from ..spaces import transaction_space
+    from .diffpart import set_valued_search_events
+
+    configs = [{"n_items": 4, "max_items": 62}, {"n_items": 8, "max_items": 62}, {"n_items": 12, "max_items": 3},
+               {"n_items": 8, "max_items": 62, "structure_share": 0.8, "selection_share": 0.1}]
+
+    def release(db, universe, noise, cfg):
+        kw = {k: v for k, v in cfg.items() if k != "n_items"}
+        return prefix_diffpart(db, universe, epsilon, noise=noise, **kw)
+
+    return [transaction_space("diffpart-prefix", configs, release, set_valued_search_events, claim=epsilon)]

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core import AuditCase, register_cases
 from ..events import itemset_label, manifest_events, ranked_events, value_events
+from ..search import register_space
 
 
 def _events(step: int, top: int):
@@ -167,3 +168,44 @@ def _privbasis_faithful_cases(epsilon: float) -> list[AuditCase]:
                   description="--faithful; universe 1..20, k = 15: the multi-basis pair above (exponential-"
                               "mechanism selection of items and pairs when lambda > 12); D' adds {1..20}"),
     ]
+
+
+# --- search space (dprelease audit privbasis --search): FIMI files, one line --------------------------------------
+
+
+def _search_events(records_d, records_dp, cfg):
+    n = max(len(records_d), len(records_dp))
+    return _choice_events_for(cfg["_epsilon"], max(2, n // 10), n + 10) if cfg.get("default") else \
+        _events(max(2, n // 10), n + 10)
+
+
+def _choice_events_for(epsilon: float, step: int, top: int):
+    """:func:`_choice_events` with the count grid of a searched pair."""
+    base = _events(step, top)
+    choices = _choice_events(epsilon)
+
+    def events(rel) -> list[str]:
+        return base(rel) + [e for e in choices(rel) if e.startswith(("path ", "items share", "pairs share",
+                                                                      "basisfreq share", "sd at k"))]
+
+    return events
+
+
+@register_space("privbasis")
+def _privbasis_space(epsilon: float):
+    from ...itemsets.privbasis import PrivBasisParams, privbasis
+    from ..spaces import transaction_space
+
+    configs = [{"n_items": 6, "k": 3, "default": True}, {"n_items": 10, "k": 5, "default": True},
+               {"n_items": 16, "k": 12, "default": True, "margin": 0.03},
+               {"n_items": 6, "k": 3, "faithful": True}, {"n_items": 16, "k": 12, "faithful": True}]
+    configs = [{**c, "_epsilon": epsilon} for c in configs]
+
+    def release(db, universe, noise, cfg):
+        if cfg.get("faithful"):
+            params = PrivBasisParams.faithful()
+        else:
+            params = PrivBasisParams(selection_margin=cfg["margin"]) if "margin" in cfg else PrivBasisParams()
+        return privbasis(db, universe, cfg["k"], epsilon, noise=noise, params=params)
+
+    return [transaction_space("privbasis", configs, release, _search_events, claim=epsilon, mean_size=3.0)]

@@ -15,6 +15,7 @@ import json
 
 from ..core import AuditCase, register_cases
 from ..events import value_events
+from ..search import register_space
 
 _SCHEMA = {
     "class": {"name": "cls", "values": ["n", "y"]},
@@ -153,3 +154,59 @@ def _diffp_c45_cases(epsilon: float) -> list[AuditCase]:
         AuditCase("diffp-c45/depth-0-majority", d, flip, epsilon, run0, _tree_events,
                   description="same pair, a single leaf: the noisy size and the class counts that set the label"),
     ]
+
+
+# --- search spaces (dprelease audit diffgen-plus|diffgen-plus2|diffgen-plus3|diffp-c45 --search): CSV tables, one row
+
+
+def _relational_space(algorithm: str, configs: list[dict], release, events, epsilon: float):
+    from ...data.table import parse_schema
+    from ..spaces import table_space
+
+    schema = parse_schema(_SCHEMA)
+    return [table_space(algorithm, schema, configs, release, lambda d, dp, cfg: events, claim=epsilon)]
+
+
+@register_space("diffgen-plus")
+def _diffgen_plus_space(epsilon: float):
+    from ...relational.diffgen_plus import diffgen_plus
+
+    configs = [{"rounds": 2, "score": "gini"}, {}, {"rounds": 1, "score": "tv", "stop": False},
+               {"rounds": 1, "score": "gini", "count_share": 0.05}]
+
+    def release(table, noise, cfg):
+        return diffgen_plus(table, epsilon, noise=noise, **{k: v for k, v in cfg.items() if not k.startswith("_")})
+
+    return _relational_space("diffgen-plus", configs, release, _table_events, epsilon)
+
+
+@register_space("diffgen-plus2")
+def _diffgen_plus2_space(epsilon: float):
+    from ...relational.diffgen_plus import diffgen_plus2
+
+    def release(table, noise, cfg):
+        return diffgen_plus2(table, epsilon, noise=noise, **{k: v for k, v in cfg.items() if not k.startswith("_")})
+
+    return _relational_space("diffgen-plus2", [{}, {"rounds": 1}], release, _table_events, epsilon)
+
+
+@register_space("diffgen-plus3")
+def _diffgen_plus3_space(epsilon: float):
+    from ...relational.diffgen_plus import diffgen_plus3
+
+    configs = [{"rounds": 1}, {}, {"rounds": 1, "count_share": 0.05}, {"rounds": 2}]
+
+    def release(table, noise, cfg):
+        return diffgen_plus3(table, epsilon, noise=noise, **{k: v for k, v in cfg.items() if not k.startswith("_")})
+
+    return _relational_space("diffgen-plus3", configs, release, _table_events, epsilon)
+
+
+@register_space("diffp-c45")
+def _diffp_c45_space(epsilon: float):
+    from ...relational.diffp_c45 import diffp_c45
+
+    def release(table, noise, cfg):
+        return diffp_c45(table, epsilon, noise=noise, depth=cfg["depth"])
+
+    return _relational_space("diffp-c45", [{"depth": 0}, {"depth": 1}, {"depth": 2}], release, _tree_events, epsilon)
