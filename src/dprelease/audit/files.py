@@ -23,6 +23,7 @@ import shutil
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ __all__ = [
     "edge_text",
     "fimi_text",
     "file_case",
+    "file_level",
+    "on_files",
     "table_case",
     "table_reader",
     "transaction_case",
@@ -163,7 +166,8 @@ def csv_text(schema: Any, rows: Iterable[Sequence[float | int]]) -> str:
         fields = []
         for a, v in zip(attrs, row):
             if a.kind == "numeric":
-                fields.append(f"{float(v):g}")
+                x = float(v)
+                fields.append(str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x))
             else:
                 fields.append(a.taxonomy.leaf_labels[int(v)])
         fields.append(schema.class_attribute.values[int(row[len(attrs)])])
@@ -212,3 +216,45 @@ def table_case(name: str, schema: Any, d_rows: Sequence[Sequence[float | int]],
     :func:`dprelease.data.table.read_table` read."""
     return file_case(name, csv_text(schema, d_rows), csv_text(schema, d_prime_rows), epsilon, table_reader(schema),
                      release, events, unit=UNIT_ROW, description=description)
+
+
+def on_files(case: AuditCase) -> AuditCase:
+    """The same pair as the files a command reads: a :class:`~dprelease.data.transactions.TransactionDB` becomes
+    a FIMI file over the declared universe ``1..n_items`` (item id i written as label i + 1), an
+    :class:`~dprelease.data.table.EncodedTable` a CSV table with a header; each run reads the text with the
+    command's reader and gives what it read to the case's ``run``. A pair a file cannot express is returned
+    as it is: a record with no item (a blank line is skipped by the reader, so it is not a neighbour on files;
+    the case stays an API-level pair and says so in ``unit``).
+    """
+    from ..data.table import EncodedTable
+    from ..data.transactions import TransactionDB
+
+    d, dp = case.d, case.d_prime
+    if isinstance(d, TransactionDB) and isinstance(dp, TransactionDB):
+        if (d.lengths == 0).any() or (dp.lengths == 0).any():
+            return replace(case, unit="one record, through the API (a FIMI file cannot hold an empty record)")
+        n = int(d.n_items)
+        reader = transactions_reader(f"1..{n}")
+        return file_case(case.name, fimi_text(d.to_lists()), fimi_text(dp.to_lists()), case.epsilon, reader,
+                         lambda read, noise: case.run(read[0], noise), case.events, unit=UNIT_LINE,
+                         description=case.description, skip=case.skip)
+    if isinstance(d, EncodedTable) and isinstance(dp, EncodedTable):
+        schema = d.schema
+
+        def rows(t: EncodedTable) -> list[tuple]:
+            return [tuple(c[i] for c in t.columns) + (int(t.y[i]),) for i in range(t.n_records)]
+
+        return file_case(case.name, csv_text(schema, rows(d)), csv_text(schema, rows(dp)), case.epsilon,
+                         table_reader(schema), case.run, case.events, unit=UNIT_ROW, description=case.description,
+                         skip=case.skip)
+    return case
+
+
+def file_level(factory: Callable[[float], list[AuditCase]]) -> Callable[[float], list[AuditCase]]:
+    """Decorator for a case factory: every pair it writes on in-memory data is audited on files (:func:`on_files`)."""
+    def wrapped(epsilon: float) -> list[AuditCase]:
+        return [on_files(c) for c in factory(epsilon)]
+
+    wrapped.__name__ = getattr(factory, "__name__", "file_level")
+    wrapped.__doc__ = factory.__doc__
+    return wrapped

@@ -432,8 +432,9 @@ def _seed_base(seed: int, key: str, counter: int) -> int:
 
 class _Searcher:
     def __init__(self, algorithm: str, spaces: list[SearchSpace], *, seed: int, budget: float,
-                 search_share: float, progress: bool, noise_wrapper: Any = None):
+                 search_share: float, progress: bool, noise_wrapper: Any = None, per_side: int | None = None):
         self.noise_wrapper = noise_wrapper
+        self.fixed_per_side = per_side
         self.algorithm = algorithm
         self.spaces = spaces
         self.seed = int(seed)
@@ -445,7 +446,7 @@ class _Searcher:
         self.entries: dict[str, tuple[SearchSpace, _Entry]] = {}
         self.evals = 0
         self.runs = 0
-        self.per_side = 150
+        self.per_side = per_side or 150
         self.history: list[tuple[float, float]] = []
         self.best_seen = -math.inf
 
@@ -509,7 +510,7 @@ class _Searcher:
                 failures += 1
                 continue
             self.estimate(e, self.per_side)
-            if step == 0:  # calibrate the runs per estimate on the first pair: about 1 % of the search time
+            if step == 0 and not self.fixed_per_side:  # runs per estimate: about 1 % of the search time
                 spr = e.seconds_per_run()
                 self.per_side = int(min(200, max(40, 0.01 * (self.search_until - time.perf_counter()) / max(spr, 1e-6)
                                                  / 2)))
@@ -564,12 +565,14 @@ def _confirm_runs(e: _Entry, remaining: float, early: bool, level: float, picks:
 def search(algorithm: str, *, epsilon: float = 1.0, budget: float = DEFAULT_BUDGET, seed: int | None = 0,
            runs: int | None = None, spaces: list[SearchSpace] | None = None, search_share: float = 0.7,
            candidates: int = DEFAULT_CANDIDATES, alpha: float = DEFAULT_ALPHA, progress: bool = False,
-           noise_wrapper: Callable[[Any], Any] | None = None) -> SearchResult:
+           noise_wrapper: Callable[[Any], Any] | None = None, per_side: int | None = None) -> SearchResult:
     """Search ``algorithm``'s space for its worst pair within ``budget`` seconds, then confirm it on fresh runs.
 
     ``runs``: the confirmation's runs (default: what the rest of the budget allows, 2,000 to 20,000).
     ``spaces``: search these instead of the registered ones (power tests: a deliberately broken runner);
     ``noise_wrapper`` wraps every run's noise source (power tests: a deliberately broken source).
+    ``per_side``: runs per dataset of each estimate (default: about 1 % of the search time, 40 to 200); fixing
+    it makes the sequence of pairs a function of the seed alone (the budget still ends the search).
     """
     from ..privacy.accountant import check_epsilon
     from ..privacy.noise import SecureNoise
@@ -585,7 +588,7 @@ def search(algorithm: str, *, epsilon: float = 1.0, budget: float = DEFAULT_BUDG
     if not spaces:
         raise ParameterError(f"{algorithm} has no search space")
     searcher = _Searcher(algorithm, spaces, seed=int(seed), budget=budget, search_share=search_share,
-                         progress=progress, noise_wrapper=noise_wrapper)
+                         progress=progress, noise_wrapper=noise_wrapper, per_side=per_side)
     space, best, early = searcher.run()
     if space is None or best is None:
         return SearchResult(algorithm, eps, budget, int(seed), searcher.now(), 0, searcher.runs, "", "", {}, None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..search import register_space
 
 _SCHEMA = {
@@ -55,6 +56,7 @@ def _events(rel) -> list[str]:
 
 
 @register_cases("diffgen")
+@file_level
 def _diffgen_cases(epsilon: float) -> list[AuditCase]:
     from ...data.table import parse_schema
     from ...relational.diffgen import diffgen

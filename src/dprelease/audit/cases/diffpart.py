@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import manifest_events, set_valued_events
 from ..search import register_space
 
@@ -53,6 +54,7 @@ def _c1_just_above_two(db, universe, epsilon: float) -> float:
 
 
 @register_cases("diffpart")
+@file_level
 def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -130,6 +132,7 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("basic")
+@file_level
 def _basic_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe

@@ -12,6 +12,7 @@ itemset, the manifest (number of selected items, PrivTree scale) without clock a
 from __future__ import annotations
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import manifest_events, set_valued_events
 from ..search import register_space
 
@@ -33,6 +34,7 @@ def _run(universe, epsilon: float, **params):
 
 
 @register_cases("diffpart-prefix")
+@file_level
 def _prefix_cases(epsilon: float) -> list[AuditCase]:
     import math
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import itemset_label, manifest_events, ranked_events, value_events
 from ..search import register_space
 
@@ -31,6 +32,7 @@ def _events(step: int, top: int):
 
 
 @register_cases("privbasis")
+@file_level
 def _privbasis_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -93,6 +95,7 @@ def _choice_events(epsilon: float):
 
 
 @register_cases("privbasis")
+@file_level
 def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -133,6 +136,7 @@ def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("privbasis")
+@file_level
 def _privbasis_faithful_cases(epsilon: float) -> list[AuditCase]:
     """The same two pairs as the first factory, run with the paper's configuration (section 4.4: alpha =
     0.1/0.4/0.5, exponential-mechanism selection of items and pairs, no bin cut, possibly fewer than k

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import value_events
 from ..search import register_space
 
@@ -55,6 +56,7 @@ def _table_events(release) -> list[str]:
 
 
 @register_cases("diffgen-plus")
+@file_level
 def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
     from ...relational.diffgen_plus import diffgen_plus
 
@@ -75,6 +77,7 @@ def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("diffgen-plus2")
+@file_level
 def _diffgen_plus2_cases(epsilon: float) -> list[AuditCase]:
     """DiffGen+2 (TV and stop only while eps N~ < 5,000): the auto path on a tiny table offers "stop" (TV regime);
     the regime above it (all R rounds, no stop, Gini) is exercised with the same settings forced."""
@@ -94,6 +97,7 @@ def _diffgen_plus2_cases(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("diffgen-plus3")
+@file_level
 def _diffgen_plus3_cases(epsilon: float) -> list[AuditCase]:
     """DiffGen+3 (Gini + misclassification gain, Delta 3, monotone exponential mechanism, every round): the
     default path (rounds from the noisy size), and one forced round where the added record decides the split."""
@@ -141,6 +145,7 @@ def _tree_events(model) -> list[str]:
 
 
 @register_cases("diffp-c45")
+@file_level
 def _diffp_c45_cases(epsilon: float) -> list[AuditCase]:
     from ...relational.diffp_c45 import diffp_c45
 

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import itemset_label, manifest_events, ranked_events, value_events
 from ..search import register_space
 
@@ -43,6 +44,7 @@ def _n_hat(rel) -> float:
 
 
 @register_cases("tf")
+@file_level
 def _tf_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
