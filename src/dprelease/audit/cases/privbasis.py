@@ -119,7 +119,28 @@ def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
         return privbasis(db, universe, 20, epsilon, noise=noise, params=params)
 
     d = TransactionDB.from_lists(recs, n_items)
+    # l1 at its branch point: the default PrivBasis takes the bounded selection when the private 0.9-quantile
+    # l1 of the record lengths is at most 2/3 lambda. D: 270 records of 8 items and 30 of 9, so the quantile
+    # sits at the step from 8 to 9 (A(8) = 0.9 n exactly); D' adds a 24-item record, which moves it to 9.
+    # Both branches are taken in about half of the runs each (lambda near 13, 2/3 lambda between 8 and 9).
+    rng_l1 = np.random.default_rng(20120829)
+
+    def draw(size: int) -> list[int]:
+        return sorted(rng_l1.choice(n_items, size=size, replace=False, p=p).tolist())
+
+    l1_recs = [draw(8) for _ in range(270)] + [draw(9) for _ in range(30)]
+    l1_default = PrivBasisParams()
+
+    def run_l1(db, noise):
+        return privbasis(db, universe, 20, epsilon, noise=noise, params=l1_default)
+
     return [
+        AuditCase("privbasis/l1-branch-point", TransactionDB.from_lists(l1_recs, n_items),
+                  TransactionDB.from_lists(l1_recs + [list(range(n_items))], n_items), epsilon, run_l1,
+                  _choice_events(epsilon),
+                  description="default PrivBasis, k = 20, 24 items: 270 records of 8 items + 30 of 9 (the "
+                              "0.9-quantile of the lengths at the step 8 -> 9); D' adds {1..24}, which moves l1 "
+                              "across the bounded-selection branch point (l1 <= 2/3 lambda)"),
         AuditCase("privbasis/default-choices-long-record", d,
                   TransactionDB.from_lists(recs + [list(range(n_items))], n_items), epsilon, run,
                   _choice_events(epsilon),

@@ -115,7 +115,18 @@ def _diffgen_plus3_cases(epsilon: float) -> list[AuditCase]:
     tight_rows = ([(x, 0, 1) for x in range(4)] * 2 + [(x, 1, 1) for x in range(4)] * 2
                   + [(x, 2, 0) for x in range(4, 8)] * 3 + [(1, 2, 0)])
     tight_d, tight_flip = _table(tight_rows), _table(tight_rows + [(0, 2, 1)])
+    # The same construction with a large pure leaf (60 b-rows of class n at x >= 4, plus the one exception),
+    # one round and a tiny count share (0.02): nearly the whole budget is the one selection, and the added
+    # (x = 0, c = b, y) is the first y in the best candidate's large pure b child.
+    pure_rows = ([(x, 0, 1) for x in range(4)] * 3 + [(x, 1, 1) for x in range(4)] * 3
+                 + [(x, 2, 0) for x in range(4, 8)] * 15 + [(1, 2, 0)])
+    pure_d, pure_flip = _table(pure_rows), _table(pure_rows + [(0, 2, 1)])
+    tiny = lambda data, noise: diffgen_plus3(data, epsilon, noise=noise, rounds=1, count_share=0.02)  # noqa: E731
     return [
+        AuditCase("diffgen-plus3/pure-leaf-first-of-class", pure_d, pure_flip, epsilon, tiny, _table_events,
+                  description=f"{len(pure_rows)} records, x < 4 <=> c in A <=> y but (x=1, b, n), 60 b-rows of n; "
+                              "one round, count share 0.02; D' adds (x=0, c=b, y): the first y in the large "
+                              "pure b child of the best split"),
         AuditCase("diffgen-plus3/monotone-tight", tight_d, tight_flip, epsilon, one, _table_events,
                   description="29 records, x < 4 <=> c in A <=> y but (x=1, b, n); D' adds (x=0, c=b, y): "
                               "one monotone round whose two best splits move by ~-2.9 and ~-0.1"),
