@@ -210,11 +210,20 @@ def test_search_bad_parameters_exit_2(argv, capsys):
     assert "error" in capsys.readouterr().err
 
 
+# Searches that must flag a defect whose fix is on another branch; each entry goes when its fix is merged (the
+# search must then find no violation there).
+SEARCH_PENDING: dict[str, str] = {
+    "degrees": "the command reads the node set from the edge list (a removed node's leaf friends vanish)",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", sorted(ALL_ALGORITHMS))
 def test_search_every_algorithm_default_budget(algorithm):
-    """``dprelease audit ALGORITHM --search`` at its default budget: no violation (except degrees while the
-    command reads the node set from the edges: that search must flag it)."""
+    """``dprelease audit ALGORITHM --search`` at its default budget: no violation (a pending one must be flagged)."""
     res = search(algorithm, seed=2026)
     assert res.confirmation is not None and not res.confirmation.error
+    if algorithm in SEARCH_PENDING:
+        assert res.violation, SEARCH_PENDING[algorithm]
+        return
     assert not res.violation, json.dumps(res.as_json(), indent=1)[:4000]
