@@ -20,7 +20,8 @@ confirms the worst pair it found on fresh runs.
   random pair (1 in 10) or mutates a parent chosen by tournament (1 to 4 moves), estimates the child and lets
   it replace the population's worst when its estimate is higher. Every fourth step re-runs the best pair with
   another batch of runs (counts pooled), so that a lucky estimate does not stay on top. The search stops at
-  ``search_share`` of the budget, or early when the best pair's pooled bound (at a strict 0.1 % level, at
+  ``search_share`` of the budget (then the three leaders get at least four estimates' worth of runs, within
+  a tenth of the search time more), or early when the best pair's pooled bound (at a strict 0.1 % level, at
   least 400 runs a side) exceeds its claim by 0.3.
 * **Confirmation.** The best pair gets fresh runs (seeds never used by the search) in
   :func:`~dprelease.audit.audit_case`, testing the 8 candidate events the search ranked highest on that
@@ -523,7 +524,7 @@ class _Searcher:
                     if e.estimate > pop[worst][1].estimate:
                         pop[worst] = (space, e)
             if step % 4 == 0:
-                top_space, top = max(pop, key=lambda t: t[1].estimate)
+                _, top = max(pop, key=lambda t: t[1].estimate)
                 if top.n < 20 * self.per_side:
                     self.estimate(top, self.per_side)
                 if self.clearly_violated(top):
@@ -536,6 +537,13 @@ class _Searcher:
             print("", file=sys.stderr)
         if not pop:
             return None, None, early
+        if not early:
+            # The leaders get at least 4 estimates' worth of runs before one is chosen, so that the pair confirmed
+            # is not one lucky estimate (bounded: a tenth of the search time).
+            until = time.perf_counter() + 0.1 * (self.search_until - self.t0)
+            for _, e in sorted(pop, key=lambda t: t[1].estimate, reverse=True)[:3]:
+                while e.n < 4 * self.per_side and time.perf_counter() < until:
+                    self.estimate(e, self.per_side)
         # the best pair: by its pooled estimate, among the population
         best_space, best = max(pop, key=lambda t: t[1].estimate)
         return best_space, best, early
