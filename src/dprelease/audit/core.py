@@ -288,22 +288,25 @@ def count_events(case: AuditCase, seeds: list[int], *, secure: bool = False,
 
 
 # An event seen on more than this share of the runs on both sides (or less than 1 - it on both) shows almost
-# nothing either way: its bound is near 0 and its power poor. Such events are chosen only when nothing else is left.
+# nothing either way: its bound is near 0 and its power an artefact of tight intervals near 0 or 1.
 _DEGENERATE = 0.99
+# Events well inside (0, 1): both rates within [_INTERIOR, 1 - _INTERIOR]. Among candidates that show nothing
+# (bound <= 0) these come first, and the power is taken over them.
+_INTERIOR = 0.05
 
 
 def rank_candidates(on_d: Counter[str], on_dp: Counter[str], per: int, level: float, k: int
                     ) -> list[tuple[str, bool, bool, float]]:
     """The ``k`` (event, complement?, forward?) candidates with the largest lower bound on ``per`` runs a side.
 
-    Ties are broken by a smoothed point estimate; events that are near-certain (or near-impossible) on both
-    sides and show nothing (bound <= 0) come last (see ``_DEGENERATE``). Returns (event, complement, forward, bound at these counts).
+    Ties are broken by a smoothed point estimate; events that show nothing (bound <= 0) and are not well inside
+    (0, 1) on both sides (see ``_INTERIOR``) come last. Returns (event, complement, forward, bound at these counts).
     """
     names = sorted(set(on_d) | set(on_dp))
     a = np.fromiter((on_d[e] for e in names), dtype=np.float64, count=len(names))
     b = np.fromiter((on_dp[e] for e in names), dtype=np.float64, count=len(names))
-    lo, hi = (1.0 - _DEGENERATE) * per, _DEGENERATE * per
-    degenerate = ((a > hi) & (b > hi)) | ((a < lo) & (b < lo))
+    lo, hi = _INTERIOR * per, (1.0 - _INTERIOR) * per
+    interior = (a >= lo) & (a <= hi) & (b >= lo) & (b <= hi)
     cands: list[tuple[bool, float, float, int, bool, bool]] = []
     for comp in (False, True):
         x, y = (per - a, per - b) if comp else (a, b)
@@ -312,7 +315,7 @@ def rank_candidates(on_d: Counter[str], on_dp: Counter[str], per: int, level: fl
             lb = log_ratio_lower_bound(num, per, den, per, level)
             pt = smoothed_log_ratio(num, per, den, per)
             for j in range(len(names)):
-                keep = lb[j] > 0 or not degenerate[j]  # a near-certain event that shows nothing goes last
+                keep = lb[j] > 0 or interior[j]  # an event near 0 or 1 that shows nothing goes last
                 cands.append((bool(keep), float(lb[j]), float(pt[j]), j, comp, forward))
     cands.sort(key=lambda t: (t[0], t[1], t[2]), reverse=True)
     return [(names[j], comp, forward, lb) for _, lb, _, j, comp, forward in cands[:k]]
@@ -388,9 +391,11 @@ def audit_case(case: AuditCase, *, runs: int, seed: int | None = 0, secure: bool
         result.epsilon_lower_bound, result.event, result.direction = lb, label, direction
         result.p_d, result.p_d_prime = pd, pdp
         # The audit flags the case when any candidate's bound exceeds epsilon, so its reach is the best power
-        # among the candidates; events near-certain (or near-impossible) on both sides are left out of it
-        # (their power is an artefact of tight intervals near 0 or 1: such an event hardly moves).
-        useful = [t for t in scored if not _degenerate(t[4], t[5])] or [(lb, power, label, direction, pd, pdp)]
+        # among the candidates, taken over the events well inside (0, 1) on both sides (near 0 or 1 the tight
+        # intervals promise a reach the event cannot have: it hardly moves); failing those, the events that are
+        # not near-certain (or near-impossible) on both sides; failing those, the reported event.
+        useful = ([t for t in scored if _interior(t[4], t[5])] or [t for t in scored if not _degenerate(t[4], t[5])]
+                  or [(lb, power, label, direction, pd, pdp)])
         best = min(useful, key=lambda t: t[1])
         result.power, result.power_event = best[1], best[2]
     result.n_test = n_test
@@ -400,6 +405,10 @@ def audit_case(case: AuditCase, *, runs: int, seed: int | None = 0, secure: bool
         exc = first_error[0]
         result.error = f"every run raised ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     return result
+
+
+def _interior(p: float, q: float) -> bool:
+    return _INTERIOR <= p <= 1.0 - _INTERIOR and _INTERIOR <= q <= 1.0 - _INTERIOR
 
 
 def _degenerate(p: float, q: float) -> bool:
