@@ -142,7 +142,7 @@ def run_stream(batches: list[Path], scratch: Path, engine: str, master: str, eps
     for stale in (state, Path(f"{state}-wal"), Path(f"{state}-shm")):
         stale.unlink(missing_ok=True)
     subprocess.run([*dprelease_cmd(), "stream", "init", str(state), "--epsilon", str(epsilon), "--updates",
-                    str(len(batches) - 1), "--universe", UNIVERSE, "--seed", "1", "-q"], check=True,
+                    str(len(batches) - 1), "--universe", UNIVERSE, "--seed", "1", "--partitioning", "tdpart", "-q"], check=True,
                    stdout=subprocess.DEVNULL)
     loop = ["--level-wise"] if engine == "local" else []
     total = {"seconds": 0.0, "driver": 0.0, "jvm": 0.0, "worker": 0.0}

@@ -175,8 +175,10 @@ def test_power_threshold_rule_switch_in_diffpart(monkeypatch):
 
 def _float_unsafe_noisy_values(values, epsilon, *, scope, noise, label, sensitivity):
     """The pre-fix noisy_values of defect 3: noise drawn around 0, the true value added in floating point."""
+    from dprelease.privacy.mechanisms import laplace_scale
+
     values = np.asarray(values, dtype=np.float64)
-    scope.spend(epsilon, label)
+    scope.spend(epsilon, label, mechanism="laplace", sensitivity=sensitivity, scale=laplace_scale(epsilon, sensitivity))
     return values + noise.laplace(sensitivity / epsilon, values.size)
 
 

@@ -224,7 +224,7 @@ def test_disjoint_exponential_mechanism_charges_once(zero_noise):
 
 def _spent_scope(acc: BudgetAccountant):
     scope = acc.root()
-    scope.spend(1.0, "fill")
+    scope.spend(1.0, "fill", mechanism="reserved")
     return scope
 
 

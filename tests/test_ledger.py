@@ -57,9 +57,15 @@ def test_ten_charges_of_a_tenth_fit_exactly_and_the_eleventh_is_refused(tmp_path
     with pytest.raises(BudgetExceededError, match=r"needs epsilon 0\.1 but only 0 of 1 remains"):
         ledger.reserve(path, "diffpart", 0.1, output="o10", created="t")
     assert _dump(path) == before
-    with pytest.raises(BudgetExceededError):
-        ledger.reserve(path, "diffpart", 1e-12, output="o10", created="t")  # not even the smallest budget
+    with pytest.raises(BudgetExceededError):  # past the accountants' relative slack of 1e-9
+        ledger.reserve(path, "diffpart", 2e-9, output="o10", created="t")
     assert _dump(path) == before
+    # within it: admitted like an accountant admits float splits, and the exact total is reported
+    ledger.reserve(path, "diffpart", 1e-12, output="o10", created="t")
+    assert ledger.decimal_text(ledger.ledger_status(path).remaining) == "-0.000000000001"
+    from dprelease.privacy.accountant import _REL_TOL
+
+    assert ledger.REL_TOL == _REL_TOL
 
 
 def test_sums_are_exact_decimals(tmp_path):
@@ -89,8 +95,9 @@ def test_store_holds_public_facts_only(tmp_path):
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         row = conn.execute("SELECT * FROM charges").fetchone()
     assert tables == {"meta", "charges"}
-    assert cols == ["id", "command", "epsilon", "output", "created", "state", "covered_by"]  # no completion time
-    assert row == (c.id, "tf", "0.5", "/x/t.csv", "2024-01-01T00:00:00+00:00", "reserved", None)
+    assert cols == ["id", "command", "epsilon", "output", "created", "state", "covered_by",
+                    "privacy_unit"]  # no completion time
+    assert row == (c.id, "tf", "0.5", "/x/t.csv", "2024-01-01T00:00:00+00:00", "reserved", None, None)
 
 
 def test_store_refusals(tmp_path):
@@ -122,32 +129,33 @@ def test_store_refusals(tmp_path):
 
 def test_one_ledger_across_commands_and_refusal(tmp_path, capsys, monkeypatch):
     led = _init(tmp_path / "l.db", capsys=capsys)
-    assert main(_diffpart(tmp_path / "r.dat", "0.3", "--ledger", str(led))) == 0
+    # (diffpart at 0.25 and 0.2: its accountant admits exactly that; at 0.3 it admits 0.30000000000000004, below)
+    assert main(_diffpart(tmp_path / "r.dat", "0.25", "--ledger", str(led))) == 0
     monkeypatch.setenv("DPRELEASE_LEDGER", str(led))  # a team sets it once
     assert main(["tf", str(BASKETS), "--universe", "1..12", "-e", "0.3", "-k", "5", "-m", "2", "-o",
                  str(tmp_path / "t.csv"), "--seed", "1", "-q"]) == 0
-    assert main(["privbasis", str(BASKETS), "--universe", "1..12", "-e", "0.3", "-k", "5", "-o",
+    assert main(["privbasis", str(BASKETS), "--universe", "1..12", "-e", "0.25", "-k", "5", "-o",
                  str(tmp_path / "p.csv"), "--seed", "1", "-q"]) == 0
     st = _status(led, capsys)
     assert set(st) >= {"dataset", "epsilon", "epsilon_spent", "releases"}
-    assert st["dataset"] == "baskets" and st["epsilon"] == 1.0 and st["epsilon_spent"] == 0.9
+    assert st["dataset"] == "baskets" and st["epsilon"] == 1.0 and st["epsilon_spent"] == 0.8
     assert [(r["command"], r["epsilon"], r["output"], r["state"]) for r in st["releases"]] == [
-        ("diffpart", 0.3, str((tmp_path / "r.dat").resolve()), "complete"),
+        ("diffpart", 0.25, str((tmp_path / "r.dat").resolve()), "complete"),
         ("tf", 0.3, str((tmp_path / "t.csv").resolve()), "complete"),
-        ("privbasis", 0.3, str((tmp_path / "p.csv").resolve()), "complete")]
+        ("privbasis", 0.25, str((tmp_path / "p.csv").resolve()), "complete")]
     manifest = json.loads((tmp_path / "r.dat.manifest.json").read_text())
     assert st["releases"][0]["created"] == manifest["created_utc"]  # the command's start, as in the manifest
 
     before = _dump(led)
     capsys.readouterr()
     out = tmp_path / "b.dat"
-    assert main(["basic", str(BASKETS), "--universe", "1..12", "-e", "0.2", "-o", str(out)]) == 2
+    assert main(["basic", str(BASKETS), "--universe", "1..12", "-e", "0.25", "-o", str(out)]) == 2
     cap = capsys.readouterr()
-    assert len(cap.err.strip().splitlines()) == 1 and "refused" in cap.err and "0.1 of 1 remains" in cap.err
+    assert len(cap.err.strip().splitlines()) == 1 and "refused" in cap.err and "0.2 of 1 remains" in cap.err
     assert cap.out == "" and not out.exists() and not Path(f"{out}.manifest.json").exists()
     assert not list(tmp_path.glob(".b.dat*"))  # no temp file either: nothing was drawn or written
     assert _dump(led) == before
-    assert main(_diffpart(tmp_path / "r2.dat", "0.1")) == 0  # exactly what remains
+    assert main(_diffpart(tmp_path / "r2.dat", "0.2")) == 0  # exactly what remains
     assert _status(led, capsys)["epsilon_spent"] == 1.0
     capsys.readouterr()
     assert main(["ledger", "history", str(led)]) == 0
@@ -211,7 +219,11 @@ def test_reservation_is_committed_before_the_data_is_read(tmp_path, capsys, monk
     assert seen == [("transactions", "diffpart"), ("transactions", "basic"), ("table", "diffgen"), ("table", "rps"),
                     ("graph", "degrees")]
     assert [c.state for c in ledger.ledger_status(led).charges] == ["complete"] * 5
-    assert ledger.ledger_status(led).spent == ledger.exact_epsilon("1.9")
+    # each charge is what its run's accountant admitted (the manifest's epsilon_spent), never below the declared
+    declared = ["0.5", "0.5", "0.5", "0.2", "0.2"]
+    for c, out, eps in zip(ledger.ledger_status(led).charges, ("r.dat", "b.dat", "g.csv", "s.csv", "d.txt"), declared):
+        spent = json.loads((tmp_path / f"{out}.manifest.json").read_text())["privacy"]["epsilon_spent"]
+        assert c.epsilon == max(ledger.exact_epsilon(eps), ledger.exact_epsilon(spent))
 
 
 def test_public_refusals_spend_nothing_and_late_failures_stay_counted(tmp_path, capsys):
@@ -324,3 +336,120 @@ def test_stream_reserves_its_whole_epsilon_and_records_appends(tmp_path, capsys,
     # a stream init that does not fit is refused, no state is made
     assert main(_stream_init(tmp_path / "s2.db", "--ledger", str(led))) == 2
     assert not (tmp_path / "s2.db").exists()
+
+
+# --- what the accountant admitted; privacy units -------------------------------------------------------------
+
+
+def test_the_ledger_records_what_the_accountant_admitted(tmp_path, capsys):
+    """diffpart at a declared 0.3 admits 0.30000000000000004 (float budget splits, within the accountant's relative
+    slack): the ledger records that, not the 0.3 typed, so its remaining budget does not over-report."""
+    led = _init(tmp_path / "l.db", capsys=capsys)
+    assert main(_diffpart(tmp_path / "r.dat", "0.3", "--ledger", str(led))) == 0
+    manifest = json.loads((tmp_path / "r.dat.manifest.json").read_text())
+    assert manifest["epsilon"] == 0.3 and manifest["privacy"]["epsilon_spent"] == 0.30000000000000004
+    st = _status(led, capsys)
+    assert st["releases"][0]["epsilon"] == 0.30000000000000004
+    assert st["exact"] == {"epsilon": "1", "epsilon_spent": "0.30000000000000004",
+                           "epsilon_remaining": "0.69999999999999996"}
+    # 0.7 more is within the accountants' relative slack (as 0.3 + 0.7 in one run would be): admitted, and the
+    # ledger reports the exact total above 1, not "1 spent, 0 remaining"
+    assert main(_diffpart(tmp_path / "r2.dat", "0.7", "--ledger", str(led))) == 0
+    st = _status(led, capsys)
+    spent2 = json.loads((tmp_path / "r2.dat.manifest.json").read_text())["privacy"]["epsilon_spent"]
+    assert ledger.exact_epsilon(st["exact"]["epsilon_spent"]) == (ledger.exact_epsilon("0.30000000000000004")
+                                                                  + max(ledger.exact_epsilon(spent2), Fraction(7, 10)))
+    assert -1e-15 < st["epsilon_remaining"] < 0 and st["exact"]["epsilon_remaining"].startswith("-0.000000000000000")
+    capsys.readouterr()
+    assert main(_diffpart(tmp_path / "r3.dat", "0.000001", "--ledger", str(led))) == 2  # past the slack
+
+
+def test_complete_settles_to_the_manifests_spend(tmp_path):
+    path = tmp_path / "l.db"
+    ledger.init_ledger(path, dataset="d", epsilon=1.0)
+
+    def release(name: str, spent, unit: str | None = None) -> str:
+        out = tmp_path / name
+        out.write_text("x\n")
+        manifest = {"epsilon": 0.3, "privacy": {"epsilon_total": 0.3, "epsilon_spent": spent}}
+        if unit:
+            manifest["privacy_unit"] = unit
+        Path(f"{out}.manifest.json").write_text(json.dumps(manifest))
+        return str(out)
+
+    over = ledger.reserve(path, "x", 0.3, output=release("a", 0.30000000000000004, "record"), created="t")
+    under = ledger.reserve(path, "x", 0.3, output=release("b", 0.25), created="t")  # never below the declared
+    junk = ledger.reserve(path, "x", 0.1, output=release("c", "n/a"), created="t")  # no usable spend: as reserved
+    bare = ledger.reserve(path, "x", 0.1, output=str(tmp_path / "no-manifest"), created="t")
+    covered = ledger.reserve(path, "x", 0.0, output=release("d", 0.5), created="t", covered_by=over.id)
+    for c in (over, under, junk, bare, covered):
+        ledger.complete(path, c.id)
+    charges = ledger.ledger_status(path).charges
+    assert [ledger.decimal_text(c.epsilon) for c in charges] == ["0.30000000000000004", "0.3", "0.1", "0.1", "0"]
+    assert [c.privacy_unit for c in charges] == ["record", None, None, None, None]
+    assert ledger.decimal_text(ledger.ledger_status(path).remaining) == "0.19999999999999996"
+    # an explicit spend wins over the manifest
+    c = ledger.reserve(path, "x", 0.1, output=release("e", 0.1), created="t")
+    ledger.complete(path, c.id, spent=0.10000000000000002)
+    assert ledger.decimal_text(ledger.ledger_status(path).charges[-1].epsilon) == "0.10000000000000002"
+
+
+def test_a_ledger_made_before_the_privacy_unit_column_still_opens(tmp_path):
+    path = tmp_path / "l.db"
+    ledger.init_ledger(path, dataset="d", epsilon=1.0)
+    c = ledger.reserve(path, "x", 0.25, output="o", created="t")
+    with sqlite3.connect(str(path)) as conn:  # the older schema: no privacy_unit column
+        conn.execute("ALTER TABLE charges DROP COLUMN privacy_unit")
+    st = ledger.ledger_status(path)
+    assert st.charges[0].privacy_unit is None and st.spent == Fraction(1, 4)
+    ledger.mark_privacy_unit(path, c.id, "record")  # the column is added on the first unit recorded
+    assert ledger.ledger_status(path).charges[0].privacy_unit == "record"
+    with pytest.raises(ParameterError):
+        ledger.mark_privacy_unit(path, c.id, "household")
+
+
+@pytest.mark.parametrize("extra, reserved, unit", [
+    (["--accounting", "parallel", "--privacy-unit", "record"], "0.25", "record"),
+    (["--accounting", "parallel", "--privacy-unit", "person", "--max-batches-per-person", "2", "--updates", "4"],
+     "0.5", "person"),
+    (["--accounting", "parallel", "--privacy-unit", "person", "--max-batches-per-person", "9", "--updates", "2"],
+     "0.75", "person"),
+    (["--accounting", "parallel", "--privacy-unit", "person", "--updates", "1"], "0.5", "person"),
+    (["--updates", "2"], "0.25", "person"),
+])
+def test_stream_init_reserves_what_its_privacy_unit_implies(tmp_path, capsys, extra, reserved, unit):
+    """Parallel, record: epsilon, marked record-level; parallel, person: min(K, U + 1) * epsilon; paper: epsilon."""
+    led = _init(tmp_path / "l.db", capsys=capsys)
+    state = tmp_path / "s.db"
+    assert main(["stream", "init", str(state), "--epsilon", "0.25", "--universe", "1..12", "--seed", "3", "-q",
+                 "--ledger", str(led), *extra]) == 0
+    st = _status(led, capsys)
+    assert st["exact"]["epsilon_spent"] == reserved
+    assert st["releases"][0]["privacy_unit"] == unit and st["releases"][0]["state"] == "complete"
+    capsys.readouterr()
+    assert main(["stream", "status", str(state), "--json"]) == 0
+    stream = json.loads(capsys.readouterr().out)
+    assert stream["privacy_unit"] == unit and stream["privacy_unit_epsilon"] == float(reserved)
+    assert main(["stream", "append", str(state), str(BASKETS), "-o", str(tmp_path / "a.dat"), "-q"]) == 0
+    assert ledger.ledger_status(led).charges[-1].privacy_unit == unit  # the append's manifest states it
+    capsys.readouterr()
+    assert main(["ledger", "status", str(led)]) == 0
+    err = capsys.readouterr().err
+    assert ("charge #1 protects one record, not one person" in err) == (unit == "record")
+
+
+def test_stream_init_reserves_what_the_appends_will_admit(tmp_path, capsys):
+    """Paper accounting at epsilon 1 over U = 4: five appends of float(1/5) = 0.2 admit 1.0000000000000002 in all
+    (0.2 is a little above 1/5), and that is what the ledger reserves at init, within the slack of a ledger of 1."""
+    led = _init(tmp_path / "l.db", capsys=capsys)
+    state = tmp_path / "s.db"
+    assert main(["stream", "init", str(state), "--epsilon", "1", "--updates", "4", "--universe", "1..12", "--seed",
+                 "3", "-q", "--ledger", str(led)]) == 0
+    st = _status(led, capsys)
+    assert st["exact"]["epsilon_spent"] == "1.0000000000000002" and st["epsilon_remaining"] < 0  # never over-reported
+    for i in range(5):
+        assert main(["stream", "append", str(state), str(BASKETS), "-o", str(tmp_path / f"a{i}.dat"), "-q"]) == 0
+    manifest = json.loads((tmp_path / "a4.dat.manifest.json").read_text())
+    assert manifest["privacy"]["epsilon_spent"] == 1.0000000000000002  # what the stream's accountant admitted
+    assert manifest["privacy"]["privacy_unit_epsilon"] == 1.0000000000000002
+    assert _status(led, capsys)["exact"]["epsilon_spent"] == "1.0000000000000002"

@@ -42,12 +42,12 @@ class ExplodingNoise(NoiseSource):
 def test_sequential_spends_add_up():
     acc = BudgetAccountant(1.0)
     root = acc.root()
-    root.spend(0.25, "a")
-    root.spend(0.5, "b")
+    root.spend(0.25, "a", mechanism="reserved")
+    root.spend(0.5, "b", mechanism="reserved")
     assert acc.spent == pytest.approx(0.75)
     assert acc.remaining == pytest.approx(0.25)
     with pytest.raises(BudgetExceededError):
-        root.spend(0.3, "c")
+        root.spend(0.3, "c", mechanism="reserved")
     assert acc.spent == pytest.approx(0.75)  # the refused spend left no trace
     assert [e.label for e in acc.ledger] == ["a", "b"]
 
@@ -55,16 +55,16 @@ def test_sequential_spends_add_up():
 def test_parallel_branches_take_the_max():
     acc = BudgetAccountant(1.0)
     root = acc.root()
-    root.spend(0.5, "split")
+    root.spend(0.5, "split", mechanism="reserved")
     left, right = root.branch(), root.branch()
-    left.spend(0.5, "left leaf")
-    right.spend(0.25, "right")
-    right.branch().spend(0.25, "right leaf")
+    left.spend(0.5, "left leaf", mechanism="reserved")
+    right.spend(0.25, "right", mechanism="reserved")
+    right.branch().spend(0.25, "right leaf", mechanism="reserved")
     assert acc.spent == pytest.approx(1.0)
     with pytest.raises(BudgetExceededError):
-        left.spend(1e-3, "over")
+        left.spend(1e-3, "over", mechanism="reserved")
     with pytest.raises(RuntimeError):
-        root.spend(0.1, "after branching")
+        root.spend(0.1, "after branching", mechanism="reserved")
 
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "x"])
@@ -76,7 +76,7 @@ def test_bad_epsilon_is_a_parameter_error(bad):
 def test_mechanism_checks_budget_before_drawing_noise():
     acc = BudgetAccountant(1.0)
     scope = acc.root()
-    scope.spend(0.9, "earlier")
+    scope.spend(0.9, "earlier", mechanism="reserved")
     with pytest.raises(BudgetExceededError):
         noisy_counts(np.array([5, 6]), 0.2, scope=scope, noise=ExplodingNoise(), label="too much")
     with pytest.raises(BudgetExceededError):

@@ -10,6 +10,7 @@ import pytest
 from dprelease.errors import BudgetExceededError, ParameterError
 from dprelease.privacy import BudgetAccountant, SeededNoise
 from dprelease.privacy.noise import NoiseSource
+from dprelease.privacy.accountant import epsilon_of, privtree_theorem_epsilon
 from dprelease.privacy.privtree import PrivTreeSplitter, privtree_epsilon, privtree_scale
 
 
@@ -93,7 +94,7 @@ class _Exploding(NoiseSource):
 def test_charges_once_before_drawing_and_refuses_overspend():
     acc = BudgetAccountant(1.0)
     scope = acc.root()
-    scope.spend(0.7, "earlier")
+    scope.spend(0.7, "earlier", mechanism="reserved")
     with pytest.raises(BudgetExceededError):
         PrivTreeSplitter(0.5, beta=2.0, scope=scope, noise=_Exploding(), label="tree")
     sp = PrivTreeSplitter(0.3, beta=2.0, scope=scope, noise=SeededNoise(0), label="tree")
@@ -120,3 +121,100 @@ def test_depths_must_be_tested_in_order():
     sp.test(np.zeros(2, dtype=np.int64), depth=1)
     with pytest.raises(ValueError):
         sp.test(np.zeros(2, dtype=np.int64), depth=1)
+
+
+# --- the typed ledger event, and the constants against the paper's theorem -----------------------------------
+
+@pytest.mark.parametrize("eps,beta", [(0.05, 2.0), (0.5, 2.0), (1.0, 3.0), (4.0, 1.5), (50.0, 2.0), (0.3, 16.0)])
+def test_the_charge_is_a_typed_privtree_event_that_rederives(eps, beta):
+    """Was an untyped spend (mechanism "unspecified", no parameters): epsilon_of could not re-derive it."""
+    acc = BudgetAccountant(eps)
+    sp = PrivTreeSplitter(eps, beta=beta, theta=0, scope=acc.root(), noise=SeededNoise(0), label="tree")
+    (entry,) = acc.ledger
+    assert (entry.mechanism, entry.scale, entry.depth_bias, entry.beta, entry.sensitivity) == (
+        "privtree", sp.lam, sp.delta, beta, 1.0)
+    derived = epsilon_of(entry)
+    assert derived is not None and derived <= eps and derived == pytest.approx(eps, rel=1e-12)
+    assert derived == privtree_theorem_epsilon(sp.lam, beta)
+    # the exact sum with the integer delta is never above the charge
+    assert privtree_epsilon(sp.lam, sp.delta) <= derived
+
+
+def test_epsilon_of_a_privtree_event_whose_delta_misses_the_theorem_is_the_exact_sum():
+    """delta < lam ln beta: the geometric ratio e^(-delta/lam) is above 1/beta, so the beta form would understate;
+    epsilon_of returns the sum itself, and spend refuses a charge below it (before anything is charged)."""
+    lam, beta = 10.0, 2.0  # lam ln beta = 6.93
+    exact = privtree_epsilon(lam, 3)
+    assert exact > privtree_theorem_epsilon(lam, beta)
+    acc = BudgetAccountant(5.0)
+    root = acc.root()
+    with pytest.raises(ValueError, match="guarantee epsilon"):
+        root.spend(privtree_theorem_epsilon(lam, beta), "t", mechanism="privtree", sensitivity=1.0, scale=lam,
+                   depth_bias=3, beta=beta)
+    assert acc.ledger == [] and acc.spent == 0.0
+    root.spend(exact, "t", mechanism="privtree", sensitivity=1.0, scale=lam, depth_bias=3, beta=beta)
+    assert epsilon_of(acc.ledger[0]) == exact
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("beta", [2.0, 4.0])
+def test_constants_against_the_papers_theorem(eps, beta):
+    """PrivTree (SIGMOD 2016), Theorem 3.1: with delta = lam ln beta, lam >= (2 beta - 1)/(beta - 1) / eps
+    suffices (continuous Laplace, real counts). The code's discrete variant charges
+    (1/lam)(1 + e^(-1/lam) beta/(beta - 1)), below the paper's (2 beta - 1)/((beta - 1) lam) for the same lam,
+    so it needs a smaller lam; its delta = ceil(lam ln beta) is at least the paper's."""
+    lam, delta = privtree_scale(eps, beta)
+    paper_lam = (2 * beta - 1) / ((beta - 1) * eps)
+    assert lam < paper_lam
+    assert privtree_theorem_epsilon(lam, beta) < (2 * beta - 1) / ((beta - 1) * lam)
+    assert privtree_theorem_epsilon(paper_lam, beta) < eps  # the paper's parameters fit in the code's budget
+    assert delta == max(1, math.ceil(lam * math.log(beta))) >= lam * math.log(beta)
+
+
+@pytest.mark.parametrize("eps,beta,min_share", [(0.1, 2.0, 0.8), (0.1, 4.0, 0.9), (1.0, 2.0, 0.75), (2.0, 4.0, 0.85)])
+def test_the_worst_path_reaches_most_of_the_charge(eps, beta, min_share):
+    """The proof's extreme path: one record in cells of constant count c = theta + (D - 1) delta at depths 1..D, so
+    the biased counts are theta + (D - 1 - d) delta: theta, theta + delta, ... above the threshold and one at
+    theta - delta, every one split. Its exact log-ratio is below the exact sum and the charge, and reaches most
+    of them (the constant is neither wrong nor loose)."""
+    lam, delta = privtree_scale(eps, beta)
+    theta, depth = 0, 80
+    c = theta + (depth - 1) * delta
+    loss = sum(_log_split(lam, delta, theta, c + 1, d, True) - _log_split(lam, delta, theta, c, d, True)
+               for d in range(1, depth + 1))
+    assert loss <= privtree_epsilon(lam, delta) <= privtree_theorem_epsilon(lam, beta) <= eps
+    assert loss >= min_share * eps
+
+
+class _Preset(NoiseSource):
+    mode = "preset"
+
+    def __init__(self, draws):
+        self.draws = np.asarray(draws, dtype=np.int64)
+
+    def discrete_laplace(self, scale, size):
+        assert size == self.draws.size
+        return self.draws
+
+    def laplace(self, scale, size):
+        raise AssertionError("only discrete Laplace draws")
+
+    uniform = integers = binomial = laplace
+
+
+def test_the_biased_count_and_threshold_are_the_papers():
+    """Algorithm 2 of the paper: b = max(c - depth*delta, theta_p - delta), split iff b + noise > theta_p, root at
+    depth 0. The code (first tested depth 1, >= for integer noise) is that test with theta_p = theta + delta and
+    depth_p = depth - 1, on the same noise."""
+    rng = np.random.default_rng(3)
+    for theta in (-2, 0, 5):
+        acc = BudgetAccountant(10.0)
+        sp = PrivTreeSplitter(1.0, beta=2.0, theta=theta, scope=acc.root(), noise=SeededNoise(0), label="t")
+        for depth in range(1, 8):
+            counts = rng.integers(0, 12 * sp.delta, 400)
+            noise = rng.integers(-4 * sp.delta, 4 * sp.delta, 400)
+            sp._noise = _Preset(noise)
+            got = sp.test(counts, depth)
+            theta_p, depth_p = theta + sp.delta, depth - 1
+            paper = np.maximum(counts - depth_p * sp.delta, theta_p - sp.delta) + noise >= theta_p
+            assert (got == paper).all()

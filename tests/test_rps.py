@@ -174,7 +174,7 @@ def test_remaining_budget_never_overshoots():
     acc = BudgetAccountant(1.0)
     scope = acc.root()
     for _ in range(7):
-        scope.spend(0.1, "x")
+        scope.spend(0.1, "x", mechanism="reserved")
     rest = remaining_budget(1.0, scope)
     assert scope.chain_spent + rest <= 1.0 and rest == pytest.approx(0.3, rel=1e-12)
 

@@ -1,10 +1,15 @@
-"""Black-box audit of RPS and the node-DP degree sequences (dprelease.audit; cases in audit/cases/rps.py)."""
+"""Black-box audit of RPS and the node-DP degree sequences (dprelease.audit; cases in audit/cases/rps.py).
+
+The degree pairs are written on the files ``dprelease degrees`` reads and read by its reader; the old release
+(node set from the edge file with node-DP sensitivities) is kept as a broken fixture the audit must flag."""
 
 from __future__ import annotations
 
 import pytest
 
 from dprelease.audit import audit_case, cases_for, run_audit
+from dprelease.audit.cases.rps import (GraphFiles, degree_file_cases, file_neighbour, read_graph_files,
+                                       release_node_set_from_edges)
 from dprelease.privacy.noise import NoiseSource
 
 
@@ -35,12 +40,37 @@ class HalfScale(NoiseSource):
         return self.inner.gumbel(size)
 
 
-@pytest.mark.parametrize("algorithm", ["rps", "degrees"])
-def test_audit_cases_run(algorithm):
+@pytest.mark.parametrize("algorithm, n_cases", [("rps", 5), ("degrees", 17)])
+def test_audit_cases_run(algorithm, n_cases):
     """Smoke test of every case (a few runs each); the real audits are the slow tests below."""
     res = run_audit(algorithm, epsilon=1.0, runs=40, seed=3)
     assert not res.violation and not res.errors, res.as_json()
-    assert len(res.cases) == 5  # rps: + class-split-first; degrees: + rps-summarize-cumulative
+    assert len(res.cases) == n_cases  # degrees: 5 method settings x 3 file-level pairs, + 2 one-edge-or-none
+
+
+def test_degree_pairs_are_file_level_neighbours_read_by_the_command_reader():
+    cases = {c.name: c for c in cases_for("degrees", 1.0)}
+    hub = cases["degrees/cumulative-hub-with-leaf-friends"]
+    assert isinstance(hub.d, GraphFiles) and hub.d.nodes is None
+    assert file_neighbour(hub.d_prime, 9) == hub.d  # D' minus node 9's lines is D
+    g, g_prime = read_graph_files(hub.d), read_graph_files(hub.d_prime)
+    assert not g.declared_nodes and g.n_nodes == 6 and g_prime.n_nodes == 6 + 1 + 30  # the leaves vanish from D
+    declared = cases["degrees/cumulative-declared-hub-with-leaf-friends"]
+    g, g_prime = read_graph_files(declared.d), read_graph_files(declared.d_prime)
+    assert g.declared_nodes and g.n_nodes == 36 and g_prime.n_nodes == 37  # the leaves stay, isolated
+
+
+@pytest.mark.parametrize("setting", ["cumulative", "rps", "hay"])
+def test_audit_flags_the_node_set_read_off_the_edges_and_passes_the_release(setting):
+    """Power: the old release (the edge file's ids as the node set, node-DP sensitivities) is flagged on the
+    hub-with-leaf-friends pair at a fixed seed; the command's release passes the same pair, seed and runs."""
+    name = f"degrees/{setting}-hub-with-leaf-friends"
+    (broken,) = [c for c in degree_file_cases(1.0, release=release_node_set_from_edges) if c.name == name]
+    (fixed,) = [c for c in cases_for("degrees", 1.0) if c.name == name]
+    res = audit_case(broken, runs=2000, seed=1, n_cases=17)
+    assert res.violation and res.epsilon_lower_bound > 1.5, res.as_json()
+    res = audit_case(fixed, runs=2000, seed=1, n_cases=17)
+    assert not res.violation, res.as_json()
 
 
 @pytest.mark.slow

@@ -59,7 +59,8 @@ def test_ledger_refusal_and_reemit(tmp_path, capsys):
     _init(state, U, eps=eps)
     st = _status(state, capsys)
     assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": U, "appends": 0, "accounting": "paper",
-                  "epsilon_per_append": pytest.approx(eps / (U + 1))}
+                  "epsilon_per_append": pytest.approx(eps / (U + 1)), "privacy_unit": "person",
+                  "max_batches_per_person": None, "privacy_unit_epsilon": pytest.approx(eps)}
     for i in range(U + 1):
         batch = _write_batch(tmp_path / f"b{i}.dat", 2000 if i == 0 else 400, seed=i)
         assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
@@ -223,10 +224,11 @@ def test_parallel_accounting_charges_each_batch_epsilon(tmp_path, capsys):
     state = tmp_path / "p.db"
     eps = 0.8
     assert main(["stream", "init", str(state), "--epsilon", str(eps), "--accounting", "parallel",
-                 "--universe", f"1..{N_ITEMS}", "--fanout", "6", "--seed", "3", "-q"]) == 0
+                 "--privacy-unit", "record", "--universe", f"1..{N_ITEMS}", "--fanout", "6", "--seed", "3", "-q"]) == 0
     st = _status(state, capsys)
     assert st == {"epsilon": eps, "epsilon_spent": 0.0, "updates": None, "appends": 0, "accounting": "parallel",
-                  "epsilon_per_append": eps}
+                  "epsilon_per_append": eps, "privacy_unit": "record", "max_batches_per_person": None,
+                  "privacy_unit_epsilon": eps}
     for i in range(4):
         batch = _write_batch(tmp_path / f"b{i}.dat", 1500 if i == 0 else 300, seed=20 + i)
         assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
@@ -236,6 +238,8 @@ def test_parallel_accounting_charges_each_batch_epsilon(tmp_path, capsys):
         assert manifest["privacy"]["epsilon_spent"] == pytest.approx(eps)
         assert manifest["parameters"]["accounting"] == "parallel"
         assert manifest["parameters"]["epsilon_per_append"] == pytest.approx(eps)
+        assert manifest["privacy_unit"] == manifest["parameters"]["privacy_unit"] == "record"
+        assert manifest["privacy"]["privacy_unit_epsilon"] == eps
     with sqlite3.connect(str(state)) as conn:
         assert [e for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")] == [eps] * 4
         meta = dict(conn.execute("SELECT key, value FROM meta"))
@@ -243,7 +247,7 @@ def test_parallel_accounting_charges_each_batch_epsilon(tmp_path, capsys):
     # with --updates, parallel accounting refuses the (U + 2)-th append, and paper accounting needs U
     limited = tmp_path / "l.db"
     assert main(["stream", "init", str(limited), "--epsilon", "1", "--accounting", "parallel", "--updates", "0",
-                 "--universe", f"1..{N_ITEMS}", "-q"]) == 0
+                 "--privacy-unit", "record", "--universe", f"1..{N_ITEMS}", "-q"]) == 0
     batch = _write_batch(tmp_path / "x.dat", 500, seed=5)
     assert main(["stream", "append", str(limited), str(batch), "-o", str(tmp_path / "x0.dat"), "-q"]) == 0
     capsys.readouterr()
@@ -260,6 +264,7 @@ def test_prefix_partitioning_stream(tmp_path, capsys, accounting):
     state = tmp_path / "x.db"
     args = ["stream", "init", str(state), "--epsilon", "2", "--accounting", accounting, "--partitioning", "prefix",
             "--universe", f"1..{N_ITEMS}", "--seed", "5", "-q"]
+    args += ["--privacy-unit", "record"] if accounting == "parallel" else []
     assert main(args + (["--updates", "3"] if accounting == "paper" else [])) == 0
     for i in range(4):
         batch = _write_batch(tmp_path / f"b{i}.dat", 2000 if i == 0 else 500, seed=40 + i)
@@ -298,3 +303,109 @@ def test_prefix_partitioning_stream(tmp_path, capsys, accounting):
         assert main(["stream", "append", str(state3), str(tmp_path / f"b{i}.dat"), "-o", str(tmp_path / f"t{i}.dat"),
                      "-q"]) == 0
     assert json.loads((tmp_path / "t3.dat.manifest.json").read_text())["parameters"]["expand"] is False
+
+
+# --- the privacy unit ------------------------------------------------------------------------------------------
+
+
+def _init_argv(state: Path, *extra: str) -> list[str]:
+    return ["stream", "init", str(state), "--epsilon", "0.5", "--universe", f"1..{N_ITEMS}", "--seed", "3", *extra]
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--accounting", "parallel"], "--accounting parallel needs --privacy-unit"),
+    (["--accounting", "parallel", "--updates", "3"], "--accounting parallel needs --privacy-unit"),
+    (["--updates", "3", "--privacy-unit", "record"], "--privacy-unit record goes with --accounting parallel"),
+    (["--updates", "3", "--max-batches-per-person", "2"], "--max-batches-per-person goes with --accounting parallel"),
+    (["--accounting", "parallel", "--privacy-unit", "record", "--max-batches-per-person", "2"],
+     "--max-batches-per-person goes with --privacy-unit person"),
+    (["--accounting", "parallel", "--privacy-unit", "person"], "needs a bound on the batches a person's records"),
+    (["--updates", "3", "--method", "faithful", "--partitioning", "prefix"], "--method faithful is --partitioning"),
+    (["--updates", "3", "--partitioning", "prefix", "--fanout", "4"], "--fanout only applies to --partitioning tdpart"),
+    (["--updates", "3", "--partitioning", "tdpart", "--no-expand"], "--no-expand only applies to --partitioning prefix"),
+    (["--updates", "3", "--c1", "2", "--no-refine"], "do not go together"),
+])
+def test_init_refuses_an_undeclared_or_inconsistent_privacy_unit(tmp_path, capsys, extra, words):
+    """Parallel accounting protects a record, not a person: without a declaration it is refused (one line, exit 2,
+    naming the option, no state); so is a declaration that does not hold for the accounting."""
+    state = tmp_path / "s.db"
+    capsys.readouterr()
+    assert main(_init_argv(state, *extra)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err and err.startswith("dprelease stream init: error:"), err
+    assert not state.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("extra, unit, k, unit_eps", [
+    (["--updates", "3"], "person", None, 0.5),
+    (["--updates", "3", "--privacy-unit", "person"], "person", None, 0.5),
+    (["--accounting", "parallel", "--privacy-unit", "record"], "record", None, 0.5),
+    (["--accounting", "parallel", "--privacy-unit", "person", "--max-batches-per-person", "2"], "person", 2, 1.0),
+    (["--accounting", "parallel", "--privacy-unit", "person", "--max-batches-per-person", "9", "--updates", "3"],
+     "person", 9, 2.0),
+    (["--accounting", "parallel", "--privacy-unit", "person", "--updates", "1"], "person", None, 1.0),
+])
+def test_privacy_unit_in_state_status_and_every_manifest(tmp_path, capsys, extra, unit, k, unit_eps):
+    state = tmp_path / "s.db"
+    assert main(_init_argv(state, "-q", *extra)) == 0
+    st = _status(state, capsys)
+    assert (st["privacy_unit"], st["max_batches_per_person"], st["privacy_unit_epsilon"]) == (unit, k, unit_eps)
+    with sqlite3.connect(str(state)) as conn:
+        meta = {key: json.loads(v) for key, v in conn.execute("SELECT key, value FROM meta")}
+    assert (meta["privacy_unit"], meta["max_batches_per_person"]) == (unit, k)
+    for i in range(2):
+        batch = _write_batch(tmp_path / f"b{i}.dat", 1500 if i == 0 else 300, seed=60 + i)
+        assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / f"r{i}.dat"), "-q"]) == 0
+        manifest = json.loads((tmp_path / f"r{i}.dat.manifest.json").read_text())
+        assert manifest["privacy_unit"] == manifest["parameters"]["privacy_unit"] == unit
+        assert manifest["parameters"].get("max_batches_per_person") == k
+        assert manifest["privacy"]["privacy_unit"] == unit and manifest["privacy"]["privacy_unit_epsilon"] == unit_eps
+        assert ("at most one in each batch" in manifest["privacy"]["neighbours"]) == (unit == "person")
+    assert main(["stream", "release", str(state), "-o", str(tmp_path / "again.dat"), "-q"]) == 0
+    assert json.loads((tmp_path / "again.dat.manifest.json").read_text())["privacy_unit"] == unit
+    capsys.readouterr()
+    assert main(["stream", "status", str(state)]) == 0
+    assert f"privacy_unit: {unit}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("accounting, updates, unit", [("paper", 2, "person"), ("parallel", None, "record")])
+def test_a_state_made_before_the_declaration_opens_with_what_its_accounting_protects(tmp_path, capsys, accounting,
+                                                                                    updates, unit):
+    """Old states have no privacy_unit: the paper's accounting protected a person, parallel accounting a record."""
+    state = tmp_path / "s.db"
+    extra = ["--accounting", accounting] + (["--updates", str(updates)] if updates is not None else [])
+    assert main(_init_argv(state, "-q", *extra, *(["--privacy-unit", "record"] if accounting == "parallel" else []))) == 0
+    with sqlite3.connect(str(state)) as conn:  # the state as an older dprelease wrote it
+        conn.execute("DELETE FROM meta WHERE key IN ('privacy_unit', 'max_batches_per_person')")
+    st = _status(state, capsys)
+    assert st["privacy_unit"] == unit and st["privacy_unit_epsilon"] == 0.5
+    batch = _write_batch(tmp_path / "b.dat", 1000, seed=70)
+    assert main(["stream", "append", str(state), str(batch), "-o", str(tmp_path / "r.dat"), "-q"]) == 0
+    assert json.loads((tmp_path / "r.dat.manifest.json").read_text())["privacy_unit"] == unit
+
+
+def test_default_partitioning_is_prefix_and_faithful_is_tdpart(tmp_path, capsys):
+    """prefix is the default (it releases on sparse baskets, where tdpart releases nothing); --method faithful and
+    the tdpart-only options select tdpart; an empty release's warning points to the other partitioning."""
+    batch = _write_batch(tmp_path / "b.dat", 400, seed=80)
+
+    def partitioning(name: str, *extra: str) -> str:
+        state = tmp_path / f"{name}.db"
+        assert main(_init_argv(state, "-q", "--updates", "2", *extra)) == 0
+        with sqlite3.connect(str(state)) as conn:
+            return json.loads(conn.execute("SELECT value FROM meta WHERE key = 'partitioning'").fetchone()[0])
+
+    assert partitioning("default") == "prefix"
+    assert partitioning("method-prefix", "--method", "prefix") == "prefix"
+    assert partitioning("faithful", "--method", "faithful") == "tdpart"
+    assert partitioning("tdpart", "--partitioning", "tdpart") == "tdpart"
+    assert partitioning("fanout", "--fanout", "6") == "tdpart"  # scripts written before the default changed
+    # tdpart at a small epsilon releases nothing on these sparse baskets; the warning names the prefix partitioning
+    capsys.readouterr()
+    assert main(["stream", "append", str(tmp_path / "faithful.db"), str(batch), "-o", str(tmp_path / "r.dat")]) == 0
+    err = capsys.readouterr().err
+    assert "the release is empty" in err and "--partitioning prefix" in err
+    assert (tmp_path / "r.dat").read_text() == ""
+    assert main(["stream", "append", str(tmp_path / "default.db"), str(batch), "-o", str(tmp_path / "d.dat"),
+                 "-q"]) == 0
+    assert (tmp_path / "d.dat").read_text() != ""

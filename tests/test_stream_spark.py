@@ -58,11 +58,11 @@ def _parquet_copy(batch: Path, folder: Path) -> Path:
 
 
 def _stream(folder: Path, batches: list[Path], *options: str, init: tuple[str, ...] = ()) -> list[Path]:
-    """A seeded stream (epsilon 1, U = 3, universe 1..17) in ``folder``, one append per batch; the releases."""
+    """A seeded tdpart stream (epsilon 1, U = 3, universe 1..17) in ``folder``, one append per batch; the releases."""
     folder.mkdir(parents=True, exist_ok=True)
     state = folder / "state.db"
     assert main(["stream", "init", str(state), "--epsilon", "1", "--updates", "3", "--universe", "1..17",
-                 "--seed", str(SEED), "-q", *init]) == 0
+                 "--seed", str(SEED), "-q", "--method", "faithful", *init]) == 0
     out = []
     for i, batch in enumerate(batches):
         release = folder / f"r{i}.dat"
@@ -108,7 +108,8 @@ def test_spark_append_refusals(batches, tmp_path, capsys):
     assert main(["stream", "init", str(prefix), "--epsilon", "1", "--updates", "2", "--universe", "1..17",
                  "--partitioning", "prefix", "-q"]) == 0
     derived = tmp_path / "derived.db"
-    assert main(["stream", "init", str(derived), "--epsilon", "1", "--updates", "2", "-q"]) == 0
+    assert main(["stream", "init", str(derived), "--epsilon", "1", "--updates", "2", "--partitioning", "tdpart",
+                 "-q"]) == 0
     capsys.readouterr()
     cases = [(prefix, ["--engine", "spark"], "--partitioning prefix"),
              (prefix, ["--level-wise"], "--partitioning prefix"),

@@ -23,6 +23,16 @@ def _run_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record_level_note(st) -> str | None:
+    """Charges whose epsilon protects one record, not one person (parallel streams declared record-level)."""
+    ids = [f"#{c.id}" for c in st.charges if c.privacy_unit == "record" and c.covered_by is None]
+    if not ids:
+        return None
+    return (f"charge{'s' if len(ids) > 1 else ''} {', '.join(ids)} protect{'' if len(ids) > 1 else 's'} one record, "
+            f"not one person (privacy unit record): a person with records in k batches of such a stream loses k "
+            f"times its epsilon, which this ledger does not count")
+
+
 def _run_status(args: argparse.Namespace) -> int:
     from ..ledger import decimal_text, ledger_status
 
@@ -38,6 +48,9 @@ def _run_status(args: argparse.Namespace) -> int:
     if st.incomplete:
         say(args, "incomplete: reserved, but the release was never marked written (the command is running, failed "
                   "or was killed); its epsilon stays counted because the data may have been read")
+    note = _record_level_note(st)
+    if note:
+        say(args, note)
     return 0
 
 
@@ -66,11 +79,16 @@ def _run_history(args: argparse.Namespace) -> int:
     for c in st.charges:
         spent += c.epsilon
         eps = f"0 (charge #{c.covered_by})" if c.covered_by is not None else decimal_text(c.epsilon)
+        if c.privacy_unit == "record":
+            eps += " per record"
         table.append((str(c.id), c.created, c.command, eps, decimal_text(spent),
                       "complete" if c.complete else "incomplete", c.output))
     widths = [max(len(r[i]) for r in (header, *table)) for i in range(len(header) - 1)]
     for r in (header, *table):
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)) + "  " + r[-1])
+    note = _record_level_note(st)
+    if note:
+        say(args, note)
     return 0
 
 

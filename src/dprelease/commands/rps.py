@@ -15,7 +15,7 @@ from ..errors import ParameterError
 from .common import (
     add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
     positive_int,
-    prepare_output, print_json, release_cost, say, seed_arg, timed,
+    prepare_output, print_json, release_cost, say, seed_arg, timed, warn,
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment"]
@@ -214,61 +214,100 @@ def _arrow(schema, table):
     return pa.table(cols)
 
 
-# -- degrees --------------------------------------------------------------------------------------------
-def _degrees_checks(args: argparse.Namespace) -> None:
-    """The public checks of ``degrees`` (options, outputs, work bound), also run before a ledger reservation."""
+# -- degrees ------------------------------------------------------------------------------------------------
+def _degree_model(args: argparse.Namespace) -> str:
+    from ..graphs.degrees import DECLARED_NODES, EDGE_LIST
+
+    return DECLARED_NODES if getattr(args, "nodes", None) else EDGE_LIST
+
+
+def _degree_inputs(args: argparse.Namespace) -> list[str]:
+    return [args.graph] + ([args.nodes] if getattr(args, "nodes", None) else [])
+
+
+def _degrees_checks(args: argparse.Namespace) -> str | None:
+    """The public checks of ``degrees`` (options, outputs, work bound), also run before a ledger reservation;
+    returns the depth warning, if any (printed once by the handler)."""
     from .. import limits
-    from ..graphs.degrees import check_theta, default_degree_depth
+    from ..graphs.degrees import check_degree_depth, check_theta, default_degree_depth
     from ..relational.rps import work_estimate
 
     theta = check_theta(args.theta)
     if args.method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
                                  or args.summarize):
         raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to --method rps only")
-    prepare_output(args, args.output, inputs=[args.graph])
+    prepare_output(args, args.output, inputs=_degree_inputs(args))
     if args.graph_out:
-        prepare_output(args, args.graph_out, inputs=[args.graph, args.output], option="--graph-out")
+        prepare_output(args, args.graph_out, inputs=_degree_inputs(args) + [args.output], option="--graph-out")
         if Path(args.graph_out).resolve() == Path(args.output).resolve():
             raise ParameterError("--graph-out must differ from -o")
+    warning = None
     if args.method == "rps":
-        depth = default_degree_depth(theta) if args.depth is None else args.depth
+        model = _degree_model(args)
+        depth = default_degree_depth(theta, model) if args.depth is None else args.depth
+        if args.depth is not None:
+            warning = check_degree_depth(theta, depth, model)
         records, memory = work_estimate(1, theta + 1, args.epsilon, depth, args.split_share,
                                         args.partitioning or "balanced")
         # empty degree ranges release noise at sensitivity 2 theta + 1: scale the per-leaf mean accordingly
         limits.check(f"degrees --theta {theta}", records=records * (2 * theta + 1), memory=memory * (2 * theta + 1))
+    return warning
 
 
 def _run_degrees(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..data.graphs import read_edge_list
-    from ..graphs.degrees import release_degrees
+    from ..graphs.degrees import DECLARED_NODES, release_degrees
     from ..graphs.regenerate import regenerate_graph
     from ..release import build_manifest, write_with_manifest
 
-    _degrees_checks(args)
+    warning = _degrees_checks(args)
+    if warning:
+        warn(warning)
+    model = _degree_model(args)
     with timed(args, "read"):
-        graph = read_edge_list(args.graph)
+        graph = read_edge_list(args.graph, nodes=args.nodes)
     noise = noise_from_args(args)
     with timed(args, f"degrees ({args.method})"):
         rel = release_degrees(graph, args.theta, args.epsilon, method=args.method, noise=noise, depth=args.depth,
                               split_share=args.split_share, partitioning=args.partitioning or "balanced",
-                              summarize=args.summarize or "counts")
+                              summarize=args.summarize or "counts", model=model)
     params = {"theta": rel.theta, "method": rel.method, **rel.manifest.get("parameters", {}),
               "projection": rel.manifest["projection"]}
+    low = 0 if model == DECLARED_NODES else 1
     facts = {"nodes": rel.n_nodes, "max_degree": int(rel.degrees.max(initial=0)),
              "format": "one degree per line, sorted ascending",
+             "degrees": f"{low}..{rel.theta}: {rel.manifest['released_nodes']}",
              **({"leaves": rel.manifest["leaves"]} if "leaves" in rel.manifest else {})}
     budget = {**rel.manifest.get("budget_split", {}), "sensitivity": rel.manifest.get("sensitivity", {})}
-    notes = {"rps": "Qardaji and Li, ASIACCS 2012, on the degree domain [0, theta] (docs/rps.md)",
+    notes = {"rps": "Qardaji and Li, ASIACCS 2012, on the degree domain [0, theta] (docs/rps.md)"
+                    if model == DECLARED_NODES else
+                    "Qardaji and Li, ASIACCS 2012, on the degree domain [1, theta] (docs/rps.md)",
              "hay": "Hay, Li, Miklau and Jensen, Accurate estimation of the degree distribution of private networks, "
                     "ICDM 2009, at node-DP sensitivity",
              "cumulative": "Day, Li and Lyu, Publishing graph degree distribution with node differential privacy, "
-                           "SIGMOD 2016 (theta-cumulative histogram)"}
+                           "SIGMOD 2016 (theta-cumulative histogram)"
+                           + ("" if model == DECLARED_NODES else ", as tail counts #{deg >= i}, i = 1..theta")}
+    model_note = ("neighbour model declared-nodes: the node list given by --nodes is the node set (isolated nodes "
+                  "included; its size is private and not published); a neighbour removes one node from it and its "
+                  "edges from the edge file" if model == DECLARED_NODES else
+                  "neighbour model edge-list: the nodes are the ids that occur in the edge file, so removing a node's "
+                  "lines also removes its friends that have no other edge; only nodes of projected degree >= 1 are "
+                  "released, at sensitivities that hold for such neighbours (give --nodes FILE to release degree-0 "
+                  "nodes too)")
+    domain: dict[str, object] = {
+        "source": "declared", "theta": rel.theta, "neighbour_model": model,
+        "neighbours": "node-DP: one node and all its edges, on the files as read",
+        "node_set": ("declared: the node list --nodes" if model == DECLARED_NODES else
+                     "not public: the ids of the edge file; the release counts the nodes of projected degree >= 1 "
+                     "under noise"),
+        **({"node_list": str(args.nodes)} if model == DECLARED_NODES else {})}
+    all_notes = [notes[rel.method], model_note] + [f"warning: {w}" for w in rel.manifest.get("warnings", [])]
     manifest = build_manifest(f"degrees-{rel.method}", epsilon=args.epsilon, parameters=params, noise=noise,
-                              accountant=rel.accountant, domain={"source": "declared", "theta": rel.theta,
-                                                                 "neighbours": "node-DP: one node and all its edges"},
-                              release=facts, budget_split=budget, notes=[notes[rel.method]])
+                              accountant=rel.accountant, domain=domain, release=facts, budget_split=budget,
+                              notes=all_notes)
+    manifest["privacy_unit"] = rel.manifest["privacy_unit"]
     body = "".join(f"{int(d)}\n" for d in rel.degrees.tolist())
     paths = write_with_manifest(args.output, lambda fh: fh.write(body), manifest)
     _report(paths)
@@ -282,8 +321,9 @@ def _run_degrees(args: argparse.Namespace) -> int:
                             release={"nodes": rel.n_nodes, "edges": int(edges.shape[0]),
                                      "derived_from": Path(args.output).name,
                                      "format": "one edge 'u v' per line, nodes 0..n-1 in the sorted degree order"},
-                            budget_split=budget, notes=[notes[rel.method], "graph regenerated from the released "
-                                                        "sequence (post-processing)"])
+                            budget_split=budget, notes=all_notes + ["graph regenerated from the released "
+                                                                    "sequence (post-processing)"])
+        gm["privacy_unit"] = manifest["privacy_unit"]
         text = "".join(f"{u} {v}\n" for u, v in edges.tolist())
         gpaths = write_with_manifest(args.graph_out, lambda fh: fh.write(text), gm)
         print(f"graph: {gpaths[0]}")
@@ -343,8 +383,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("degrees", help="publish a graph's degree sequence under node-DP",
                        description="Project the graph onto maximum degree theta (edge addition, Day et al. 2016), "
                                    "then release its degree sequence under node differential privacy with RPS, "
-                                   "Hay et al.'s sorted sequence, or Day et al.'s theta-cumulative histogram.")
+                                   "Hay et al.'s sorted sequence, or Day et al.'s theta-cumulative histogram. "
+                                   "Neighbours differ in one node and all its lines in the files read: from an edge "
+                                   "file alone (edge-list model) the degrees of the nodes of projected degree >= 1 "
+                                   "are released; with --nodes (declared-nodes model) every listed node's. The "
+                                   "manifest states the model (privacy_unit, domain.neighbour_model).")
     p.add_argument("graph", metavar="GRAPH", help="edge list: two integer node ids per line (SNAP format)")
+    p.add_argument("--nodes", metavar="FILE", default=None,
+                   help="the complete node list, one integer id per line (isolated nodes included; every edge must "
+                        "name listed nodes): the node set is declared, a neighbour removes one listed node and its "
+                        "edges, and nodes of degree 0 are released too. Default: none; the nodes are the ids of "
+                        "GRAPH, and only nodes of projected degree >= 1 are released (a node's removal also "
+                        "removes its friends that have no other edge)")
     add_epsilon(p)
     p.add_argument("--theta", type=positive_int, required=True, metavar="T",
                    help="public degree bound theta: the graph is projected onto max degree theta (higher degrees "
@@ -354,7 +404,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="rps (default), hay (sorted sequence + isotonic regression) or cumulative (theta-cumulative "
                         "histogram)")
     p.add_argument("--depth", "-H", type=_nonneg_int, default=None, metavar="H",
-                   help="rps only: depth of the tree over [0, theta] (default ceil(log2(theta + 1)))")
+                   help="rps only: depth of the tree over the degrees, 1..theta (0..theta with --nodes); default "
+                        "ceil(log2(number of degrees)), where fixed midpoints reach single degrees. Deeper warns; "
+                        "deeper than the number of degrees minus one is refused")
     p.add_argument("--split-share", type=_share, default=None, metavar="A",
                    help=f"rps only: share of epsilon for the medians (default {DEFAULT_SPLIT_SHARE}, balanced)")
     p.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
@@ -371,7 +423,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(lambda a: [a.graph], checks=_degrees_checks),
+    add_ledger(p, release_cost(_degree_inputs, checks=_degrees_checks),
                help_text="the graph's privacy-budget ledger (made by `dprelease ledger init`): this release's "
                          "epsilon is reserved there before the graph is read, and refused when too little remains. "
                          "Default: $DPRELEASE_LEDGER when set, else no ledger")
@@ -398,8 +450,12 @@ def _run_eval_degrees(args: argparse.Namespace) -> int:
     from ..data.graphs import read_degree_file, read_edge_list
     from ..evaluation.degrees import degree_metrics
 
-    _verified(args.released)
-    true = read_edge_list(args.graph).degrees()
+    manifest = _verified(args.released)
+    domain = manifest.get("domain") if isinstance(manifest.get("domain"), dict) else {}
+    nodes = args.nodes
+    if nodes is None and domain.get("node_list") and Path(str(domain["node_list"])).is_file():
+        nodes = str(domain["node_list"])  # the release declared its nodes: compare with every one of them
+    true = read_edge_list(args.graph, nodes=nodes).degrees()
     released = read_degree_file(args.released)
     result = degree_metrics(true, released)
     print_json(result) if args.json else print(json.dumps(result, indent=2))
@@ -428,6 +484,9 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                                      "the Earth Mover's distance of the sequences.")
     p.add_argument("graph", metavar="GRAPH", help="the raw edge list")
     p.add_argument("released", metavar="RELEASED", help="released degree sequence, one degree per line")
+    p.add_argument("--nodes", metavar="FILE", default=None,
+                   help="the declared node list (isolated nodes count at degree 0); default: the node list the "
+                        "release's manifest names, if it exists here, else the ids of GRAPH")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_quiet(p)
     p.set_defaults(handler=_run_eval_degrees)

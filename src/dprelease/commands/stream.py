@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from ..setvalued.inctdpart import (
-    ACCOUNTING_RULES, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, ROUTING_RULES, THETA_RULES,
+    ACCOUNTING_RULES, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, NEW_CELL_RULES, PRIVACY_UNITS, ROUTING_RULES,
+    THETA_RULES,
 )
 from ..setvalued.stream_state import PARTITIONINGS, DEFAULT_WAIT, init_state, stream_status
 from .. import limits
@@ -25,28 +26,87 @@ def nonneg_int_arg(text: str) -> int:
     return nonneg_int(text)
 
 
+# --partitioning (alias --method): prefix is the best method and the default; tdpart (--method faithful) is the
+# paper's IncTDPart. Options of one partitioning only default to None ("not given"): given without
+# --partitioning, a tdpart option selects tdpart (commands written before the default changed keep their
+# meaning); given with the other partitioning, it is refused.
+DEFAULT_PARTITIONING = "prefix"
+METHOD_ALIASES = {"prefix": "prefix", "faithful": "tdpart"}
+_TDPART_ONLY = {"fanout": DEFAULT_FANOUT, "c1": DEFAULT_C1, "c2": DEFAULT_C2, "theta_rule": "example3",
+                "new_cells": "first-visit", "routing": "paper"}
+_PREFIX_ONLY = ("no_refine", "no_expand")
+
+
+def _given(args: argparse.Namespace, names) -> list[str]:
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, False)]
+
+
+def _resolve_partitioning(args: argparse.Namespace) -> None:
+    """Settle --partitioning/--method and fill in the tdpart defaults (public checks, before anything is made)."""
+    method = getattr(args, "method", None)
+    chosen = args.partitioning
+    if method is not None:
+        alias = METHOD_ALIASES[method]
+        if chosen is not None and chosen != alias:
+            raise ParameterError(f"--method {method} is --partitioning {alias}, but --partitioning {chosen} is given; "
+                                 f"give one of them")
+        chosen = alias
+    tdpart_opts, prefix_opts = _given(args, _TDPART_ONLY), _given(args, _PREFIX_ONLY)
+    if chosen is None:
+        if tdpart_opts and prefix_opts:
+            raise ParameterError(f"{', '.join(tdpart_opts)} (--partitioning tdpart) and {', '.join(prefix_opts)} "
+                                 f"(--partitioning prefix) do not go together; choose one --partitioning")
+        chosen = "tdpart" if tdpart_opts else DEFAULT_PARTITIONING
+    other = prefix_opts if chosen == "tdpart" else tdpart_opts
+    if other:
+        raise ParameterError(f"{', '.join(other)} only appl{'ies' if len(other) == 1 else 'y'} to --partitioning "
+                             f"{'prefix' if chosen == 'tdpart' else 'tdpart'}; this stream uses --partitioning "
+                             f"{chosen}")
+    args.partitioning = chosen
+
+
+def _tdpart_options(args: argparse.Namespace) -> dict[str, object]:
+    """The tdpart options, with their defaults where not given (a prefix stream stores them unused)."""
+    return {name: default if getattr(args, name) is None else getattr(args, name)
+            for name, default in _TDPART_ONLY.items()}
+
+
+def _declared_budget(args: argparse.Namespace):
+    """The stream's budget as declared (accounting, U, privacy unit, K); refused here when it does not hold."""
+    from ..setvalued.inctdpart import StreamBudget
+
+    return StreamBudget.declare(args.epsilon, args.updates, args.accounting, args.privacy_unit,
+                                args.max_batches_per_person, required=True)
+
+
 def _init_checks(args: argparse.Namespace) -> None:
     """The public checks of ``stream init`` (also run before a ledger reservation)."""
     from ..data.io import check_output_path
     from ..data.universe import parse_universe_spec
 
+    _resolve_partitioning(args)
     if universe_inputs(args.universe):
         check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE")
     from .common import MAX_SEED, MIN_EPSILON
 
     if args.accounting == "paper" and args.updates is None:
         raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
+    _declared_budget(args)
     eps_append = args.epsilon if args.accounting == "parallel" else args.epsilon / (args.updates + 1)
     if (args.updates is not None and args.updates >= MAX_SEED) or eps_append < MIN_EPSILON:
         raise ParameterError(f"--updates {args.updates}: each append would get epsilon/(U+1) = "
                              f"{eps_append:.3g}, below the smallest budget {MIN_EPSILON:g}")
     if args.universe and args.partitioning == "tdpart":  # public: bound each append's work before the stream exists
         u = parse_universe_spec(args.universe)
-        limits.check_diffpart(u.size, args.fanout, eps_append, args.c2, None, what="stream init")
+        limits.check_diffpart(u.size, _tdpart_options(args)["fanout"], eps_append, _tdpart_options(args)["c2"], None,
+                              what="stream init")
 
 
 def _init_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
-    """``stream init --ledger``: the stream's whole epsilon is reserved at init (issue 14)."""
+    """``stream init --ledger``: what one privacy unit can lose over the whole stream is reserved at init, as the
+    stream's accountants will admit it (the exact sum of the appends' charges, rounded up): epsilon under the
+    paper's accounting (a person) and under parallel accounting for a record, min(K, U + 1) * epsilon for a
+    person under parallel accounting. The charge is marked with the privacy unit by the handler."""
     if ledger is None:
         return None
     from pathlib import Path
@@ -56,7 +116,7 @@ def _init_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | Non
     if Path(args.state).exists():
         raise InputError(f"{args.state}: already exists; a stream state is created once (remove it to start over)")
     _init_checks(args)
-    return LedgerCost(epsilon=float(args.epsilon), output=str(args.state))
+    return LedgerCost(epsilon=_declared_budget(args).privacy_unit_epsilon, output=str(args.state))
 
 
 def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
@@ -87,19 +147,26 @@ def _run_init(args: argparse.Namespace) -> int:
     reservation = getattr(args, "ledger_charge", None)  # set by the CLI when a ledger reserved the stream's epsilon
     ledger = None
     if reservation is not None:
-        from ..ledger import ledger_identity
+        from ..ledger import ledger_identity, mark_privacy_unit
 
         path, charge = reservation
         ledger = {**ledger_identity(path), "charge": charge.id}
-    st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, fanout=args.fanout, c1=args.c1,
-                    c2=args.c2, universe_spec=args.universe, seed=args.seed, theta_rule=args.theta_rule,
-                    new_cells=args.new_cells, accounting=args.accounting, routing=args.routing,
+        mark_privacy_unit(path, charge.id, _declared_budget(args).privacy_unit)
+    st = init_state(args.state, epsilon=args.epsilon, updates=args.updates, universe_spec=args.universe,
+                    seed=args.seed, accounting=args.accounting, **_tdpart_options(args),
                     partitioning=args.partitioning, refine=not args.no_refine, expand=not args.no_expand,
-                    ledger=ledger)
+                    ledger=ledger, privacy_unit=args.privacy_unit,
+                    max_batches_per_person=args.max_batches_per_person)
     if st.accounting == "parallel":
         limit = "no limit on appends" if st.updates is None else f"at most {st.updates} updates"
+        if st.privacy_unit == "record":
+            unit = (f"privacy unit: record (epsilon {st.epsilon:g} protects one record; a person with records in k "
+                    f"batches loses k*epsilon)")
+        else:
+            unit = (f"privacy unit: person in at most {st.budget.unit_batches} batches (epsilon "
+                    f"{st.privacy_unit_epsilon:g} per person)")
         say(args, f"stream state {args.state}: epsilon {st.epsilon:g} on every append's own batch (parallel "
-                  f"accounting), {limit}")
+                  f"accounting), {limit}; {unit}")
     else:
         say(args, f"stream state {args.state}: epsilon {st.epsilon:g} over the initial dataset + {st.updates} "
                   f"updates (epsilon' = {st.epsilon_per_append:.6g} per append)")
@@ -122,8 +189,10 @@ def _run_append(args: argparse.Namespace) -> int:
     say(args, f"append {info['append'] + 1}{of}: spent {info['epsilon']:.6g} ({info['accounting']} accounting), "
               f"total {info['epsilon_spent']:.6g}")
     if info["released_records"] == 0:
-        warn(f"append {info['append'] + 1} released no records (no leaf partition passed its threshold): "
-             f"the release is empty")
+        other = ("--partitioning prefix (the default; DiffPart-Prefix's trie, which releases on sparse baskets)"
+                 if info["partitioning"] == "tdpart" else "--partitioning tdpart (--method faithful)")
+        warn(f"append {info['append'] + 1} released no records (no partition passed its threshold): the release is "
+             f"empty; a new stream with {other} may release (docs/inctdpart.md)")
     print(f"release: {info['release']}")
     print(f"manifest: {info['manifest']}")
     return 0
@@ -139,6 +208,8 @@ def _run_status(args: argparse.Namespace) -> int:
         print(f"epsilon: {st.epsilon:g}")
         print(f"epsilon_spent: {st.epsilon_spent:.6g}")
         print(f"accounting: {st.accounting}")
+        bound = "" if st.max_batches_per_person is None else f", at most {st.max_batches_per_person} batches"
+        print(f"privacy_unit: {st.privacy_unit}{bound} (epsilon {st.privacy_unit_epsilon:.6g} over the whole stream)")
         print(f"updates: {'no limit' if st.updates is None else st.updates}")
         print(f"appends: {st.appends}" + ("" if st.max_appends is None else f" of {st.max_appends}"))
         if st.max_appends is None:
@@ -168,7 +239,8 @@ def _fanout(text: str) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stream", help="IncTDPart: incremental set-valued releases with a state file",
                        description="Publish a growing transaction dataset with IncTDPart (Zhang et al. 2013): "
-                                   "declare epsilon and the update bound U once, then append batches.")
+                                   "declare epsilon, the update bound U and the privacy unit once, then append "
+                                   "batches.")
     ss = p.add_subparsers(dest="stream_command", metavar="ACTION", parser_class=type(p))
     ss.required = True
 
@@ -184,38 +256,58 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "spends epsilon/(U+1) (required); with parallel it is only a limit (default: none)")
     q.add_argument("--accounting", choices=ACCOUNTING_RULES, default="paper",
                    help="paper: appends compose sequentially, epsilon/(U+1) each, so a person with one record in "
-                        "every batch is protected at epsilon (default); parallel: each append is charged epsilon "
-                        "against its own batch only (batches are disjoint records), which protects each record at "
-                        "epsilon but not a person contributing to several batches (docs/inctdpart.md)")
-    q.add_argument("--routing", choices=ROUTING_RULES, default="paper",
-                   help="paper: later batches pay a noisy count at every visited node (R2; default); free: split "
-                        "nodes route records without a count, the leaf counts get the whole append budget")
-    q.add_argument("--partitioning", choices=PARTITIONINGS, default="tdpart",
-                   help="tdpart: IncTDPart's TBP-tree over the context-free taxonomy (the paper; default); prefix: "
-                        "the initial dataset is partitioned by DiffPart-Prefix, later batches are routed down its "
-                        "trie and counted (IncTDPart section 4.1 allows any sanitizer for the initial dataset; "
-                        "docs/inctdpart.md). --fanout, --c1, --c2, --theta-rule, --new-cells and --routing apply to "
-                        "tdpart only")
+                        "every batch is protected at epsilon (default; privacy unit person); parallel: each append "
+                        "is charged epsilon against its own batch only (batches are disjoint records), which "
+                        "protects each record at epsilon but not a person contributing to several batches: it "
+                        "needs --privacy-unit (docs/privacy.md section 4)")
+    q.add_argument("--privacy-unit", choices=PRIVACY_UNITS, default=None,
+                   help="what epsilon protects, declared once: person (one person's records, at most one in each "
+                        "batch; the paper's accounting protects it at epsilon, its default; parallel accounting at "
+                        "min(K, U+1)*epsilon with --max-batches-per-person K and/or --updates U) or record (parallel "
+                        "accounting only: each record appears in one batch only, protected at epsilon; this "
+                        "protects people only if a person appears in at most one batch, with one record). "
+                        "Required with --accounting parallel; recorded in the state, every manifest and the ledger")
+    q.add_argument("--max-batches-per-person", type=positive_int, default=None, metavar="K",
+                   help="--accounting parallel --privacy-unit person: a public bound on the number of batches one "
+                        "person's records are in (at most one record per batch); a person is then protected at "
+                        "min(K, U+1)*epsilon, and a ledger reserves that much (default: none, then U+1 from "
+                        "--updates)")
+    q.add_argument("--routing", choices=ROUTING_RULES, default=None,
+                   help="--partitioning tdpart: paper: later batches pay a noisy count at every visited node (R2; "
+                        "default); free: split nodes route records without a count, the leaf counts get the whole "
+                        "append budget")
+    q.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
+                   help="prefix: the initial dataset is partitioned by DiffPart-Prefix, later batches are routed "
+                        "down its trie and counted (IncTDPart section 4.1 allows any sanitizer for the initial "
+                        "dataset; the default: it releases on sparse baskets where tdpart releases nothing, and has "
+                        "the lower error on MSNBC; docs/inctdpart.md); tdpart: IncTDPart's TBP-tree over the "
+                        "context-free taxonomy (the paper; --method faithful). --fanout, --c1, --c2, --theta-rule, "
+                        "--new-cells and --routing apply to tdpart only (given alone, they select it)")
+    q.add_argument("--method", choices=tuple(METHOD_ALIASES), default=None,
+                   help="the vocabulary of the other releasing commands: prefix is --partitioning prefix (the "
+                        "default), faithful is --partitioning tdpart (the paper's IncTDPart)")
     q.add_argument("--no-refine", action="store_true",
                    help="--partitioning prefix: do not split classes whose p-sum has grown large (accumulate, then "
                         "split); default: refine")
     q.add_argument("--no-expand", action="store_true",
                    help="--partitioning prefix: release generalized classes as bare prefixes instead of filling in "
                         "their dropped items from the noisy item supports (post-processing); default: expand")
-    q.add_argument("--fanout", type=_fanout, default=DEFAULT_FANOUT, metavar="F",
-                   help=f"fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
+    q.add_argument("--fanout", type=_fanout, default=None, metavar="F",
+                   help=f"--partitioning tdpart: fan-out of the item-free taxonomy (default {DEFAULT_FANOUT})")
     add_universe(q, help_text="the public item universe, declared now for the whole stream: LO..HI (integers) or a "
                               "file with one item per line. Default: derived from the first batch, with a warning "
                               "(that leaks which items occur)")
-    q.add_argument("--c1", type=positive_float, default=DEFAULT_C1, metavar="X",
-                   help=f"theta_1 constant (eq. 6): split a node when p-sum >= theta_1 (default {DEFAULT_C1})")
-    q.add_argument("--c2", type=positive_float, default=DEFAULT_C2, metavar="Y",
-                   help=f"theta_2 constant (eq. 7): release a leaf when p-sum >= theta_2 (default {DEFAULT_C2})")
-    q.add_argument("--theta-rule", choices=THETA_RULES, default="example3",
-                   help="example3: sqrt(2)C*sum(1/alpha)/n^2 (matches the paper's Example 3; default); "
-                        "mean: eq. 6/7 as printed")
-    q.add_argument("--new-cells", choices=NEW_CELL_RULES, default="first-visit",
-                   help="first-visit: a split partition keeps its children (FollowPreviousTraces; default); "
+    q.add_argument("--c1", type=positive_float, default=None, metavar="X",
+                   help=f"--partitioning tdpart: theta_1 constant (eq. 6): split a node when p-sum >= theta_1 "
+                        f"(default {DEFAULT_C1})")
+    q.add_argument("--c2", type=positive_float, default=None, metavar="Y",
+                   help=f"--partitioning tdpart: theta_2 constant (eq. 7): release a leaf when p-sum >= theta_2 "
+                        f"(default {DEFAULT_C2})")
+    q.add_argument("--theta-rule", choices=THETA_RULES, default=None,
+                   help="--partitioning tdpart: example3: sqrt(2)C*sum(1/alpha)/n^2 (matches the paper's Example 3; "
+                        "default); mean: eq. 6/7 as printed")
+    q.add_argument("--new-cells", choices=NEW_CELL_RULES, default=None,
+                   help="--partitioning tdpart: first-visit: a split partition keeps its children (FollowPreviousTraces; default); "
                         "every-visit: test-and-generate new children at every visit")
     add_seed(q)
     add_limits(q)
@@ -256,7 +348,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("state", metavar="STATE", help="the stream state made by `stream init`")
     q.add_argument("--json", action="store_true",
                    help='print {"epsilon": E, "epsilon_spent": x, "updates": U or null, "appends": n, '
-                        '"accounting": "paper"|"parallel", "epsilon_per_append": e} on one line')
+                        '"accounting": "paper"|"parallel", "epsilon_per_append": e, "privacy_unit": '
+                        '"person"|"record", "max_batches_per_person": K or null, "privacy_unit_epsilon": u} on one '
+                        'line (u: what one privacy unit can lose over the whole stream)')
     add_quiet(q)
     q.set_defaults(handler=_run_status)
 

@@ -1,4 +1,4 @@
-"""Degree-sequence utility (RPS, issue 10, experiment E3): KS, L1 and Earth Mover's distance.
+"""Degree-sequence utility (RPS, experiment E3, ``evaluate degrees``): KS, L1 and Earth Mover's distance.
 
 With F and p the empirical CDF and normalised histogram of a degree sequence over the degrees 0, 1, 2, ...:
 
@@ -8,6 +8,10 @@ With F and p the empirical CDF and normalised histogram of a degree sequence ove
   sequences, in degree units).
 
 An empty released sequence has p = 0 and F = 1 (all of nothing at degree 0): ks = 1, l1 = 1, emd = mean degree.
+
+The true sequence is every node of the input as read: the ids of the edge file (the edge-list model releases
+only nodes of projected degree >= 1, and an edge file has no isolated node but a self-loop's), or the declared
+node list with its isolated nodes at degree 0 (``evaluate degrees --nodes``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RPS experiments (issue 10): E1 synthetic range counts, E2 Adult, E3 degree sequences; CSV + PNG.
+"""RPS experiments (docs/rps.md): E1 synthetic range counts, E2 Adult, E3 degree sequences; CSV + PNG.
 
 Every run uses the seeded experiment mode (seeds derived from the base seed and the setting), so a
 reproduction repeats exactly; releases for publication use the secure default.
@@ -11,7 +11,8 @@ reproduction repeats exactly; releases for publication use the secure default.
   synthetic table vs Mondrian (k-anonymity, NOT DP) vs DiffGen (Max, h = 10); MST/AIM figures are quoted
   from docs/diffgen.md. Also the range-count error of every release on the whole table.
 * E3: ca-GrQc, ca-HepTh, Facebook; epsilon in {0.1, 0.25, 0.5, 1, 2}; RPS vs Hay vs theta-cumulative over a
-  theta sweep; KS, L1, EMD against the true (unprojected) degrees.
+  theta sweep; KS, L1, EMD against the true (unprojected) degrees. The inputs are edge files alone, so every
+  release is in the edge-list neighbour model (what ``dprelease degrees`` does without ``--nodes``).
 """
 
 from __future__ import annotations
@@ -420,11 +421,12 @@ GRAPH_FILES = {"ca-GrQc": "ca-grqc.txt", "ca-HepTh": "ca-hepth.txt", "Facebook":
 def _e3_task(args: tuple) -> list[dict[str, object]]:
     from ..data.graphs import read_edge_list
     from ..evaluation.degrees import degree_metrics
-    from ..graphs.degrees import cumulative_degrees, hay_degrees, rps_degrees
+    from ..graphs.degrees import DECLARED_NODES, EDGE_LIST, cumulative_degrees, hay_degrees, rps_degrees
     from ..graphs.projection import edge_addition
 
     name, path, theta, epsilons, runs, seed = args
     graph = read_edge_list(path)
+    model = DECLARED_NODES if graph.declared_nodes else EDGE_LIST
     true = graph.degrees()
     acc: dict[tuple, list] = {}
     for r in range(runs):
@@ -436,17 +438,17 @@ def _e3_task(args: tuple) -> list[dict[str, object]]:
                 if method.startswith("rps"):
                     part, _, summ = method.partition("+")
                     rel = rps_degrees(proj, theta, eps, noise=noise, partitioning=part.split("-")[1],
-                                      summarize="cumulative" if summ == "cum" else "counts")
+                                      summarize="cumulative" if summ == "cum" else "counts", model=model)
                 elif method == "hay":
-                    rel = hay_degrees(proj, theta, eps, noise=noise)
+                    rel = hay_degrees(proj, theta, eps, noise=noise, model=model)
                 else:
-                    rel = cumulative_degrees(proj, theta, eps, noise=noise)
+                    rel = cumulative_degrees(proj, theta, eps, noise=noise, model=model)
                 met = degree_metrics(true, rel.degrees)
                 acc.setdefault((eps, method), []).append((met["ks"], met["l1"], met["emd"], rel.n_nodes))
     rows = []
     for (eps, method), vals in acc.items():
         arr = np.asarray(vals, dtype=np.float64)
-        row = {"graph": name, "theta": theta, "epsilon": eps, "method": method, "runs": len(vals)}
+        row = {"graph": name, "theta": theta, "epsilon": eps, "method": method, "model": model, "runs": len(vals)}
         for k, label in enumerate(("ks", "l1", "emd", "nodes")):
             m, se = mean_se(arr[:, k].tolist())
             row[label] = m

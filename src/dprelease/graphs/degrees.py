@@ -1,28 +1,42 @@
-"""Degree sequences under node differential privacy: RPS and its two baselines (issue 10, docs/rps.md).
+"""Degree sequences under node differential privacy: RPS and its two baselines (docs/rps.md).
 
-Neighbouring graphs differ in one node and all its edges. Every method first projects the graph onto maximum
-degree theta (a public bound) by edge addition (:mod:`.projection`), after which one node moves the projected
-degrees of the *other* nodes by at most ``deg(x) <= theta`` in total (L1). The sensitivities that follow
-(derived in docs/rps.md and checked by brute force in tests/test_rps_degrees.py):
+Neighbouring inputs differ in one node x and all its edges, *as the command reads them* (the privacy unit).
+Every method first projects the graph onto maximum degree theta (a public bound) by edge addition
+(:mod:`.projection`), after which removing x moves the projected degrees of the *other* nodes by at most
+``deg(x) <= theta`` in total (L1). What else moves depends on how the input defines the node set:
 
-=====================================================================  ===========
-quantity of the projected graph (x removed)                              L1 bound
-=====================================================================  ===========
-degree histogram, or counts of any partition of [0, theta] in ranges    2 theta + 1
-summed median qualities -|2L - n| of the regions of one RPS level       2 theta + 1
-theta-cumulative histogram C[i] = |{v : deg(v) <= i}|, i = 0..theta     theta + 1
-sorted degree sequence, top m (zero-padded), for any fixed m            2 theta
-number of nodes                                                         1
-=====================================================================  ===========
+* ``"declared-nodes"`` (a complete node list is read with the edges, ``--nodes FILE``): x's friends stay, isolated
+  if x was their only neighbour, so the node set changes by x alone. Every node is released, degree 0 included.
+* ``"edge-list"`` (the edge file alone; the default): the nodes are the ids that occur in the file, so removing
+  x's lines also removes every friend whose only edge was to x: the node set moves by up to x's *raw* degree,
+  which theta does not bound. Only nodes of projected degree >= 1 are released. A friend that vanishes had
+  projected degree 1 (its edge to x kept, at most theta of them: they are among the unit moves above) or 0 (not
+  released either way), so every statistic of the nodes of projected degree >= 1 is bounded (lemma in
+  docs/rps.md, "Degree sequences", checked by brute force on file-level neighbours in tests/test_rps_degrees.py).
 
-* ``rps``: RPS on the 1-D domain [0, theta] of degrees (Qardaji & Li, section 5): EM medians and leaf counts
-  at sensitivity 2 theta + 1. One node touches several regions, so a level is one charge over all its regions
-  (sequential, no parallel composition) and all leaves share one charge.
+L1 sensitivities (d = deg(x) <= theta; :func:`degree_sensitivities`):
+
+============================================================  ===============  =================
+quantity of the projected graph (x removed)                     declared-nodes   edge-list (deg>=1)
+============================================================  ===============  =================
+degree histogram; counts of any partition of the domain        2 theta + 1      2 theta + 1
+summed median qualities -|2L - n| of one RPS level              2 theta + 1      2 theta + 1
+cumulative counts: C[i] = #{deg <= i}, i = 0..theta             theta + 1        --
+tail counts: T[i] = #{deg >= i}, i = 1..theta                   --               2 theta
+tail counts at the lower ends of L leaves (RPS, cumulative)     --               min(L, theta) + theta
+sorted degree sequence, top m (zero-padded), any fixed m        2 theta          2 theta
+number of (released) nodes                                      1                theta + 1
+============================================================  ===============  =================
+
+* ``rps``: RPS on the 1-D domain of degrees, [0, theta] or [1, theta] (Qardaji & Li, section 5): EM medians and
+  leaf counts at sensitivity 2 theta + 1. One node touches several regions, so a level is one charge over all
+  its regions (sequential, no parallel composition) and all leaves share one charge.
 * ``hay``: Hay, Li, Miklau and Jensen (ICDM 2009): the sorted degree sequence plus Laplace noise, then
   constrained inference (isotonic regression), here at its node-DP sensitivity 2 theta; its length is a noisy
   node count (10% of epsilon).
 * ``cumulative``: Day, Li and Lyu (SIGMOD 2016): the theta-cumulative histogram plus noise at sensitivity
-  theta + 1, made monotone by isotonic regression (constrained inference), differenced into a histogram.
+  theta + 1 (declared nodes), or the tail counts at 2 theta (edge list), made monotone by isotonic regression
+  (constrained inference) and differenced into a histogram.
 """
 
 from __future__ import annotations
@@ -40,23 +54,33 @@ from ..relational.rps import (DEFAULT_SPLIT_SHARE, PointDomain, check_release_si
 from ..release import records_run_start
 from .projection import edge_addition
 
-__all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DegreeRelease", "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees",
-           "check_theta", "default_degree_depth", "HAY_NODE_SHARE"]
+__all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DEGREE_MODELS", "EDGE_LIST", "DECLARED_NODES", "DegreeRelease",
+           "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees", "check_theta", "check_model",
+           "default_degree_depth", "check_degree_depth", "degree_sensitivities", "released_degrees",
+           "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "privacy_unit", "HAY_NODE_SHARE"]
 
 DEGREE_METHODS = ("rps", "hay", "cumulative")
 DEGREE_SUMMARIES = ("counts", "cumulative")
+EDGE_LIST = "edge-list"
+DECLARED_NODES = "declared-nodes"
+DEGREE_MODELS = (EDGE_LIST, DECLARED_NODES)
 HAY_NODE_SHARE = 0.1
 
 
 @dataclass(frozen=True, eq=False)
 class DegreeRelease:
-    """A released degree sequence (sorted ascending), the method, theta, the accountant and manifest parts."""
+    """A released degree sequence (sorted ascending), the method, theta, the accountant and manifest parts.
+
+    ``model``: the neighbour model the release is private under (:data:`DEGREE_MODELS`); under ``"edge-list"``
+    every released degree is >= 1 (the nodes of projected degree 0 are not released).
+    """
 
     degrees: np.ndarray
     method: str
     theta: int
     accountant: BudgetAccountant
     manifest: dict[str, object] = field(default_factory=dict)
+    model: str = EDGE_LIST
 
     @property
     def n_nodes(self) -> int:
@@ -76,120 +100,268 @@ def check_theta(theta: object) -> int:
     return value
 
 
-def default_degree_depth(theta: int) -> int:
-    """ceil(log2(theta + 1)): deep enough for fixed partitioning to reach single degrees."""
-    return max(1, math.ceil(math.log2(theta + 1)))
+def check_model(model: object) -> str:
+    if model not in DEGREE_MODELS:
+        raise ParameterError(f"the neighbour model must be one of {DEGREE_MODELS}, got {model!r}")
+    return str(model)
 
 
-def _isotonic(values: np.ndarray) -> np.ndarray:
+def privacy_unit(model: str) -> str:
+    """The privacy unit in words, for the manifest."""
+    if check_model(model) == DECLARED_NODES:
+        return ("one node and all its incident edges: its line in the node list and its lines in the edge file "
+                "(its friends stay, isolated if it was their only neighbour)")
+    return ("one node and all its incident edges: its lines in the edge file (friends left with no edge vanish "
+            "from the input with it)")
+
+
+def _low(model: str) -> int:
+    """The smallest released degree: 0 with declared nodes, 1 from an edge list alone."""
+    return 0 if check_model(model) == DECLARED_NODES else 1
+
+
+def default_degree_depth(theta: int, model: str = EDGE_LIST) -> int:
+    """ceil(log2(number of released degree values)): deep enough for fixed partitioning to reach single degrees.
+
+    The values are 0..theta with declared nodes, 1..theta from an edge list alone."""
+    values = int(theta) + 1 - _low(model)
+    return max(1, math.ceil(math.log2(values))) if values > 1 else 1
+
+
+def check_degree_depth(theta: int, depth: int, model: str = EDGE_LIST) -> str | None:
+    """A public check of RPS's ``depth`` on the degree domain: refused (ParameterError) when no level past
+    ``values - 1`` can split anything (the extra levels would only thin every level's median budget); a
+    warning (returned) when deeper than :func:`default_degree_depth`, where fixed midpoints already reach single
+    degrees; None otherwise."""
+    theta = check_theta(theta)
+    values = theta + 1 - _low(model)
+    useful = default_degree_depth(theta, model)
+    most = max(useful, values - 1)
+    if depth > most:
+        raise ParameterError(f"--depth {depth} is meaningless for theta = {theta}: the {values} degree value(s) "
+                             f"cannot be split more than {most} time(s) along any path, and every extra level "
+                             f"only thins each level's median budget (the default is {useful})")
+    if depth > useful:
+        return (f"--depth {depth} is past its useful range for theta = {theta}: fixed midpoints reach single "
+                f"degrees at depth {useful} (the default); deeper levels only split what the balanced medians "
+                f"left uneven, and each takes a share of the median budget")
+    return None
+
+
+def degree_sensitivities(theta: int, model: str = EDGE_LIST, n_leaves: int | None = None) -> dict[str, int]:
+    """Every L1 sensitivity of the module's table (docs/rps.md, "Degree sequences") for one neighbour model.
+
+    ``n_leaves``: the number L of RPS leaves, for the tail counts at their lower ends (edge list)."""
+    theta = check_theta(theta)
+    declared = check_model(model) == DECLARED_NODES
+    leaves = theta if n_leaves is None else min(int(n_leaves), theta)
+    return {"histogram": 2 * theta + 1, "median_quality_per_level": 2 * theta + 1,
+            "cumulative": theta + 1 if declared else 2 * theta,
+            "boundary_cumulative": theta + 1 if declared else leaves + theta,
+            "sorted_sequence": 2 * theta, "node_count": 1 if declared else theta + 1}
+
+
+def released_degrees(projected: np.ndarray, model: str = EDGE_LIST) -> np.ndarray:
+    """The projected degrees of the nodes the model releases: all (declared nodes) or those >= 1 (edge list)."""
+    deg = np.asarray(projected, dtype=np.int64)
+    return deg if check_model(model) == DECLARED_NODES else deg[deg >= 1]
+
+
+def cumulative_statistic(projected: np.ndarray, theta: int, model: str = EDGE_LIST) -> np.ndarray:
+    """The vector Day et al.'s method adds noise to: C[i] = #{deg <= i}, i = 0..theta (declared nodes), or the
+    tail counts T[i] = #{deg >= i}, i = 1..theta (edge list: a count of degree-0 nodes is unbounded there)."""
+    deg = np.asarray(projected, dtype=np.int64)
+    hist = np.bincount(deg, minlength=theta + 1)[:theta + 1]
+    if check_model(model) == DECLARED_NODES:
+        return np.cumsum(hist)
+    return np.cumsum(hist[::-1])[::-1][1:]
+
+
+def leaf_cumulative(counts: np.ndarray, model: str = EDGE_LIST) -> np.ndarray:
+    """RPS's ``summarize="cumulative"`` vector from the exact leaf counts (leaves in domain order): C at each
+    leaf's upper end (declared nodes) or the tail count at each leaf's lower end (edge list)."""
+    c = np.asarray(counts, dtype=np.int64)
+    return np.cumsum(c) if check_model(model) == DECLARED_NODES else np.cumsum(c[::-1])[::-1]
+
+
+def node_count(projected: np.ndarray, model: str = EDGE_LIST) -> int:
+    """The node count Hay's length is drawn from: every node, or the nodes of projected degree >= 1."""
+    return int(released_degrees(projected, model).size)
+
+
+def sorted_top(projected: np.ndarray, m: int) -> np.ndarray:
+    """The m largest projected degrees, ascending, zero-padded at the front (zeros and padding are alike, so
+    this is the same vector whether or not the nodes of degree 0 are in the input)."""
+    proj = np.sort(np.asarray(projected, dtype=np.int64))
+    return proj[-m:] if proj.size >= m else np.concatenate([np.zeros(m - proj.size, dtype=np.int64), proj])
+
+
+def _isotonic(values: np.ndarray, increasing: bool = True) -> np.ndarray:
     from scipy.optimize import isotonic_regression
 
     if values.size == 0:
         return np.zeros(0)
-    return np.asarray(isotonic_regression(np.asarray(values, dtype=np.float64), increasing=True).x)
+    return np.asarray(isotonic_regression(np.asarray(values, dtype=np.float64), increasing=increasing).x)
+
+
+def _from_cumulative(noisy: np.ndarray, model: str) -> np.ndarray:
+    """Counts from noisy cumulative (declared) or tail (edge list) counts: isotonic regression, clamped at 0,
+    rounded, differenced (post-processing)."""
+    declared = model == DECLARED_NODES
+    fit = np.maximum(np.rint(_isotonic(noisy.astype(np.float64), increasing=declared)), 0).astype(np.int64)
+    if declared:
+        return np.diff(np.concatenate([[0], fit]))
+    return fit - np.concatenate([fit[1:], [0]])
+
+
+_MODEL_NOTE = {DECLARED_NODES: "every declared node, degree 0 included",
+               EDGE_LIST: "the nodes of projected degree >= 1 (nodes of degree 0 are not released: from an edge "
+                          "list alone, their number is not bounded under node-DP)"}
 
 
 @records_run_start
 def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource, depth: int | None = None,
                 split_share: float | None = None, partitioning: str = "balanced",
-                summarize: str = "counts") -> DegreeRelease:
-    """RPS on [0, theta]: node-DP sensitivity 2 theta + 1 for the medians.
+                summarize: str = "counts", model: str = EDGE_LIST) -> DegreeRelease:
+    """RPS on the released degree values (0..theta declared, 1..theta edge list): sensitivity 2 theta + 1 for
+    the medians.
 
     ``summarize="counts"`` (faithful): a noisy count per leaf (sensitivity 2 theta + 1), clamped at 0.
     ``summarize="cumulative"`` (improvement, measured in docs/rps.md): noisy cumulative counts at the leaves'
-    upper ends, C(b) = |{v : deg(v) < b}| (sensitivity theta + 1), made nondecreasing by isotonic regression and
-    differenced into leaf counts.
+    upper ends, C(b) = |{v : deg(v) < b}| (sensitivity theta + 1, declared nodes), or tail counts at their lower
+    ends, T(a) = |{v : deg(v) >= a}| (sensitivity min(L, theta) + theta, edge list), made monotone by isotonic
+    regression and differenced into leaf counts.
     """
     theta = check_theta(theta)
+    model = check_model(model)
     if summarize not in DEGREE_SUMMARIES:
         raise ParameterError(f"--summarize must be one of {DEGREE_SUMMARIES}, got {summarize!r}")
-    h = default_degree_depth(theta) if depth is None else depth
-    delta = 2 * theta + 1
-    domain = PointDomain(("degree",), np.array([0.0]), np.array([float(theta + 1)]), np.array([True]))
-    part = rps_partition([np.asarray(projected, dtype=np.int64)], domain, epsilon, noise=noise, depth=h,
+    warnings: list[str] = []
+    if depth is None:
+        h = default_degree_depth(theta, model)
+    else:
+        h = depth
+        warning = check_degree_depth(theta, h, model)
+        if warning:
+            warnings.append(warning)
+    sens = degree_sensitivities(theta, model)
+    delta = sens["histogram"]
+    low = _low(model)
+    domain = PointDomain(("degree",), np.array([float(low)]), np.array([float(theta + 1)]), np.array([True]))
+    part = rps_partition([released_degrees(projected, model)], domain, epsilon, noise=noise, depth=h,
                          split_share=split_share, partitioning=partitioning, composition="nodes", sensitivity=delta,
                          count_leaves=summarize == "counts")
+    summary_sens: dict[str, int] = {"leaf_counts": delta}
     if summarize == "cumulative":
-        cum_exact = np.cumsum(part.counts)  # leaves in domain order: C at each leaf's upper end
+        exact = leaf_cumulative(part.counts, model)  # leaves in domain order
         e_sum = remaining_budget(part.accountant.total, part.scope)
-        noisy = noisy_counts(cum_exact, e_sum, scope=part.scope, noise=noise, sensitivity=theta + 1,
-                             label="cumulative counts at the leaf boundaries (sensitivity theta + 1)")
-        fit = np.maximum(np.rint(_isotonic(noisy.astype(np.float64))), 0).astype(np.int64)
-        part = replace(part, counts=np.diff(np.concatenate([[0], fit])), count_epsilon=np.full(part.n_leaves, e_sum))
+        if model == DECLARED_NODES:
+            s_cum = sens["boundary_cumulative"]
+            summary_sens = {"boundary_cumulative_counts": s_cum}
+            label = "cumulative counts at the leaves' upper ends (sensitivity theta + 1)"
+        else:
+            s_cum = degree_sensitivities(theta, model, part.n_leaves)["boundary_cumulative"]
+            summary_sens = {"boundary_tail_counts": s_cum}
+            label = "tail counts at the leaves' lower ends (sensitivity min(leaves, theta) + theta)"
+        noisy = noisy_counts(exact, e_sum, scope=part.scope, noise=noise, sensitivity=s_cum, label=label)
+        part = replace(part, counts=_from_cumulative(noisy, model), count_epsilon=np.full(part.n_leaves, e_sum))
     check_release_size("degrees --method rps", int(np.maximum(part.counts, 0).sum()), 1)
     seed = noise.integers(2**62, 2)
     rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
     (deg,) = synthesize(part.lo, part.hi, part.counts, domain.integer, rng)
     alpha = (DEFAULT_SPLIT_SHARE if partitioning == "balanced" else 0.0) if split_share is None else float(split_share)
     eps = part.accountant.total
-    manifest = {
+    manifest: dict[str, object] = {
         "parameters": {"depth": int(h), "split_share": alpha, "partitioning": partitioning, "summarize": summarize},
         "budget_split": {"per_level": alpha * eps / h if h else 0.0, "leaf_counts": part.count_epsilon.max(initial=0.0),
                          "composition": "every level one charge over all its regions; one charge for all leaves"},
-        "sensitivity": {"median_quality_per_level": delta,
-                        **({"leaf_counts": delta} if summarize == "counts" else {"boundary_cumulative_counts": theta + 1})},
+        "sensitivity": {"median_quality_per_level": delta, **summary_sens},
         "leaves": [[int(a), int(b) - 1] for a, b in zip(part.lo[:, 0], part.hi[:, 0])],
+        "released_nodes": _MODEL_NOTE[model],
+        **({"warnings": warnings} if warnings else {}),
     }
-    return DegreeRelease(np.sort(np.asarray(deg, dtype=np.int64)), "rps", theta, part.accountant, manifest)
+    return DegreeRelease(np.sort(np.asarray(deg, dtype=np.int64)), "rps", theta, part.accountant, manifest, model)
 
 
 @records_run_start
 def hay_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource,
-                node_share: float = HAY_NODE_SHARE) -> DegreeRelease:
-    """Sorted degree sequence + noise (sensitivity 2 theta) + isotonic regression; length = a noisy node count."""
+                node_share: float = HAY_NODE_SHARE, model: str = EDGE_LIST) -> DegreeRelease:
+    """Sorted degree sequence + noise (sensitivity 2 theta) + isotonic regression; length = a noisy node count
+    (sensitivity 1 declared, theta + 1 edge list; there the released degrees are clipped to [1, theta])."""
     theta = check_theta(theta)
     eps = check_epsilon(epsilon)
+    model = check_model(model)
     if not (0.0 < node_share < 1.0):
         raise ParameterError(f"node share must be in (0, 1), got {node_share!r}")
+    sens = degree_sensitivities(theta, model)
     acc = BudgetAccountant(eps)
     scope = acc.root()
-    proj = np.sort(np.asarray(projected, dtype=np.int64))
-    n_noisy = int(noisy_counts(np.array([proj.size]), node_share * eps, scope=scope, noise=noise, sensitivity=1,
-                               label="node count (sensitivity 1)")[0])
+    values = released_degrees(projected, model)
+    n_noisy = int(noisy_counts(np.array([node_count(values, model)]), node_share * eps, scope=scope, noise=noise,
+                               sensitivity=sens["node_count"],
+                               label=f"node count (sensitivity {'1' if model == DECLARED_NODES else 'theta + 1'})")[0])
     m = max(1, n_noisy)
     check_release_size("degrees --method hay", m, 1)
-    seq = proj[-m:] if proj.size >= m else np.concatenate([np.zeros(m - proj.size, dtype=np.int64), proj])
     e_seq = remaining_budget(eps, scope)
-    noisy = noisy_counts(seq, e_seq, scope=scope, noise=noise, sensitivity=2 * theta,
+    noisy = noisy_counts(sorted_top(values, m), e_seq, scope=scope, noise=noise, sensitivity=sens["sorted_sequence"],
                          label="sorted degree sequence (sensitivity 2 theta)")
-    fit = np.clip(np.rint(_isotonic(noisy.astype(np.float64))), 0, theta).astype(np.int64)
+    fit = np.clip(np.rint(_isotonic(noisy.astype(np.float64))), _low(model), theta).astype(np.int64)
     manifest = {
         "parameters": {"node_share": node_share, "constrained_inference": "isotonic regression (PAVA)"},
         "budget_split": {"node_count": node_share * eps, "sorted_sequence": e_seq},
-        "sensitivity": {"node_count": 1, "sorted_sequence": 2 * theta},
+        "sensitivity": {"node_count": sens["node_count"], "sorted_sequence": sens["sorted_sequence"]},
+        "released_nodes": _MODEL_NOTE[model],
     }
-    return DegreeRelease(np.sort(fit), "hay", theta, acc, manifest)
+    return DegreeRelease(np.sort(fit), "hay", theta, acc, manifest, model)
 
 
 @records_run_start
-def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource) -> DegreeRelease:
-    """theta-cumulative histogram + noise (sensitivity theta + 1), isotonic regression, differenced."""
+def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource,
+                       model: str = EDGE_LIST) -> DegreeRelease:
+    """theta-cumulative histogram + noise (sensitivity theta + 1), isotonic regression, differenced; from an
+    edge list, the tail counts T[1..theta] at sensitivity 2 theta instead."""
     theta = check_theta(theta)
     eps = check_epsilon(epsilon)
+    model = check_model(model)
+    sens = degree_sensitivities(theta, model)["cumulative"]
     acc = BudgetAccountant(eps)
     scope = acc.root()
-    hist = np.bincount(np.asarray(projected, dtype=np.int64), minlength=theta + 1)[:theta + 1]
-    cum = np.cumsum(hist)
-    noisy = noisy_counts(cum, eps, scope=scope, noise=noise, sensitivity=theta + 1,
-                         label="theta-cumulative histogram (sensitivity theta + 1)")
-    fit = np.maximum(np.rint(_isotonic(noisy.astype(np.float64))), 0).astype(np.int64)
-    counts = np.diff(np.concatenate([[0], fit]))
-    deg = np.repeat(np.arange(theta + 1, dtype=np.int64), counts)
+    stat = cumulative_statistic(projected, theta, model)
+    label = ("theta-cumulative histogram (sensitivity theta + 1)" if model == DECLARED_NODES
+             else "tail counts #{deg >= i}, i = 1..theta (sensitivity 2 theta)")
+    noisy = noisy_counts(stat, eps, scope=scope, noise=noise, sensitivity=sens, label=label)
+    counts = _from_cumulative(noisy, model)
+    deg = np.repeat(np.arange(_low(model), theta + 1, dtype=np.int64), counts)
+    key = "cumulative_histogram" if model == DECLARED_NODES else "tail_cumulative_histogram"
     manifest = {
         "parameters": {"constrained_inference": "isotonic regression (PAVA) of the cumulative counts"},
-        "budget_split": {"cumulative_histogram": eps},
-        "sensitivity": {"cumulative_histogram": theta + 1},
+        "budget_split": {key: eps},
+        "sensitivity": {key: sens},
+        "released_nodes": _MODEL_NOTE[model],
     }
-    return DegreeRelease(deg, "cumulative", theta, acc, manifest)
+    return DegreeRelease(deg, "cumulative", theta, acc, manifest, model)
 
 
 @records_run_start
 def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "rps", noise: NoiseSource,
                     depth: int | None = None, split_share: float | None = None,
-                    partitioning: str = "balanced", summarize: str = "counts") -> DegreeRelease:
-    """Project onto max degree theta (edge addition, public random node order), then release by ``method``."""
+                    partitioning: str = "balanced", summarize: str = "counts",
+                    model: str | None = None) -> DegreeRelease:
+    """Project onto max degree theta (edge addition, public random node order), then release by ``method``.
+
+    ``model``: the neighbour model (:data:`DEGREE_MODELS`); by default ``"declared-nodes"`` when the graph's node
+    set was declared (``graph.declared_nodes``, a node list) and ``"edge-list"`` otherwise. Asking for
+    ``"declared-nodes"`` on a graph whose nodes come from its edges is refused: its sensitivities do not hold
+    for the neighbours such an input has.
+    """
     theta = check_theta(theta)
     check_epsilon(epsilon)
+    if model is None:
+        model = DECLARED_NODES if graph.declared_nodes else EDGE_LIST
+    model = check_model(model)
+    if model == DECLARED_NODES and not graph.declared_nodes:
+        raise ParameterError("the declared-nodes model needs a declared node list (--nodes FILE): from an edge "
+                             "list alone, removing a node also removes its friends that have no other edge")
     if method not in DEGREE_METHODS:
         raise ParameterError(f"--method must be one of {DEGREE_METHODS}, got {method!r}")
     if method != "rps" and (depth is not None or split_share is not None or partitioning != "balanced"
@@ -199,11 +371,13 @@ def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "
     _, projected = edge_addition(graph, theta, key)
     if method == "rps":
         rel = rps_degrees(projected, theta, epsilon, noise=noise, depth=depth, split_share=split_share,
-                          partitioning=partitioning, summarize=summarize)
+                          partitioning=partitioning, summarize=summarize, model=model)
     elif method == "hay":
-        rel = hay_degrees(projected, theta, epsilon, noise=noise)
+        rel = hay_degrees(projected, theta, epsilon, noise=noise, model=model)
     else:
-        rel = cumulative_degrees(projected, theta, epsilon, noise=noise)
+        rel = cumulative_degrees(projected, theta, epsilon, noise=noise, model=model)
     rel.manifest["projection"] = ("edge addition onto max degree theta (Day, Li and Lyu, SIGMOD 2016) in a stable "
                                   "public order: node priorities = keyed hash of the id, key from the noise source")
+    rel.manifest["model"] = model
+    rel.manifest["privacy_unit"] = privacy_unit(model)
     return rel

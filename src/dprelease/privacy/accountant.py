@@ -18,20 +18,23 @@ B by an ulp; a spend is admitted while the exact chain total stays within a
 relative 1e-9 of the declared total, and the manifest then reports that exact
 total (for example 1.0000000000000002), never the declared one in its place.
 
-Each charge is a typed :class:`LedgerEntry` (mechanism, sensitivity, scale,
-epsilon, label; dp_accounting's events), so a test can re-derive every epsilon
-from the mechanism's parameters (:func:`epsilon_of`).
+Each charge is a typed :class:`LedgerEntry` (mechanism, its parameters, epsilon,
+label; dp_accounting's events). ``mechanism`` is required and one of :data:`MECHANISMS`:
+a noise mechanism must carry the parameters from which :func:`epsilon_of` re-derives
+its epsilon, and :meth:`BudgetScope.spend` refuses (``ValueError``, before anything is
+charged or drawn) a charge whose parameters are missing or imply more than it charges.
+So no spend is untyped, and none can understate its mechanism's privacy loss.
 
 >>> acc = BudgetAccountant(1.0)
 >>> root = acc.root()
 >>> root.spend(0.5, "split", mechanism="discrete_laplace", sensitivity=1.0, scale=2.0)
 >>> left, right = root.branch(), root.branch()   # disjoint records: parallel composition
->>> left.spend(0.5, "left counts")
->>> right.spend(0.25, "right counts")
+>>> left.spend(0.5, "left counts", mechanism="laplace", sensitivity=1.0, scale=2.0)
+>>> right.spend(0.25, "right counts", mechanism="exponential", sensitivity=1.0, scale=8.0)
 >>> acc.spent
 1.0
->>> epsilon_of(acc.ledger[0])
-0.5
+>>> epsilon_of(acc.ledger[0]), epsilon_of(acc.ledger[2])
+(0.5, 0.25)
 """
 
 from __future__ import annotations
@@ -39,11 +42,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Literal, get_args
 
 from ..errors import BudgetExceededError, ParameterError
 
-__all__ = ["BudgetAccountant", "BudgetScope", "LedgerEntry", "check_epsilon", "check_sensitivity", "epsilon_of",
-           "round_up"]
+__all__ = ["BudgetAccountant", "BudgetScope", "LedgerEntry", "Mechanism", "MECHANISMS", "NOISE_MECHANISMS",
+           "check_epsilon", "check_sensitivity", "epsilon_of", "privtree_theorem_epsilon", "round_up"]
+
+# What a charge is for. The noise mechanisms carry the parameters epsilon_of re-derives epsilon from;
+# "composite" is an algorithm-level charge whose parts are charged on an accountant of their own (one append of
+# a stream, a batch of a baseline) and "reserved" is budget set aside and never used (no noise is drawn).
+Mechanism = Literal["laplace", "discrete_laplace", "exponential", "privtree", "composite", "reserved"]
+MECHANISMS: frozenset[str] = frozenset(get_args(Mechanism))
+NOISE_MECHANISMS: frozenset[str] = frozenset({"laplace", "discrete_laplace", "exponential", "privtree"})
 
 # Relative slack admitted for float budget splits (B/6 + B/6 + 2B/3 may exceed B by an ulp); the exact total is
 # still what summary() reports.
@@ -80,35 +91,74 @@ def round_up(value: Fraction) -> float:
     return f
 
 
+def privtree_theorem_epsilon(lam: float, beta: float) -> float:
+    """PrivTree's privacy loss for discrete Laplace noise of scale ``lam`` and a depth bias delta >= lam ln(beta)
+    per level: (1/lam) * (1 + e^(-1/lam) * beta / (beta - 1)).
+
+    It is the bound of Zhang, Xiao and Xie (SIGMOD 2016, Theorem 3.1: (2 beta - 1) / ((beta - 1) lam) for
+    continuous Laplace and real counts compared with > theta) for the variant of
+    :mod:`dprelease.privacy.privtree`: integer counts, integer delta, discrete Laplace and a split iff
+    biased count + noise >= theta. There a split decision whose biased count is theta + m (m >= 0) costs at most
+    e^(-(m+1)/lam)/lam, one factor e^(-1/lam) below the continuous case, so the geometric part of the sum is
+    e^(-1/lam) * sum_k e^(-k delta/lam) <= e^(-1/lam) * beta/(beta - 1). :func:`privtree.privtree_scale` solves
+    this expression (the same float operations) for lam, so the charge and :func:`epsilon_of` agree.
+    """
+    return (1.0 + math.exp(-1.0 / lam) * beta / (beta - 1.0)) / lam
+
+
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
     """One charge, as a typed event: what it was for, the mechanism and its parameters, where it fell.
 
-    ``mechanism`` is ``"laplace"`` / ``"discrete_laplace"`` (epsilon >= sensitivity / scale),
-    ``"exponential"`` (epsilon >= rounds * (1 if monotonic else 2) * sensitivity / scale, the Gumbel scale),
-    ``"composite"`` (an algorithm-level charge, e.g. one append of a stream) or ``"reserved"`` (budget set
-    aside and not used). ``chain_total`` is the scope's exact chain total after the charge, rounded up.
+    ``mechanism`` (one of :data:`MECHANISMS`) and the parameters :func:`epsilon_of` reads:
+
+    * ``"laplace"`` / ``"discrete_laplace"``: epsilon >= sensitivity / scale;
+    * ``"exponential"``: epsilon >= rounds * (1 if monotonic else 2) * sensitivity / scale (the Gumbel scale);
+    * ``"privtree"``: every split decision of one PrivTree (:mod:`dprelease.privacy.privtree`), with
+      ``scale`` = lambda (the discrete Laplace scale), ``depth_bias`` = delta (subtracted per level),
+      ``beta`` (delta >= lambda ln beta) and ``sensitivity`` = 1 (a record adds 1 to each cell on its path):
+      epsilon >= :func:`privtree_theorem_epsilon` (lambda, beta);
+    * ``"composite"`` (an algorithm-level charge whose parts are charged on an accountant of their own, e.g.
+      one append of a stream) or ``"reserved"`` (budget set aside and not used): no parameters.
+
+    ``chain_total`` is the scope's exact chain total after the charge, rounded up.
     """
 
     label: str
     epsilon: float
     scope_id: int
     chain_total: float
-    mechanism: str = "unspecified"
+    mechanism: Mechanism
     sensitivity: float | None = None
     scale: float | None = None
     rounds: int = 1
     monotonic: bool = False
+    depth_bias: int | None = None
+    beta: float | None = None
 
 
 def epsilon_of(entry: LedgerEntry) -> float | None:
-    """The epsilon a charge's mechanism parameters guarantee (None when the entry records none)."""
+    """The epsilon a charge's mechanism parameters guarantee; None for "composite" and "reserved" charges, and
+    for a noise mechanism whose parameters are missing (which :meth:`BudgetScope.spend` refuses).
+
+    Laplace and exponential events are re-derived in exact rationals, rounded to the nearest float: with a scale
+    rounded up (``laplace_scale``, ``selection_scale``) the result is never above the charged epsilon.
+    """
     if entry.sensitivity is None or entry.scale is None:
         return None
     if entry.mechanism in ("laplace", "discrete_laplace"):
-        return entry.sensitivity / entry.scale
+        return float(Fraction(entry.sensitivity) / Fraction(entry.scale))
     if entry.mechanism == "exponential":
-        return entry.rounds * (1.0 if entry.monotonic else 2.0) * entry.sensitivity / entry.scale
+        factor = entry.rounds * (1 if entry.monotonic else 2)
+        return float(factor * Fraction(entry.sensitivity) / Fraction(entry.scale))
+    if entry.mechanism == "privtree":
+        if entry.depth_bias is None or entry.beta is None or entry.sensitivity != 1.0:
+            return None
+        lam, delta, beta = entry.scale, entry.depth_bias, entry.beta
+        if delta >= lam * math.log(beta):  # the theorem's condition, as privtree_scale chose delta
+            return privtree_theorem_epsilon(lam, beta)
+        # otherwise the geometric ratio e^(-delta/lam) exceeds 1/beta: the sum itself (never charged so)
+        return (1.0 + math.exp(-1.0 / lam) / -math.expm1(-delta / lam)) / lam
     return None
 
 
@@ -133,16 +183,35 @@ class BudgetScope:
         """Raise :class:`BudgetExceededError` if spending ``epsilon`` here would exceed the total."""
         self._accountant._check(self._chain, epsilon, label)
 
-    def spend(self, epsilon: float, label: str, *, mechanism: str = "unspecified", sensitivity: float | None = None,
-              scale: float | None = None, rounds: int = 1, monotonic: bool = False) -> None:
-        """Charge ``epsilon`` to every record of this scope (sequential composition), as one typed event."""
+    def spend(self, epsilon: float, label: str, *, mechanism: Mechanism, sensitivity: float | None = None,
+              scale: float | None = None, rounds: int = 1, monotonic: bool = False, depth_bias: int | None = None,
+              beta: float | None = None) -> None:
+        """Charge ``epsilon`` to every record of this scope (sequential composition), as one typed event.
+
+        ``mechanism`` and its parameters are described at :class:`LedgerEntry`. A noise mechanism without the
+        parameters :func:`epsilon_of` needs, or whose parameters guarantee less than ``epsilon`` covers (their
+        epsilon is larger), is refused with ``ValueError`` before anything is charged: a programming error,
+        never an input one.
+        """
         if self._branched:
             raise RuntimeError("spend on a scope after it was branched is not modelled; spend on a branch")
+        if mechanism not in MECHANISMS:
+            raise ValueError(f"{label!r}: unknown mechanism {mechanism!r}; one of {', '.join(sorted(MECHANISMS))}")
         acc = self._accountant
-        eps = acc._check(self._chain, epsilon, label)
-        self._chain += eps
-        acc._record(self, LedgerEntry(label, float(epsilon), self.scope_id, round_up(self._chain), mechanism,
-                                      sensitivity, scale, int(rounds), bool(monotonic)))
+        chain = self._chain + acc._check(self._chain, epsilon, label)
+        entry = LedgerEntry(label, float(epsilon), self.scope_id, round_up(chain), mechanism, sensitivity, scale,
+                            int(rounds), bool(monotonic), None if depth_bias is None else int(depth_bias),
+                            None if beta is None else float(beta))
+        if mechanism in NOISE_MECHANISMS:
+            derived = epsilon_of(entry)
+            if derived is None:
+                raise ValueError(f"{label!r}: a {mechanism!r} charge needs the parameters its epsilon is derived "
+                                 f"from (see LedgerEntry)")
+            if not derived <= entry.epsilon:
+                raise ValueError(f"{label!r}: the {mechanism!r} parameters guarantee epsilon {derived!r}, more than "
+                                 f"the {entry.epsilon!r} charged")
+        self._chain = chain
+        acc._record(self, entry)
 
     def branch(self) -> "BudgetScope":
         """A child scope for a subset of these records that is disjoint from every sibling's."""

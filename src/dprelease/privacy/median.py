@@ -22,7 +22,8 @@ regions' qualities and the caller passes the summed bound (docs/rps.md). Seeded 
 Gumbel keys at once in numpy; secure mode goes through
 :func:`~dprelease.privacy.mechanisms.exponential_mechanism_disjoint`, i.e. OpenDP's exact Gumbel-max per
 region (the run measure folded into the score: a float step on public values, the privacy package's known
-limit). Both use the scale 2 Delta / eps rounded up and charge ``epsilon`` once, before anything is drawn.
+limit). Both use the scale 2 Delta / eps rounded up and charge ``epsilon`` once, before anything is drawn, as one
+typed exponential-mechanism event (sensitivity Delta, that Gumbel scale, one round, not monotonic).
 """
 
 from __future__ import annotations
@@ -137,9 +138,11 @@ def exponential_medians(iv: MedianIntervals, epsilon: float, *, sensitivity: flo
     if r_n == 0:
         return np.zeros(0, dtype=np.int64)
     log_measure = np.log(iv.measure)
+    # P(run) ~ measure * exp(quality / scale), scale = 2 Delta / eps rounded up (the safe side): one exponential
+    # mechanism event (one round; the quality -|2L - n| is not monotone), whichever path draws it
+    scale = selection_scale(eps, delta)
     if noise.mode == "seeded":
-        scale = selection_scale(eps, delta)  # 2 Delta / eps, rounded up (the safe side), as the privacy package
-        scope.spend(eps, label)
+        scope.spend(eps, label, mechanism="exponential", sensitivity=delta, scale=scale)
         keys = log_measure + iv.quality / scale + noise.gumbel(iv.quality.size)
         best = np.maximum.reduceat(keys, iv.start[:-1])
         hit = np.flatnonzero(keys == best[iv.region])
@@ -152,7 +155,7 @@ def exponential_medians(iv: MedianIntervals, epsilon: float, *, sensitivity: flo
     multi = np.flatnonzero(n_runs > 1)
     out = iv.start[:-1].copy()
     if multi.size == 0:
-        scope.spend(eps, label)
+        scope.spend(eps, label, mechanism="exponential", sensitivity=delta, scale=scale)
         return out
     blocks = [iv.quality[iv.start[r]:iv.start[r + 1]] for r in multi.tolist()]
     bases = [log_measure[iv.start[r]:iv.start[r + 1]] for r in multi.tolist()]

@@ -6,17 +6,25 @@ record count c is *split* (kept and refined further) iff
 
     max(theta - delta, c - d*delta) + DLap(lam) >= theta.
 
+This is the paper's biased count b(v) = max(c(v) - depth(v)*delta, theta - delta) and test
+b(v) + noise > theta, with integers: depths count from 1 (the paper's root is depth 0; the shift is the
+paper's test with threshold theta + delta), discrete Laplace noise, and ``>=``.
+
 The whole set of decisions of one tree costs ``epsilon`` once, however deep the tree grows,
 because the biased count c - d*delta of the cells on one record's path falls by at least
 delta per level, so the privacy losses of the decisions along the path form a geometric series.
 
-Privacy argument (docs/diffpart.md, "The split mechanism"), in OpenDP's form:
+Privacy argument (docs/privacy.md section 4.8), in OpenDP's form:
 
 * Claim: the list of decisions is ``epsilon``-DP under add/remove-one-record neighbours, with
-  ``epsilon = (1/lam) * (1 + e^(-1/lam) / (1 - e^(-delta/lam)))``.
+  ``epsilon = (1/lam) * (1 + e^(-1/lam) / (1 - e^(-delta/lam)))`` (:func:`privtree_epsilon`), which is at most
+  the charged ``(1/lam) * (1 + e^(-1/lam) * beta/(beta - 1))`` when delta >= lam ln(beta)
+  (:func:`~dprelease.privacy.accountant.privtree_theorem_epsilon`; the paper's (2 beta - 1)/((beta - 1) lam)
+  has no factor e^(-1/lam): continuous noise and real counts).
 * What the code guarantees: integer ``theta`` and ``delta``; the bias of a depth-d cell is exactly
   d*delta; exact discrete Laplace noise of scale ``lam`` (OpenDP in secure mode); the budget is
-  charged on the caller's scope before the first decision is drawn.
+  charged on the caller's scope before the first decision is drawn, as one typed ``"privtree"`` event
+  (lam, delta, beta) from which :func:`~dprelease.privacy.accountant.epsilon_of` re-derives it.
 * What the caller must guarantee: (1) the cells tested at one depth hold disjoint sets of records;
   (2) every cell tested at depth d+1 is a subset of the records of a cell that was *split* at
   depth d (depth-1 cells: subsets of the input), so a record's cells form one path and their
@@ -33,7 +41,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError
-from .accountant import BudgetScope, check_epsilon
+from .accountant import BudgetScope, check_epsilon, privtree_theorem_epsilon
 from .noise import NoiseSource
 
 __all__ = ["PrivTreeSplitter", "privtree_epsilon", "privtree_scale"]
@@ -66,9 +74,10 @@ def privtree_scale(epsilon: float, beta: float) -> tuple[float, int]:
     eps = check_epsilon(epsilon)
     if not (beta > 1 and math.isfinite(beta)):
         raise ParameterError(f"PrivTree beta must be a finite number > 1, got {beta!r}")
-    # (1/lam)(1 + e^(-1/lam) * beta/(beta - 1)) >= privtree_epsilon(lam, ceil(lam ln beta)); it falls as lam grows
+    # (1/lam)(1 + e^(-1/lam) * beta/(beta - 1)) >= privtree_epsilon(lam, ceil(lam ln beta)); it falls as lam grows.
+    # The charge is this bound (the typed event's epsilon_of), so it is evaluated by the one shared function.
     def bound(lam: float) -> float:
-        return (1.0 + math.exp(-1.0 / lam) * beta / (beta - 1.0)) / lam
+        return privtree_theorem_epsilon(lam, beta)
 
     lo, hi = 1e-9, 1.0 / eps
     while bound(hi) > eps:
@@ -106,7 +115,9 @@ class PrivTreeSplitter:
         self.theta = int(theta)
         self._noise = noise
         self._last_depth = 0
-        scope.spend(self.epsilon, label)  # charge, then draw
+        # charge, then draw: one typed event, re-derived by epsilon_of as privtree_theorem_epsilon(lam, beta)
+        scope.spend(self.epsilon, label, mechanism="privtree", sensitivity=1.0, scale=self.lam,
+                    depth_bias=self.delta, beta=self.beta)
 
     def bias(self, depth: int) -> int:
         """The depth bias d*delta subtracted from a depth-d count."""

@@ -213,10 +213,15 @@ def _degrees(page: Page, raw, release: Path, manifest) -> dict:
     from ..data.graphs import read_degree_file, read_edge_list
     from .degrees import degrees_section
 
-    true = read_edge_list(raw).degrees()
+    domain = manifest.get("domain") if isinstance(manifest.get("domain"), dict) else {}
+    node_list = domain.get("node_list")  # a declared node list: the raw side counts its isolated nodes
+    nodes = str(node_list) if node_list and Path(str(node_list)).is_file() else None
+    true = read_edge_list(raw, nodes=nodes).degrees()
     algorithm = str(manifest.get("algorithm", ""))
     graph = algorithm.endswith("-graph")
     released = read_edge_list(release).degrees() if graph else read_degree_file(release)
     params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
     theta = params.get("theta")
-    return degrees_section(page, true, released, theta=None if theta is None else int(theta), graph=graph)
+    model = domain.get("neighbour_model")
+    return degrees_section(page, true, released, theta=None if theta is None else int(theta), graph=graph,
+                           model=str(model) if model else None)

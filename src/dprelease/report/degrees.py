@@ -1,4 +1,4 @@
-"""The report of a degree-sequence release (RPS, Hay et al., Day et al. under node-DP; issue 10).
+"""The report of a degree-sequence release (RPS, Hay et al., Day et al. under node-DP; docs/rps.md).
 
 * KS, L1 and Earth Mover's distance of the released degree distribution to the raw graph's
   (:func:`dprelease.evaluation.degrees.degree_metrics`, the numbers of ``evaluate degrees``), the number of
@@ -7,7 +7,9 @@
   distance is their largest vertical gap).
 
 The release is of the graph projected onto maximum degree theta (public): degrees above theta in the raw graph
-cannot appear in it, and the page says how many raw nodes are above theta.
+cannot appear in it, and the page says how many raw nodes are above theta. It also says which neighbour model
+the manifest declares: from an edge file alone (``edge-list``) only nodes of projected degree >= 1 are released;
+with a node list (``declared-nodes``) every declared node is, and the raw side counts the isolated ones.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ def _fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "n/a"
 
 
-def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta: int | None, graph: bool
-                    ) -> dict[str, object]:
+def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta: int | None, graph: bool,
+                    model: str | None = None) -> dict[str, object]:
     """Append the utility section; returns the numbers."""
     from ..evaluation.degrees import degree_metrics
 
@@ -36,7 +38,7 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
                               "mean_degree": float(true.mean()) if true.size else 0.0,
                               "released_mean_degree": float(released.mean()) if released.size else 0.0,
                               "max_degree": int(true.max(initial=0)), "released_max_degree": int(released.max(initial=0)),
-                              "nodes_above_theta": above}
+                              "nodes_above_theta": above, **({"neighbour_model": model} if model else {})}
 
     page.heading("Utility")
     page.metrics([("KS distance (0 is perfect)", _fmt(metrics["ks"])), ("L1 distance of histograms (0..2)",
@@ -49,6 +51,14 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
                    "evaluate degrees`). KS: the largest gap between the cumulative distributions; L1: the sum of "
                    "the gaps between the normalised histograms; EMD: the area between the cumulative distributions "
                    "(in degrees).", "note")
+    if model == "edge-list":
+        page.paragraph("Neighbour model: edge list (no node list was given). The nodes are the ids of the edge file, "
+                       "so removing a node also removes its friends that have no other edge; the release therefore "
+                       "covers only the nodes of projected degree ≥ 1, and its node count is itself noisy. Raw nodes "
+                       f"of degree 0 here: {int((true == 0).sum()):,}.", "note")
+    elif model == "declared-nodes":
+        page.paragraph("Neighbour model: declared nodes (a complete node list was given with --nodes): every declared "
+                       "node is released, isolated ones at degree 0.", "note")
     if theta is not None:
         page.paragraph(f"The release is of the graph projected onto maximum degree θ = {theta} (public): "
                        f"{above:,} of the {true.size:,} raw nodes have a larger degree, which the release cannot "

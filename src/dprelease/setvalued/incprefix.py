@@ -44,7 +44,7 @@ from ..data.universe import Universe
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..release import SetValuedRelease, build_manifest
-from .inctdpart import StreamAccounting, _NoiseInfo
+from .inctdpart import StreamAccounting, _NoiseInfo, resolve_privacy_unit
 from .prefixpart import (
     DEFAULT_BETA, DEFAULT_MAX_ITEMS, DEFAULT_MERGE_BELOW, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE,
     DEFAULT_STRUCTURE_SHARE, PrefixTree, _patterns_to_itemsets, build_prefix_tree,
@@ -76,6 +76,8 @@ class PrefixStream(StreamAccounting):
     selection_share: float | None = None  # default by accounting: STREAM_SHARES
     structure_share: float | None = None
     beta: float = DEFAULT_BETA
+    privacy_unit: str | None = None  # resolved in __post_init__ (inctdpart.resolve_privacy_unit)
+    max_batches_per_person: int | None = None
     expand: bool = False  # fill in the dropped items of generalized classes (post-processing; expand_classes)
     initial_total: int | None = None  # append 0's noisy total (the sum of its noisy class counts)
     ledger: list[float] = field(default_factory=list)
@@ -92,6 +94,8 @@ class PrefixStream(StreamAccounting):
             raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
         if self.updates is not None and (int(self.updates) != self.updates or self.updates < 0):
             raise ParameterError(f"--updates must be a whole number >= 0, got {self.updates}")
+        self.privacy_unit, self.max_batches_per_person = resolve_privacy_unit(
+            self.accounting, self.privacy_unit, self.max_batches_per_person, self.updates)
         if not (self.refine_at > 0 and math.isfinite(self.refine_at)):
             raise ParameterError(f"refine threshold must be a finite number > 0, got {self.refine_at}")
         sel, struct = STREAM_SHARES[self.accounting]
@@ -189,11 +193,13 @@ class PrefixStream(StreamAccounting):
             "inctdpart-prefix", epsilon=self.epsilon,
             parameters={"updates": self.updates, "accounting": self.accounting, "refine": self.refine,
                         "refine_at": self.refine_at, "merge_below": self.merge_below, "expand": self.expand,
-                        "epsilon_per_append": self.epsilon_prime, "appends": self.appends},
+                        "epsilon_per_append": self.epsilon_prime, "appends": self.appends}
+            | self._unit_parameters(),
             noise=_NoiseInfo(noise_info), accountant=self.accountant(), domain=universe.describe(),
             release={"records": int(counts.sum()) if counts.size else 0, "distinct_records": len(sets)},
             budget_split={
-                "per_append": ("epsilon on each append's own batch (parallel composition over disjoint batches)"
+                "per_append": ("epsilon on each append's own batch (parallel composition over disjoint batches "
+                               "for a record; a person in k batches is charged k appends)"
                                if self.accounting == "parallel" else "epsilon/(U+1) per append (sequential)"),
                 "append_0": f"DiffPart-Prefix: {self.selection_share} item order, {self.structure_share} PrivTree "
                             f"structure, the rest class counts",
@@ -203,7 +209,7 @@ class PrefixStream(StreamAccounting):
                               if self.expand else ""),
             },
         )
-        return SetValuedRelease(sets, counts, universe, manifest)
+        return SetValuedRelease(sets, counts, universe, self.with_privacy_unit(manifest))
 
 
 def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,

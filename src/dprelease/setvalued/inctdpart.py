@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -66,6 +67,7 @@ from ..data.universe import Universe
 from ..engine.base import LevelOp, TransactionData
 from ..engine.local import LocalTransactions, as_transaction_data
 from ..errors import BudgetExceededError, ParameterError
+from ..privacy.accountant import round_up
 from ..privacy import (
     BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, threshold_counts, zero_cell_threshold,
 )
@@ -85,7 +87,8 @@ from .diffpart import (
 
 __all__ = [
     "DEFAULT_C1", "DEFAULT_C2", "DEFAULT_FANOUT", "TBPNode", "TBPTree", "AppendDelta", "RouteEvent",
-    "p_sum_threshold", "append_seed", "NODE_CLASSES", "THETA_RULES", "NEW_CELL_RULES",
+    "p_sum_threshold", "append_seed", "NODE_CLASSES", "THETA_RULES", "NEW_CELL_RULES", "PRIVACY_UNITS",
+    "resolve_privacy_unit", "privacy_unit_text", "StreamAccounting", "StreamBudget",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -114,6 +117,65 @@ ACCOUNTING_RULES = ("paper", "parallel")
 # semi-non-empty children are counted, and the leaf counts get the whole append budget.
 ROUTING_RULES = ("paper", "free")
 NEW_CELL_RULES = ("first-visit", "every-visit", "semi")
+# What two neighbouring streams differ by (the unit a stream's epsilon protects):
+# person: one person's records, at most one in each batch, in any number of batches (the paper's accounting
+#   protects it at epsilon over the whole stream; parallel accounting at min(K, U + 1) * epsilon with a public
+#   bound K on the batches a person's records are in);
+# record: one record in one batch (parallel accounting protects it at epsilon); it protects a person only
+#   when every person has at most one record in the whole stream.
+PRIVACY_UNITS = ("person", "record")
+
+
+def resolve_privacy_unit(accounting: str, privacy_unit: str | None, max_batches_per_person: int | None,
+                         updates: int | None, *, required: bool = False) -> tuple[str, int | None]:
+    """The privacy unit a stream declares, checked against its accounting; returns (unit, K).
+
+    The paper's accounting protects a person (its default; ``record`` and K are refused: they would
+    declare less than holds, or a bound that changes nothing). Parallel accounting protects a record; a
+    person only with a bound on the batches a person's records are in, K or U + 1 (else refused).
+    ``required``: parallel accounting without a declaration is refused (``stream init``); in-memory
+    research runs default to ``record``, which is what parallel accounting protects."""
+    if max_batches_per_person is not None:
+        k = max_batches_per_person
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ParameterError(f"--max-batches-per-person must be a whole number >= 1, got {k!r}")
+        max_batches_per_person = int(k)
+    if privacy_unit is not None and privacy_unit not in PRIVACY_UNITS:
+        raise ParameterError(f"--privacy-unit must be one of {', '.join(PRIVACY_UNITS)}, got {privacy_unit!r}")
+    if accounting == "paper":
+        if privacy_unit == "record":
+            raise ParameterError("--privacy-unit record goes with --accounting parallel: the paper's accounting "
+                                 "(epsilon/(U+1) per append) protects a person across batches (--privacy-unit "
+                                 "person)")
+        if max_batches_per_person is not None:
+            raise ParameterError("--max-batches-per-person goes with --accounting parallel --privacy-unit person "
+                                 "(the paper's accounting protects a person in every batch already)")
+        return "person", None
+    if privacy_unit is None:
+        if required:
+            raise ParameterError("--accounting parallel needs --privacy-unit: record (epsilon protects one record "
+                                 "in one batch, a person only if they have one record in the whole stream) or "
+                                 "person (with --max-batches-per-person K: K*epsilon per person)")
+        privacy_unit = "record"
+    if privacy_unit == "record":
+        if max_batches_per_person is not None:
+            raise ParameterError("--max-batches-per-person goes with --privacy-unit person (a record is in one "
+                                 "batch)")
+        return "record", None
+    if max_batches_per_person is None and updates is None:
+        raise ParameterError("--accounting parallel --privacy-unit person needs a bound on the batches a person's "
+                             "records are in: --max-batches-per-person K (K*epsilon per person) or --updates U "
+                             "((U+1)*epsilon); without a bound use --accounting paper")
+    return "person", max_batches_per_person
+
+
+def privacy_unit_text(privacy_unit: str, max_batches_per_person: int | None = None) -> str:
+    """What two neighbouring streams differ by, in words (manifests and ``stream status``)."""
+    if privacy_unit == "record":
+        return ("one record in one batch; a person is protected at this epsilon only if they have one record in "
+                "the whole stream")
+    bound = "" if max_batches_per_person is None else f", in at most {max_batches_per_person} batches"
+    return f"one person's records, at most one in each batch{bound}"
 
 
 def p_sum_threshold(inv_alpha_sum: float, n: int, c: float, rule: str = "example3") -> float:
@@ -194,6 +256,8 @@ class StreamAccounting:
     updates: int | None
     accounting: str
     ledger: list[float]
+    privacy_unit: str
+    max_batches_per_person: int | None
 
     @property
     def epsilon_prime(self) -> float:
@@ -202,6 +266,50 @@ class StreamAccounting:
             return self.epsilon
         assert self.updates is not None
         return self.epsilon / (self.updates + 1)
+
+    @property
+    def unit_batches(self) -> int:
+        """How many appends' budgets one privacy unit can be charged: U + 1 (paper: a person in every batch),
+        1 (parallel, record), min(K, U + 1) (parallel, person)."""
+        if self.accounting == "paper":
+            assert self.updates is not None
+            return self.updates + 1
+        if self.privacy_unit == "record":
+            return 1
+        bounds = [b for b in (self.max_batches_per_person, None if self.updates is None else self.updates + 1)
+                  if b is not None]
+        assert bounds  # resolve_privacy_unit refuses a person without a bound
+        return int(min(bounds))
+
+    @property
+    def privacy_unit_epsilon(self) -> float:
+        """What one privacy unit can lose over the whole stream, as the stream's accountants admit it: the
+        exact sum of ``unit_batches`` appends' charges, rounded up (the ledger reserves this at init)."""
+        return round_up(self.unit_batches * Fraction(self.epsilon_prime))
+
+    def privacy_unit_facts(self) -> dict[str, object]:
+        """The privacy unit for manifests and ``stream status``: the unit, its epsilon, the neighbours."""
+        out: dict[str, object] = {"privacy_unit": self.privacy_unit,
+                                  "privacy_unit_epsilon": self.privacy_unit_epsilon,
+                                  "neighbours": privacy_unit_text(self.privacy_unit, self.max_batches_per_person)}
+        if self.max_batches_per_person is not None:
+            out["max_batches_per_person"] = self.max_batches_per_person
+        return out
+
+    def _unit_parameters(self) -> dict[str, object]:
+        out: dict[str, object] = {"privacy_unit": self.privacy_unit}
+        if self.max_batches_per_person is not None:
+            out["max_batches_per_person"] = self.max_batches_per_person
+        return out
+
+    def with_privacy_unit(self, manifest: dict[str, object]) -> dict[str, object]:
+        """The manifest with its privacy unit stated: at the top (``privacy_unit``) and, in ``privacy``, the
+        epsilon one unit can lose over the whole stream and what neighbouring streams differ by."""
+        manifest["privacy_unit"] = self.privacy_unit
+        privacy = manifest.get("privacy")
+        if isinstance(privacy, dict):
+            privacy.update(self.privacy_unit_facts())
+        return manifest
 
     @property
     def max_appends(self) -> int | None:
@@ -238,12 +346,36 @@ class StreamAccounting:
         return acc, root
 
 
+@dataclass(eq=False)
+class StreamBudget(StreamAccounting):
+    """A stream's budget without its tree: what ``stream status`` shows and ``stream init --ledger`` reserves."""
+
+    epsilon: float
+    updates: int | None
+    accounting: str
+    privacy_unit: str
+    max_batches_per_person: int | None = None
+    ledger: list[float] = field(default_factory=list)
+
+    @classmethod
+    def declare(cls, epsilon: float, updates: int | None, accounting: str, privacy_unit: str | None,
+                max_batches_per_person: int | None, *, required: bool = False) -> "StreamBudget":
+        """Checks the declaration (:func:`resolve_privacy_unit`) before anything is made or reserved."""
+        if accounting not in ACCOUNTING_RULES:
+            raise ParameterError(f"--accounting must be one of {', '.join(ACCOUNTING_RULES)}, got {accounting!r}")
+        if updates is None and accounting == "paper":
+            raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
+        unit, k = resolve_privacy_unit(accounting, privacy_unit, max_batches_per_person, updates, required=required)
+        return cls(check_epsilon(epsilon), updates, accounting, unit, k)
+
+
 class TBPTree(StreamAccounting):
     """The IncTDPart state in memory: parameters, the ledger of appends and the TBP-tree (section 4)."""
 
     def __init__(self, n_items: int, epsilon: float, updates: int | None, *, fanout: int = DEFAULT_FANOUT,
                  c1: float = DEFAULT_C1, c2: float = DEFAULT_C2, theta_rule: str = "example3",
-                 new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper"):
+                 new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper",
+                 privacy_unit: str | None = None, max_batches_per_person: int | None = None):
         self.epsilon = check_epsilon(epsilon)
         if routing not in ROUTING_RULES:
             raise ParameterError(f"--routing must be one of {', '.join(ROUTING_RULES)}, got {routing!r}")
@@ -255,6 +387,8 @@ class TBPTree(StreamAccounting):
             raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
         if updates is not None and (int(updates) != updates or int(updates) < 0):
             raise ParameterError(f"--updates must be a whole number >= 0, got {updates}")
+        self.privacy_unit, self.max_batches_per_person = resolve_privacy_unit(
+            accounting, privacy_unit, max_batches_per_person, updates)
         if not (2 <= int(fanout) <= MAX_FANOUT):
             raise ParameterError(f"--fanout must be between 2 and {MAX_FANOUT}, got {fanout}")
         for name, value in (("--c1", c1), ("--c2", c2)):
@@ -575,14 +709,15 @@ class TBPTree(StreamAccounting):
             parameters={"updates": self.updates, "fanout": self.fanout, "c1": self.c1, "c2": self.c2,
                         "theta_rule": self.theta_rule, "new_cells": self.new_cells,
                         "epsilon_per_append": self.epsilon_prime, "appends": self.appends}
-            | ({"accounting": self.accounting} if self.accounting != "paper" else {}),
+            | ({"accounting": self.accounting} if self.accounting != "paper" else {}) | self._unit_parameters(),
             noise=_NoiseInfo(noise_info),
             accountant=self.accountant(),
             domain=universe.describe(),
             release={"records": int(counts.sum()) if counts.size else 0, "distinct_records": int(counts.size)},
             budget_split={
                 "per_append": ("epsilon on each append's own batch; batches are disjoint, so appends compose in "
-                               "parallel (docs/inctdpart.md)") if self.accounting == "parallel" else
+                               "parallel for a record; a person in k batches is charged k appends (docs/privacy.md "
+                               "section 4)") if self.accounting == "parallel" else
                               "epsilon' = epsilon/(U+1) (Algorithm 1 line 3; Theorems 2-4)",
                 "within_append": "DiffPart split: epsilon'/2 partitioning, alpha = unused/|InternalNodes(cut)|; "
                                  "leaf counts epsilon'/2 + unused (section 4.2, Procedure 1 lines 5, 14-15)",
@@ -591,7 +726,7 @@ class TBPTree(StreamAccounting):
                 "release": "p-sums of leaf partitions with p-sum >= theta_2 (post-processing)",
             },
         )
-        return SetValuedRelease(sets, counts, universe, manifest)
+        return SetValuedRelease(sets, counts, universe, self.with_privacy_unit(manifest))
 
 
 class _NoiseInfo:

@@ -5,6 +5,9 @@ Schema (``PRAGMA user_version = 2``; journal_mode = WAL, synchronous = FULL):
 * ``meta(key, value)`` -- JSON values: format, epsilon, updates (U; null = no limit, parallel
   accounting only), accounting ("paper": epsilon/(U+1) per append, sequential; "parallel":
   epsilon per append against its own batch; absent in states made before it existed = "paper"),
+  privacy_unit ("person" or "record": what neighbouring streams differ by, declared at init; absent in
+  states made before it existed = what their accounting protects: "person" under "paper", "record" under
+  "parallel"), max_batches_per_person (K, or null; parallel accounting with privacy_unit "person"),
   fanout, c1, c2, theta_rule, new_cells, routing (absent = "paper"), n_items, universe (labels,
   source, spec; or null until the first append derives it), rng (mode and, in experiment mode, the
   init seed), stream_id (random; ``seeded-SEED`` in experiment mode): the stream's name in its
@@ -61,7 +64,7 @@ from ..errors import BudgetExceededError, DPReleaseError, InputError, ParameterE
 from ..privacy import SecureNoise, SeededNoise
 from ..release import records_run_start, release_size_note, write_set_valued_release
 from .incprefix import PrefixStream
-from .inctdpart import TBPNode, TBPTree, append_seed
+from .inctdpart import StreamBudget, TBPNode, TBPTree, append_seed
 from .prefixpart import PrefixTree
 
 __all__ = ["FORMAT", "StateLockedError", "StreamStatus", "init_state", "load_tree", "append_batch", "reemit",
@@ -108,6 +111,13 @@ class StreamStatus:
     updates: int | None  # None: no limit (parallel accounting without --updates)
     appends: int
     accounting: str = "paper"
+    privacy_unit: str = "person"
+    max_batches_per_person: int | None = None
+
+    @property
+    def budget(self) -> StreamBudget:
+        return StreamBudget(self.epsilon, self.updates, self.accounting, self.privacy_unit,
+                            self.max_batches_per_person)
 
     @property
     def max_appends(self) -> int | None:
@@ -115,15 +125,19 @@ class StreamStatus:
 
     @property
     def epsilon_per_append(self) -> float:
-        if self.accounting == "parallel":
-            return self.epsilon
-        assert self.updates is not None
-        return self.epsilon / (self.updates + 1)
+        return self.budget.epsilon_prime
+
+    @property
+    def privacy_unit_epsilon(self) -> float:
+        """What one privacy unit can lose over the whole stream (exact, rounded up; the ledger's reservation)."""
+        return self.budget.privacy_unit_epsilon
 
     def as_json(self) -> dict[str, object]:
         return {"epsilon": self.epsilon, "epsilon_spent": self.epsilon_spent, "updates": self.updates,
                 "appends": self.appends, "accounting": self.accounting,
-                "epsilon_per_append": self.epsilon_per_append}
+                "epsilon_per_append": self.epsilon_per_append, "privacy_unit": self.privacy_unit,
+                "max_batches_per_person": self.max_batches_per_person,
+                "privacy_unit_epsilon": self.privacy_unit_epsilon}
 
 
 def _connect(path: Path, wait: float = DEFAULT_WAIT) -> sqlite3.Connection:
@@ -172,18 +186,24 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, 
                universe_spec: str | None = None, seed: int | None = None, theta_rule: str = "example3",
                new_cells: str = "first-visit", accounting: str = "paper", routing: str = "paper",
                partitioning: str = "tdpart", refine: bool = True, expand: bool = True,
-               ledger: dict[str, object] | None = None) -> StreamStatus:
+               ledger: dict[str, object] | None = None, privacy_unit: str | None = None,
+               max_batches_per_person: int | None = None) -> StreamStatus:
     """Create a new state file (refuses to overwrite); built beside it and renamed into place.
 
+    ``privacy_unit``: what neighbouring streams differ by ("person" or "record"); required with
+    ``accounting="parallel"``, which protects a record, or a person only with a bound
+    (``max_batches_per_person`` K, or U + 1): :func:`dprelease.setvalued.inctdpart.resolve_privacy_unit`.
     ``ledger``: the budget ledger that reserved the stream's whole epsilon (:mod:`dprelease.ledger`),
     remembered in ``meta`` so that every append is recorded there."""
     path = Path(path)
     if path.exists():
         raise InputError(f"{path}: already exists; a stream state is created once (remove it to start over)")
+    budget = StreamBudget.declare(epsilon, updates, accounting, privacy_unit, max_batches_per_person, required=True)
     universe = parse_universe_spec(universe_spec) if universe_spec else None
     probe = TBPTree(universe.size if universe else 2, epsilon, updates, fanout=fanout, c1=c1, c2=c2,
                     theta_rule=theta_rule, new_cells=new_cells, accounting=accounting,
-                    routing=routing)  # validates every parameter
+                    routing=routing, privacy_unit=budget.privacy_unit,
+                    max_batches_per_person=budget.max_batches_per_person)  # validates every parameter
     if partitioning not in PARTITIONINGS:
         raise ParameterError(f"--partitioning must be one of {', '.join(PARTITIONINGS)}, got {partitioning!r}")
     try:
@@ -192,7 +212,8 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, 
         raise InputError(f"{path.parent}: cannot create the folder ({exc.strerror or exc})") from None
     meta = {
         "format": FORMAT, "epsilon": probe.epsilon, "updates": probe.updates,
-        "accounting": probe.accounting, "routing": probe.routing, "partitioning": partitioning,
+        "accounting": probe.accounting, "privacy_unit": probe.privacy_unit,
+        "max_batches_per_person": probe.max_batches_per_person, "routing": probe.routing, "partitioning": partitioning,
         "refine": bool(refine) if partitioning == "prefix" else None, "fanout": probe.fanout,
         "expand": bool(expand) if partitioning == "prefix" else None,
         "c1": probe.c1, "c2": probe.c2, "theta_rule": probe.theta_rule, "new_cells": probe.new_cells,
@@ -213,7 +234,8 @@ def init_state(path: str | os.PathLike, *, epsilon: float, updates: int | None, 
         conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
 
     sqlite_state.create_by_rename(path, build, user_version=_USER_VERSION)
-    return StreamStatus(probe.epsilon, 0.0, probe.updates, 0, probe.accounting)
+    return StreamStatus(probe.epsilon, 0.0, probe.updates, 0, probe.accounting, probe.privacy_unit,
+                        probe.max_batches_per_person)
 
 
 def _updates(meta: dict[str, object]) -> int | None:
@@ -224,11 +246,22 @@ def _accounting(meta: dict[str, object]) -> str:
     return str(meta.get("accounting", "paper"))
 
 
+def _privacy_unit(meta: dict[str, object]) -> tuple[str, int | None]:
+    """The declared privacy unit and K; a state made before the declaration existed has what its accounting
+    protects: a person under the paper's accounting, a record under parallel accounting."""
+    k = meta.get("max_batches_per_person")
+    unit = meta.get("privacy_unit")
+    budget = StreamBudget.declare(float(meta["epsilon"]), _updates(meta), _accounting(meta),
+                                  None if unit is None else str(unit), None if k is None else int(k))
+    return budget.privacy_unit, budget.max_batches_per_person
+
+
 def _tree_from(conn: sqlite3.Connection, meta: dict[str, object]) -> TBPTree:
+    unit, k = _privacy_unit(meta)
     tree = TBPTree(int(meta["n_items"]), float(meta["epsilon"]), _updates(meta), fanout=int(meta["fanout"]),
                    c1=float(meta["c1"]), c2=float(meta["c2"]), theta_rule=str(meta["theta_rule"]),
                    new_cells=str(meta["new_cells"]), accounting=_accounting(meta),
-                   routing=str(meta.get("routing", "paper")))
+                   routing=str(meta.get("routing", "paper")), privacy_unit=unit, max_batches_per_person=k)
     tree.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
     rows = conn.execute("SELECT id, parent, mask, cut, leaf, created, expand, psum, n, inv_alpha FROM nodes "
                         "ORDER BY id").fetchall()
@@ -250,8 +283,10 @@ def _partitioning(meta: dict[str, object]) -> str:
 
 
 def _prefix_from(conn: sqlite3.Connection, meta: dict[str, object]) -> PrefixStream:
+    unit, k = _privacy_unit(meta)
     stream = PrefixStream(int(meta["n_items"]), float(meta["epsilon"]), _updates(meta), accounting=_accounting(meta),
-                          refine=bool(meta.get("refine")), expand=bool(meta.get("expand")))  # older states: off
+                          refine=bool(meta.get("refine")), expand=bool(meta.get("expand")),  # older states: off
+                          privacy_unit=unit, max_batches_per_person=k)
     stream.ledger = [float(e) for (e,) in conn.execute("SELECT epsilon FROM ledger ORDER BY append_no")]
     rows = conn.execute("SELECT id, parent, level, pattern, is_class, child0, child1, psum, n, inv2 FROM prefix_nodes "
                         "ORDER BY id").fetchall()
@@ -313,7 +348,8 @@ def stream_status(path: str | os.PathLike) -> StreamStatus:
         conn.execute("COMMIT")
     accounting = _accounting(meta)
     total = float(max(spent, default=0.0)) if accounting == "parallel" else float(math.fsum(spent))
-    return StreamStatus(float(meta["epsilon"]), total, _updates(meta), len(spent), accounting)
+    unit, k = _privacy_unit(meta)
+    return StreamStatus(float(meta["epsilon"]), total, _updates(meta), len(spent), accounting, unit, k)
 
 
 def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLike | None = None,
@@ -515,7 +551,9 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
         raise InputError(f"append {n + 1} committed (epsilon spent), but writing {out} failed ({detail}); "
                          f"re-emit it with `dprelease stream release {path} -o RELEASE`") from None
     return {"append": n, "epsilon": eps_append, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
-            "updates": tree.updates, "accounting": tree.accounting, "release": str(paths[0]), "manifest": str(paths[1]),
+            "updates": tree.updates, "accounting": tree.accounting, "partitioning": _partitioning(meta),
+            "privacy_unit": tree.privacy_unit,
+            "privacy_unit_epsilon": tree.privacy_unit_epsilon, "release": str(paths[0]), "manifest": str(paths[1]),
             "released_records": release.n_records, "warnings": [str(w.message) for w in caught]}
 
 

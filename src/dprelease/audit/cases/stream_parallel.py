@@ -2,14 +2,23 @@
 
 Under parallel accounting every append is charged the stream's full epsilon against its own batch:
 a record sits in one batch, so it enters one append's mechanisms, and every later decision is
-post-processing of stored noisy counts (docs/inctdpart.md, "Parallel accounting"). The claim audited is
-therefore ``epsilon`` itself (not epsilon/(U+1)), with releases after every append as output.
+post-processing of stored noisy counts (docs/privacy.md section 4, "Parallel stream accounting"). For the
+record-level privacy unit the claim audited is therefore ``epsilon`` itself (not epsilon/(U+1)), with
+releases after every append as output.
 
-Pairs: one extra record in a later batch, through the SQLite state (init_state/append_batch), where
-the record creates a cell D' leaves empty (new cells tested at every visit); and, in memory, a wide record
-in batch 1 of a two-level tree routed with ``routing="free"`` (split nodes route without a count; the
-semi-non-empty children and the leaves are counted). Events as in :mod:`.stream`: every release file,
-manifest, node and count table after every append.
+Pairs (record-level, claim epsilon): one extra record in a later batch, through the SQLite state
+(init_state/append_batch), where the record creates a cell D' leaves empty (new cells tested at every visit);
+in memory, a wide record in batch 1 of a two-level tree routed with ``routing="free"`` (split nodes route
+without a count; the semi-non-empty children and the leaves are counted); a record in batch 0 that changes
+the tree later batches are routed down (tdpart and prefix partitionings), with events that show where every
+later batch was counted.
+
+Person-level (claim 2 * epsilon): one person with a record in batch 0 and one in batch 1, declared as
+``privacy_unit="person"``, ``max_batches_per_person=2``. Each append is epsilon-DP in its batch and the person
+is in two, so the bound is 2 * epsilon, and no better: the events "the person's cell counted high in both
+appends" measure a loss above epsilon (tests/test_stream_audit.py checks it), which is why a record-level
+declaration does not protect a person with records in several batches.
+Events as in :mod:`.stream`: every release file, manifest, node and count table after every append.
 """
 
 from __future__ import annotations
@@ -54,6 +63,38 @@ def _stream_events(out) -> list[str]:
     return evs
 
 
+def _routing_events(out) -> list[str]:
+    """Where every append's batch was counted (the nodes of the counts table per append, by their cut or
+    pattern): the routing of later batches down the tree that earlier appends built."""
+    evs: list[str] = []
+    for j, (_body, _manifest, nodes, counts) in enumerate(out):
+        label = {int(r[0]): str(r[3]) for r in nodes}
+        by_append: dict[int, list[str]] = {}
+        for node, append_no, _nc in counts:
+            by_append.setdefault(int(append_no), []).append(label.get(int(node), f"#{node}"))
+        for k, cells in sorted(by_append.items()):
+            evs.append(f"a{j}: counted in a{k}: " + ";".join(sorted(cells)))
+            evs += [f"a{j}: counted [{c}] in a{k}" for c in cells]
+    return evs
+
+
+def _joint_count_events(out, cells: dict[str, tuple[range, range]]) -> list[str]:
+    """Threshold events on one cell's noisy counts in appends 0 and 1 together ("counted at least x in a0 and
+    at least y in a1"), for the cells named (by cut) with their public grids: where a person with a record in
+    both batches shows."""
+    _body, _manifest, nodes, counts = out[-1]
+    label = {int(r[0]): str(r[3]) for r in nodes}
+    nc = {(label.get(int(node)), int(a)): int(c) for node, a, c in counts}
+    evs: list[str] = []
+    for cut, (xs, ys) in cells.items():
+        c0, c1 = nc.get((cut, 0)), nc.get((cut, 1))
+        if c0 is None or c1 is None:
+            continue
+        evs += [f"[{cut}] a0>={x} and a1>={y}" for x in xs for y in ys if c0 >= x and c1 >= y]
+        evs += [f"[{cut}] a0+a1>={t}" for t in range(xs.start + ys.start, xs.stop + ys.stop) if c0 + c1 >= t]
+    return evs
+
+
 @register_cases("stream-parallel")
 def _parallel_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
@@ -65,7 +106,7 @@ def _parallel_cases(epsilon: float) -> list[AuditCase]:
     b1 = [[0, 1, 2, 3]] * 10
     b2 = [[2]] * 5 + [[0, 1]]
     d_batches, dp_batches = [b0, b1 + [[0]], b2], [b0, b1, b2]
-    params = dict(fanout=4, c1=0.5, c2=0.5, new_cells="every-visit", accounting="parallel")
+    params = dict(fanout=4, c1=0.5, c2=0.5, new_cells="every-visit", accounting="parallel", privacy_unit="record")
     name = "stream-parallel/tdpart-sqlite-record-in-batch-1"
     d_paths = _write_batches(name + "-D", d_batches)
     dp_paths = _write_batches(name + "-Dprime", dp_batches)
@@ -87,7 +128,8 @@ def _parallel_cases(epsilon: float) -> list[AuditCase]:
     m2 = [[2, 3]] * 5 + [[1]] * 2
 
     def run_free(batches, noise):
-        tree = TBPTree(4, epsilon, None, fanout=2, c1=1.0, c2=1.0, accounting="parallel", routing="free")
+        tree = TBPTree(4, epsilon, None, fanout=2, c1=1.0, c2=1.0, accounting="parallel", routing="free",
+                       privacy_unit="record")
         out = []
         for db in batches:
             tree.append(db, noise)
@@ -121,14 +163,90 @@ def _parallel_cases(epsilon: float) -> list[AuditCase]:
     pname = "stream-parallel/prefix-sqlite-wide-record-in-batch-1"
     pd_paths = _write_batches(pname + "-D", [p0, p1 + [[0, 1, 2, 3]], p2])
     pdp_paths = _write_batches(pname + "-Dprime", [p0, p1, p2])
-    pparams = dict(fanout=4, c1=5.0, c2=3.0, accounting="parallel", partitioning="prefix", refine=True)
+    pparams = dict(fanout=4, c1=5.0, c2=3.0, accounting="parallel", partitioning="prefix", refine=True,
+                   privacy_unit="record")
     cases.append(AuditCase(
         pname, pd_paths, pdp_paths, epsilon,
         lambda paths, noise: run_sqlite(paths, noise, params=pparams, prefix_tables=True), sqlite_events,
         description=f"--partitioning prefix, parallel accounting, SQLite state; universe 1..4, epsilon {epsilon:g} per "
                     "append; batches 40 x {1,2} + 30 x {1} + 35 x {3,4} + 8 x {2,3} | 12 x {1,2} + 6 x {4} + 5 x {3} "
                     "| 9 x {3,4} + 4 x {2}; D has {1,2,3,4} in batch 1; events: file, manifest, trie and counts"))
+    cases += _routing_cases(epsilon, run_sqlite)
+    cases.append(_person_case(epsilon, run_sqlite))
     return cases
+
+
+def _routing_cases(epsilon: float, run_sqlite) -> list[AuditCase]:
+    """A record in batch 0 that changes the tree later batches are routed down (record-level, claim epsilon).
+
+    Append 0's noisy counts decide which cells are split (tdpart: the cell {3,4} near theta_1 with C1 = 0.3;
+    prefix: PrivTree's split of the {2,3} prefix); batches 1 and 2 are then counted at different nodes on D and
+    D'. The later appends are epsilon-DP in their own batches, which are the same on both sides, and depend on
+    batch 0 only through the stored noisy counts: the loss stays epsilon (docs/privacy.md section 4)."""
+
+    def events(out) -> list[str]:
+        return _stream_events(out) + _routing_events(out)
+
+    cases: list[AuditCase] = []
+    b0 = [[0, 1]] * 30 + [[0]] * 20 + [[2, 3]] * 2
+    b1 = [[2, 3]] * 15 + [[2]] * 10 + [[0, 1]] * 10
+    b2 = [[3]] * 8 + [[2, 3]] * 6
+    name = "stream-parallel/tdpart-record-in-batch-0-changes-routing"
+    d_paths = _write_batches(name + "-D", [b0 + [[2, 3]], b1, b2])
+    dp_paths = _write_batches(name + "-Dprime", [b0, b1, b2])
+    tparams = dict(fanout=2, c1=0.3, c2=0.3, accounting="parallel", privacy_unit="record")
+    cases.append(AuditCase(
+        name, d_paths, dp_paths, epsilon, lambda paths, noise: run_sqlite(paths, noise, params=tparams), events,
+        description=f"--partitioning tdpart, parallel accounting, privacy unit record, SQLite state; universe 1..4, "
+                    f"fan-out 2, C1 = C2 = 0.3, epsilon {epsilon:g} per append; batches 30 x {{1,2}} + 20 x {{1}} + "
+                    "2 x {3,4} | 15 x {3,4} + 10 x {3} + 10 x {1,2} | 8 x {4} + 6 x {3,4}; D has a third {3,4} in "
+                    "batch 0 (the cell's split decides where batches 1 and 2 are counted); events: file, manifest, "
+                    "tree, counts and the nodes each batch was counted at"))
+    p0 = [[0, 1]] * 40 + [[0]] * 30 + [[2, 3]] * 35 + [[1, 2]] * 8
+    p1 = [[1, 2]] * 12 + [[1]] * 6 + [[0, 1]] * 5
+    p2 = [[1, 2]] * 9 + [[2, 3]] * 4
+    name = "stream-parallel/prefix-record-in-batch-0-changes-routing"
+    d_paths = _write_batches(name + "-D", [p0 + [[1, 2]], p1, p2])
+    dp_paths = _write_batches(name + "-Dprime", [p0, p1, p2])
+    pparams = dict(fanout=4, c1=5.0, c2=3.0, accounting="parallel", partitioning="prefix", refine=True,
+                   privacy_unit="record")
+    cases.append(AuditCase(
+        name, d_paths, dp_paths, epsilon,
+        lambda paths, noise: run_sqlite(paths, noise, params=pparams, prefix_tables=True), events,
+        description=f"--partitioning prefix, parallel accounting, privacy unit record, SQLite state; universe 1..4, "
+                    f"epsilon {epsilon:g} per append; batches 40 x {{1,2}} + 30 x {{1}} + 35 x {{3,4}} + 8 x {{2,3}} "
+                    "| 12 x {2,3} + 6 x {2} + 5 x {1,2} | 9 x {2,3} + 4 x {3,4}; D has a ninth {2,3} in batch 0 (the "
+                    "trie's split under it decides where later {2,3} records are counted); events: file, manifest, "
+                    "trie, counts and the nodes each batch was counted at"))
+    return cases
+
+
+PERSON_CASE = "stream-parallel/person-in-two-batches"
+
+
+def _person_case(epsilon: float, run_sqlite) -> AuditCase:
+    """One person with a record in batch 0 and another in batch 1 (D) or in neither (D'): person-level with
+    K = 2, so the claim is 2 * epsilon; the measured bound exceeds epsilon (the record-level claim)."""
+    b0 = [[0, 1, 2, 3]] * 20 + [[1, 2]] * 5
+    b1 = [[0, 1, 2, 3]] * 10 + [[1, 2]] * 4
+    b2 = [[2]] * 5 + [[0, 1]]
+    d_paths = _write_batches(PERSON_CASE + "-D", [b0 + [[0, 1, 2, 3]], b1 + [[0, 1, 2, 3]], b2])
+    dp_paths = _write_batches(PERSON_CASE + "-Dprime", [b0, b1, b2])
+    params = dict(fanout=4, c1=0.5, c2=0.5, accounting="parallel", privacy_unit="person", max_batches_per_person=2)
+    cell = "0 1 2 3"  # the leaf cell {1,2,3,4}: 20 and 10 records on D', one more in each batch on D
+
+    def events(out) -> list[str]:
+        return _stream_events(out) + _joint_count_events(out, {cell: (range(19, 24), range(9, 14))})
+
+    return AuditCase(
+        PERSON_CASE, d_paths, dp_paths, 2 * epsilon, lambda paths, noise: run_sqlite(paths, noise, params=params),
+        events,
+        description=f"--partitioning tdpart, parallel accounting, privacy unit person with --max-batches-per-person "
+                    f"2 (claim 2 x {epsilon:g}), SQLite state; universe 1..4, fan-out 4, C1 = C2 = 0.5, epsilon "
+                    f"{epsilon:g} per append; batches 20 x {{1,2,3,4}} + 5 x {{2,3}} | 10 x {{1,2,3,4}} + 4 x {{2,3}} | "
+                    "5 x {3} + {1,2}; D has the person's {1,2,3,4} in batches 0 and 1; events: file, manifest, tree, "
+                    "counts, and the cell's counts in both appends together (its bound is above epsilon, the "
+                    "record-level claim)")
 
 
 def _prefix_rows(state: Path) -> tuple[list[tuple], list[tuple]]:
