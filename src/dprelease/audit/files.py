@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,13 @@ __all__ = [
     "UNIT_BATCH_LINE",
     "UNIT_EDGES",
     "UNIT_LINE",
+    "UNIT_NODES",
     "UNIT_PERSON",
     "UNIT_ROW",
+    "EdgeFiles",
     "FileReader",
     "csv_text",
+    "edge_files_reader",
     "edge_list_reader",
     "edge_text",
     "fimi_text",
@@ -54,6 +57,8 @@ __all__ = [
 UNIT_LINE = "one line of a FIMI transaction file"
 UNIT_ROW = "one row of a CSV table"
 UNIT_EDGES = "one node with all its incident edges in an edge list (friends left with no edge vanish)"
+UNIT_NODES = ("one node: its line in the node list (--nodes) and all its incident edges in the edge list "
+              "(its friends stay, declared)")
 UNIT_BATCH_LINE = "one line of one batch file of a stream"
 UNIT_PERSON = "one person's lines across the batch files of a stream"
 
@@ -148,6 +153,38 @@ def edge_list_reader() -> FileReader:
     from ..data.graphs import read_edge_list
 
     return FileReader(read_edge_list, ".txt")
+
+
+@dataclass(frozen=True)
+class EdgeFiles:
+    """What ``dprelease degrees`` reads: an edge list's text, and a node list's text (``--nodes``) or None."""
+
+    edges: str
+    nodes: str | None = None
+
+
+def edge_files_reader() -> Callable[[EdgeFiles], Any]:
+    """Edge list and node list read as ``dprelease degrees [--nodes FILE]`` reads them
+    (:func:`dprelease.data.graphs.read_edge_list`), each text from its own scratch file."""
+    from ..data.graphs import read_edge_list
+
+    edge_files = FileReader(lambda path: path, ".txt")  # only the scratch files of this reader are used
+    node_files = FileReader(lambda path: path, ".nodes")
+    done: OrderedDict[EdgeFiles, Any] = OrderedDict()
+
+    def read(files: EdgeFiles) -> Any:
+        if files in done:
+            done.move_to_end(files)
+            return done[files]
+        nodes = node_files.path(files.nodes) if files.nodes is not None else None
+        graph = read_edge_list(edge_files.path(files.edges), nodes=nodes)
+        _freeze(graph)
+        done[files] = graph
+        while len(done) > 64:
+            done.popitem(last=False)
+        return graph
+
+    return read
 
 
 def fimi_text(records: Iterable[Iterable[int]], first_label: int = 1) -> str:

@@ -31,6 +31,7 @@ confirms the worst pair it found on fresh runs.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import sys
@@ -385,7 +386,8 @@ class SearchResult:
         }
         if self.case is not None:
             out["pair"] = {"space": self.space, "unit": self.unit, "config": _jsonable(self.config),
-                           "description": self.case.description, "d": self.case.d, "d_prime": self.case.d_prime,
+                           "description": self.case.description, "d": _jsonable(self.case.d),
+                           "d_prime": _jsonable(self.case.d_prime),
                            "difference": self.difference()}
         if conf is not None:
             out["confirmation"] = conf.as_json()
@@ -394,6 +396,8 @@ class SearchResult:
 
 
 def _jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -406,7 +410,16 @@ def _jsonable(obj: Any) -> Any:
 
 
 def file_difference(d: Any, d_prime: Any) -> str:
-    """The lines D' adds to D (``+ line N: text``), per file for a tuple of files (``file J``)."""
+    """The lines D' adds to D (``+ line N: text``), per file for a tuple of files (``file J``) or for the parts
+    of a dataclass of files (an edge list and a node list: ``edges``, ``nodes``)."""
+    if dataclasses.is_dataclass(d) and type(d) is type(d_prime):
+        parts = []
+        for f in dataclasses.fields(d):
+            a, b = getattr(d, f.name), getattr(d_prime, f.name)
+            diff = file_difference(a, b) if a is not None and b is not None else ""
+            if diff:
+                parts.append("\n".join(f"{f.name}: {line}" for line in diff.splitlines()))
+        return "\n".join(parts)
     if isinstance(d, tuple) and isinstance(d_prime, tuple):
         parts = []
         for j, (a, b) in enumerate(zip(d, d_prime)):

@@ -21,10 +21,11 @@ from .files import (
     UNIT_BATCH_LINE,
     UNIT_EDGES,
     UNIT_LINE,
+    UNIT_NODES,
+    EdgeFiles,
     UNIT_PERSON,
     UNIT_ROW,
     csv_text,
-    edge_list_reader,
     edge_text,
     file_case,
     fimi_text,
@@ -351,22 +352,29 @@ GRAPH_EXTREMES = (_g_leaf_friend, _g_all_leaves, _g_theta_friends, _g_drop_frien
 
 def graph_space(algorithm: str, configs: Sequence[dict], release: Callable[[Any, Any, dict], Any],
                 events: Callable[[list, list, dict], Events], *, claim: float, name: str = "",
-                reader: Any = None, max_base: int = 40) -> SearchSpace:
-    """Edge lists; the neighbour is one node with all its incident edges (node-DP, as the file expresses it:
-    a friend of the node that is in no other edge is not in D's file at all).
+                max_base: int = 40) -> SearchSpace:
+    """Edge lists (and, for configurations with ``"nodes": True``, a node list beside them); the neighbour is one
+    node with all its incident edges, as the files express it: with an edge list alone a friend of the node that
+    is in no other edge is not in D's file at all; with a node list every node of the pair but the added one is
+    declared in both (the friends stay, isolated in D).
 
     Nodes of D are 1..``cfg["n_nodes"]`` (plus leaves 300+ the moves hang on them); the node D' adds is 100,
-    its leaf friends 200+. ``release(graph, noise, cfg)`` gets what ``reader`` (default
-    :func:`dprelease.data.graphs.read_edge_list`, the command's reader) read.
+    its leaf friends 200+. D and D' are :class:`~dprelease.audit.files.EdgeFiles`; ``release(files, noise,
+    cfg)`` reads them (the degrees space reads them with the command's reader).
     """
-    reader = reader or edge_list_reader()
-
     def build(pair: Pair, cfg: dict, case_name: str) -> AuditCase:
         d, dp = list(pair.d_units()), list(pair.d_prime_units())
         if not d:
             raise ValueError("an edge list needs an edge")
-        return file_case(case_name, edge_text(d), edge_text(dp), claim, reader,
-                         lambda graph, noise: release(graph, noise, cfg), events(d, dp, cfg), unit=UNIT_EDGES,
+        if cfg.get("nodes"):
+            ids = sorted(set(range(1, cfg.get("n_nodes", 10) + 1)) | {int(x) for e in dp for x in e})
+            files_d = EdgeFiles(edge_text(d), "".join(f"{i}\n" for i in ids if i != NEW_NODE))
+            files_dp = EdgeFiles(edge_text(dp), "".join(f"{i}\n" for i in ids))
+            unit = UNIT_NODES
+        else:
+            files_d, files_dp, unit = EdgeFiles(edge_text(d)), EdgeFiles(edge_text(dp)), UNIT_EDGES
+        return AuditCase(case_name, files_d, files_dp, float(claim), lambda files, noise: release(files, noise, cfg),
+                         events(d, dp, cfg), unit=unit,
                          description=f"{len(d)} edges; D' adds node {NEW_NODE} with {len(pair.extra)} edges "
                                      f"({_params(cfg)})")
 
@@ -394,11 +402,14 @@ def _batches(units: Iterable[tuple[int, tuple[int, ...]]], n_batches: int) -> li
 
 
 def _s_person(rng, pair: Pair, cfg: dict) -> Pair:
-    """One person's records in several batches (a person-level neighbour)."""
+    """One person's records in several batches (a person-level neighbour; at most ``_max_batches`` of them)."""
     if not cfg.get("_person"):
         return pair
     rec = pair.extra[0][1] if pair.extra else _random_record(rng, cfg["n_items"])
-    k = int(rng.integers(2, cfg["batches"] + 1))
+    most = min(cfg["batches"], int(cfg.get("_max_batches") or cfg["batches"]))
+    if most < 2:
+        return pair
+    k = int(rng.integers(2, most + 1))
     which = sorted(rng.choice(cfg["batches"], size=k, replace=False).tolist())
     return replace(pair, extra=tuple((int(j), rec) for j in which))
 
@@ -428,8 +439,11 @@ def stream_space(algorithm: str, configs: Sequence[dict], release: Callable[[lis
                  max_base: int = 60) -> SearchSpace:
     """A stream's batch files (``cfg["batches"]`` of them, universe ``1..cfg["n_items"]``); the neighbour is one
     line of one batch, or (configs with ``_person``) one person's lines across batches. The claim of a pair is
-    ``claim_per_batch`` times the number of batches its added lines touch. ``release(reads, noise, cfg)`` gets
-    each batch file as :func:`dprelease.data.io.read_transactions` read it."""
+    ``claim_per_batch`` times the number of lines it adds (one line in one batch costs one append's epsilon; a
+    person's lines, one per batch, cost that many appends'; several lines in one batch, that many times one, by
+    group privacy). A configuration without ``_person`` adds one line only; with ``_max_batches`` K a person's
+    lines are in at most K batches (what ``--max-batches-per-person K`` declares). ``release(reads, noise, cfg)``
+    gets each batch file as :func:`dprelease.data.io.read_transactions` read it."""
     readers: dict[int, Any] = {}
 
     def reader(n: int):
@@ -443,9 +457,13 @@ def stream_space(algorithm: str, configs: Sequence[dict], release: Callable[[lis
         if any(not b for b in d):
             raise ValueError("every batch file needs a line")
         touched = len({j for j, _ in pair.extra})
-        unit = UNIT_PERSON if touched > 1 else UNIT_BATCH_LINE
+        if len(pair.extra) > 1 and not cfg.get("_person"):
+            raise ValueError("this configuration's privacy unit is one line")
+        if touched > int(cfg.get("_max_batches") or cfg["batches"]):
+            raise ValueError("a person in more batches than the declaration allows")
+        unit = UNIT_PERSON if len(pair.extra) > 1 else UNIT_BATCH_LINE
         return file_case(case_name, tuple(fimi_text(b) for b in d), tuple(fimi_text(b) for b in dp),
-                         claim_per_batch * touched, reader(cfg["n_items"]),
+                         claim_per_batch * len(pair.extra), reader(cfg["n_items"]),
                          lambda reads, noise: release(reads, noise, cfg), events(d, dp, cfg), unit=unit,
                          description=f"{cfg['batches']} batches of {', '.join(str(len(b)) for b in d)} lines; D' "
                                      f"adds {len(pair.extra)} line(s) in {touched} batch(es) ({_params(cfg)})")
