@@ -37,10 +37,10 @@ def _file_text(d: object) -> str:
     import dataclasses
 
     if dataclasses.is_dataclass(d) and not isinstance(d, type):
-        return "\n".join(f"{f.name}:\n" + _indent(getattr(d, f.name)) for f in dataclasses.fields(d)
+        return "\n".join(f"  {f.name}:\n" + _indent(getattr(d, f.name)) for f in dataclasses.fields(d)
                          if getattr(d, f.name) is not None)
     if isinstance(d, tuple):
-        return "\n".join(f"file {j}:\n" + _indent(t) for j, t in enumerate(d))
+        return "\n".join(f"  file {j}:\n" + _indent(t) for j, t in enumerate(d))
     return _indent(d if isinstance(d, str) else repr(d))
 
 
