@@ -24,8 +24,8 @@ confirms the worst pair it found on fresh runs.
   a tenth of the search time more), or early when the best pair's pooled bound (at a strict 0.1 % level, at
   least 400 runs a side) exceeds its claim by 0.3.
 * **Confirmation.** The best pair gets fresh runs (seeds never used by the search) in
-  :func:`~dprelease.audit.audit_case`, testing the 8 candidate events the search ranked highest on that
-  pair, every fresh run testing them (none spent on choosing): a Bonferroni-valid bound at 99 %, as in the
+  :func:`~dprelease.audit.audit_case`, testing the 8 candidate events with the largest bound on the search's
+  runs of that pair at the confirmation's level, every fresh run testing them (none spent on choosing): a Bonferroni-valid bound at 99 %, as in the
   built-in audit, with its power (docs/audit.md, "Power").
 """
 
@@ -615,7 +615,9 @@ def search(algorithm: str, *, epsilon: float = 1.0, budget: float = DEFAULT_BUDG
         return SearchResult(algorithm, eps, budget, int(seed), searcher.now(), 0, searcher.runs, "", "", {}, None,
                             -math.inf, "", None, searcher.history, alpha, early)
     level = alpha / (2.0 * candidates)
-    picks = [(ev, comp, fwd) for ev, comp, fwd, _ in rank_candidates(best.on_d, best.on_dp, best.n, SEARCH_LEVEL,
+    # the candidates: the events with the largest bound on the search's runs *at the confirmation's level* (a rare
+    # event loses more there than at the search's, as it will on the fresh runs)
+    picks = [(ev, comp, fwd) for ev, comp, fwd, _ in rank_candidates(best.on_d, best.on_dp, best.n, level,
                                                                      candidates)]
     remaining = max(0.0, budget - searcher.now())
     n_confirm = int(runs) if runs is not None else _confirm_runs(best, remaining, early, level, picks)
