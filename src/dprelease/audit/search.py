@@ -446,8 +446,13 @@ def _seed_base(seed: int, key: str, counter: int) -> int:
 
 class _Searcher:
     def __init__(self, algorithm: str, spaces: list[SearchSpace], *, seed: int, budget: float,
-                 search_share: float, progress: bool, noise_wrapper: Any = None, per_side: int | None = None):
+                 search_share: float, progress: bool, noise_wrapper: Any = None, per_side: int | None = None,
+                 max_runs: int | None = None):
         self.noise_wrapper = noise_wrapper
+        # A budget in runs instead of seconds (tests): the pairs searched then depend on the seed alone, not on
+        # how loaded the machine is.
+        self.max_runs = None if max_runs is None else int(max_runs)
+        self.search_runs = None if max_runs is None else int(search_share * max_runs)
         self.fixed_per_side = per_side
         self.algorithm = algorithm
         self.spaces = spaces
@@ -466,6 +471,12 @@ class _Searcher:
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
+
+    def searching(self) -> bool:
+        """Whether the search phase's budget (seconds, or runs with ``max_runs``) is not yet used."""
+        if self.search_runs is not None:
+            return self.runs < self.search_runs
+        return time.perf_counter() < self.search_until
 
     def entry(self, space: SearchSpace, pair: Pair) -> _Entry | None:
         cfg = space.configs[pair.config]
@@ -509,7 +520,7 @@ class _Searcher:
         early = False
         failures = 0
         while True:
-            if time.perf_counter() >= self.search_until and (pop or failures > 1000):
+            if not self.searching() and (pop or failures > 1000):
                 break
             space = self.spaces[_pick(self.rng, len(self.spaces))]
             if len(pop) < POPULATION or self.rng.random() < 0.1:
@@ -524,7 +535,8 @@ class _Searcher:
                 failures += 1
                 continue
             self.estimate(e, self.per_side)
-            if step == 0 and not self.fixed_per_side:  # runs per estimate: about 1 % of the search time
+            if step == 0 and not self.fixed_per_side and self.search_runs is None:
+                # runs per estimate: about 1 % of the search time
                 spr = e.seconds_per_run()
                 self.per_side = int(min(200, max(40, 0.01 * (self.search_until - time.perf_counter()) / max(spr, 1e-6)
                                                  / 2)))
@@ -554,8 +566,10 @@ class _Searcher:
             # The leaders get at least 4 estimates' worth of runs before one is chosen, so that the pair confirmed
             # is not one lucky estimate (bounded: a tenth of the search time).
             until = time.perf_counter() + 0.1 * (self.search_until - self.t0)
+            runs_until = None if self.search_runs is None else self.runs + self.search_runs // 10
             for _, e in sorted(pop, key=lambda t: t[1].estimate, reverse=True)[:3]:
-                while e.n < 4 * self.per_side and time.perf_counter() < until:
+                while e.n < 4 * self.per_side and (time.perf_counter() < until if runs_until is None
+                                                   else self.runs < runs_until):
                     self.estimate(e, self.per_side)
         # the best pair: by its pooled estimate, among the population
         best_space, best = max(pop, key=lambda t: t[1].estimate)
@@ -586,7 +600,8 @@ def _confirm_runs(e: _Entry, remaining: float, early: bool, level: float, picks:
 def search(algorithm: str, *, epsilon: float = 1.0, budget: float = DEFAULT_BUDGET, seed: int | None = 0,
            runs: int | None = None, spaces: list[SearchSpace] | None = None, search_share: float = 0.7,
            candidates: int = DEFAULT_CANDIDATES, alpha: float = DEFAULT_ALPHA, progress: bool = False,
-           noise_wrapper: Callable[[Any], Any] | None = None, per_side: int | None = None) -> SearchResult:
+           noise_wrapper: Callable[[Any], Any] | None = None, per_side: int | None = None,
+           max_runs: int | None = None) -> SearchResult:
     """Search ``algorithm``'s space for its worst pair within ``budget`` seconds, then confirm it on fresh runs.
 
     ``runs``: the confirmation's runs (default: what the rest of the budget allows, 2,000 to 20,000).
@@ -594,6 +609,8 @@ def search(algorithm: str, *, epsilon: float = 1.0, budget: float = DEFAULT_BUDG
     ``noise_wrapper`` wraps every run's noise source (power tests: a deliberately broken source).
     ``per_side``: runs per dataset of each estimate (default: about 1 % of the search time, 40 to 200); fixing
     it makes the sequence of pairs a function of the seed alone (the budget still ends the search).
+    ``max_runs``: end the search after this many runs instead of ``search_share * budget`` seconds (with
+    ``per_side`` and ``runs`` the whole result is then a function of the seed, whatever the machine's load).
     """
     from ..privacy.accountant import check_epsilon
     from ..privacy.noise import SecureNoise
@@ -609,7 +626,7 @@ def search(algorithm: str, *, epsilon: float = 1.0, budget: float = DEFAULT_BUDG
     if not spaces:
         raise ParameterError(f"{algorithm} has no search space")
     searcher = _Searcher(algorithm, spaces, seed=int(seed), budget=budget, search_share=search_share,
-                         progress=progress, noise_wrapper=noise_wrapper, per_side=per_side)
+                         progress=progress, noise_wrapper=noise_wrapper, per_side=per_side, max_runs=max_runs)
     space, best, early = searcher.run()
     if space is None or best is None:
         return SearchResult(algorithm, eps, budget, int(seed), searcher.now(), 0, searcher.runs, "", "", {}, None,
@@ -620,6 +637,8 @@ def search(algorithm: str, *, epsilon: float = 1.0, budget: float = DEFAULT_BUDG
     picks = [(ev, comp, fwd) for ev, comp, fwd, _ in rank_candidates(best.on_d, best.on_dp, best.n, level,
                                                                      candidates)]
     remaining = max(0.0, budget - searcher.now())
+    if max_runs is not None:  # the rest of the run budget, as the seconds it would take at this pair's rate
+        remaining = max(0, int(max_runs) - searcher.runs) * max(best.seconds_per_run(), 1e-5)
     n_confirm = int(runs) if runs is not None else _confirm_runs(best, remaining, early, level, picks)
     conf = audit_case(best.case, runs=n_confirm, seed=int(seed), chosen=picks, candidates=candidates, alpha=alpha,
                       seed_key=f"confirm:{algorithm}:{best.key}", progress=progress, noise_wrapper=noise_wrapper)
