@@ -245,7 +245,7 @@ class Bench:
                         cnt = self.cli_json("evaluate", "counting", raw_path, out, "--universe", d.universe,
                                             "--queries", q, "--json", "-q")
                         runs.append({"seed": seed, "seconds": secs, "records": int(lengths.size),
-                                     "mean_length": float(lengths.mean()) if lengths.size else 0.0,
+                                     "mean_length": float(lengths.mean()) if lengths.size else None,
                                      "tv_length": _tv(raw_hist, _length_hist(lengths)),
                                      "top100": float(topk["utility"]),
                                      "counting_error": float(cnt["mean_relative_error"])})
@@ -539,14 +539,20 @@ def _tv(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def _means(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means over the runs that did not fail; a value that is None in a run (the mean record length of an empty
+    release) is left out of its mean, and ``n_<key>`` says over how many runs each mean is."""
     ok = [r for r in runs if "error" not in r]
     out: dict[str, Any] = {"n": len(ok)}
     if len(ok) < len(runs):
         out["errors"] = sorted({r["error"] for r in runs if "error" in r})
     for key in (ok[0] if ok else {}):
-        vals = [r[key] for r in ok]
-        if key != "seed" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
-            out[key] = statistics.fmean(vals)
+        vals = [r.get(key) for r in ok]
+        nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if key == "seed" or len(nums) + vals.count(None) < len(vals):
+            continue
+        out[key] = statistics.fmean(nums) if nums else None
+        if vals.count(None):
+            out[f"n_{key}"] = len(nums)
     return out
 
 
@@ -600,13 +606,17 @@ def render(results: dict[str, list[dict[str, Any]]], seeds: int) -> str:
                 "| counting err rel / empty / unif |",
                 "|---|---|---|---|---|---|---|"]
         for r in results["setvalued"]:
-            m, e, u = r["mean"], r["baselines"]["empty"], r["baselines"]["uniform"]
+            m, e, u = _means(r["runs"]), r["baselines"]["empty"], r["baselines"]["uniform"]
             bad = _err(m)
             if bad:
                 out.append(f"| {r['dataset']} | {r['method']} | {r['epsilon']:g} | {bad} | | | |")
                 continue
+            empties = sum(1 for x in r["runs"] if x.get("records") == 0)
+            rel_len = "empty" if m["mean_length"] is None else f"{m['mean_length']:.2f}"
+            if empties and m["mean_length"] is not None:
+                rel_len += f" ({empties} of {m['n']} empty)"
             out.append(f"| {r['dataset']} | {r['method']} | {r['epsilon']:g} | {r['raw_mean_length']:.2f} / "
-                       f"{m['mean_length']:.2f} / {u['mean_length']:.2f} | {_f(m['tv_length'])} / {_f(e['tv_length'])} / "
+                       f"{rel_len} / {u['mean_length']:.2f} | {_f(m['tv_length'])} / {_f(e['tv_length'])} / "
                        f"{_f(u['tv_length'])} | {_f(m['top100'])} / {_f(e['top100'])} / {_f(u['top100'])} | "
                        f"{_f(m['counting_error'], 4)} / {_f(e['counting_error'], 4)} / {_f(u['counting_error'], 4)} |")
         out.append("")
@@ -615,7 +625,8 @@ def render(results: dict[str, list[dict[str, Any]]], seeds: int) -> str:
                 "| dataset | appends with records (of 5) | top-100 at appends 1–5 | top-100 last / empty / unif |",
                 "|---|---|---|---|"]
         for r in results["stream"]:
-            m, bad = r["mean"], _err(r["mean"])
+            m = _means(r["runs"])
+            bad = _err(m)
             if bad:
                 out.append(f"| {r['dataset']} | {bad} | | |")
                 continue
@@ -628,7 +639,8 @@ def render(results: dict[str, list[dict[str, Any]]], seeds: int) -> str:
                 "| dataset | N | c_1 / c_k (median gap) | τ (mean) | FNR rel / random | tie-aware recall at τ rel / random |",
                 "|---|---|---|---|---|---|"]
         for r in results["privbasis"]:
-            m, b, bad = r["mean"], r["baselines"]["random"], _err(r["mean"])
+            m, b = _means(r["runs"]), r["baselines"]["random"]
+            bad = _err(m)
             if bad:
                 out.append(f"| {r['dataset']} | {r['N']} | | {bad} | | |")
                 continue
@@ -651,7 +663,8 @@ def render(results: dict[str, list[dict[str, Any]]], seeds: int) -> str:
                 "| graph (n, max deg) | θ | method | KS rel / unif | L1 rel / unif | EMD rel / unif | nodes rel / true |",
                 "|---|---|---|---|---|---|---|"]
         for r in results["degrees"]:
-            m, u, bad = r["mean"], r["baselines"]["uniform"], _err(r["mean"])
+            m, u = _means(r["runs"]), r["baselines"]["uniform"]
+            bad = _err(m)
             head = f"| {r['graph']} ({r['true_nodes']:,}, {r['true_max_degree']}) | {r['theta']} | {r['method']} |"
             if bad:
                 out.append(f"{head} {bad} | | | |")
@@ -664,7 +677,7 @@ def render(results: dict[str, list[dict[str, Any]]], seeds: int) -> str:
         out += [f"### RPS tables (defaults; mean of {seeds} seeds; `evaluate ranges` workload)", "",
                 "| table | ε | range-count error rel | uniform table | rel / uniform |", "|---|---|---|---|---|"]
         for r in results["tables"]:
-            m, u = r["mean"], r["baselines"]["uniform"]
+            m, u = _means(r["runs"]), r["baselines"]["uniform"]
             ue = _f(u.get("range_error")) if "range_error" in u else "n/a: " + u.get("error", "")
             bad = _err(m)
             if bad:
@@ -690,7 +703,15 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/dprelease-bench-unseen", help="generated data and releases")
     ap.add_argument("--no-1m", action="store_true", help="skip the 1M-record timing file")
     ap.add_argument("--repeat", type=int, default=3, help="timing repeats (best of; default 3)")
+    ap.add_argument("--render", metavar="PATH", help="run nothing: print the tables of a JSON written by --json")
     args = ap.parse_args()
+    if args.render:
+        saved = json.loads(Path(args.render).read_text())
+        print(render(saved["results"], saved["seeds"]))
+        for note in saved.get("notes", []):
+            print(f"- {note}")
+        print("\nrun time: " + ", ".join(f"{t} {v:.0f} s" for t, v in saved.get("seconds", {}).items()))
+        return 0
     targets = [t for t in args.targets.split(",") if t]
     unknown = [t for t in targets if t not in TARGETS]
     if unknown:
