@@ -404,7 +404,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_engine(p)
     p.set_defaults(handler=_run_stats)
 
-    p = sub.add_parser("generate", help="generate a synthetic transaction file (kosarak-scale by default)",
+    p = sub.add_parser("generate", help="generate a kosarak-scale synthetic transaction file",
                        description="Generate a synthetic transaction file: by default sparse long-tail data (Zipf-like "
                                    "item popularity, log-normal record lengths, kosarak's shape); --shape picks "
                                    "another shape. It is generated data: label it so.")
