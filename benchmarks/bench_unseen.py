@@ -46,6 +46,7 @@ Datasets missing from ../shared/datasets are skipped with a message; generated o
 
     nice .venv/bin/python benchmarks/bench_unseen.py [--targets setvalued,stream,privbasis,degrees,tables]
         [--datasets retail,dense-ties,...] [--seeds 3] [--quick] [--json PATH] [--work DIR] [--no-1m] [--repeat 3]
+    .venv/bin/python benchmarks/bench_unseen.py --render PATH     # the tables of a saved --json run, nothing run
 
 ``--quick``: one seed, 5,000 counting and 2,000 range queries, epsilon 1 and theta 64 only, no 1M file, one
 timing repeat: a smoke run (its figures are noisier and not comparable with a full run's).
