@@ -65,6 +65,7 @@ from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..engine.base import LevelOp, TransactionData
+from ..engine.kernels import group_by_mask
 from ..engine.local import LocalTransactions, as_transaction_data
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy.accountant import round_up
@@ -82,7 +83,6 @@ from .diffpart import (
     distinct_empty_masks,
     operation_budget,
     replace_node,
-    group_by_mask,
 )
 
 __all__ = [
