@@ -103,7 +103,8 @@ def _has_item(db: TransactionDB, rows: np.ndarray, items: np.ndarray) -> np.ndar
         lo[open_], hi[open_] = a, b
         open_ = open_[a < b]
     last = db.items.size - 1
-    return (lo < end) & (db.items[np.minimum(lo, last)] == items)
+    found: np.ndarray = (lo < end) & (db.items[np.minimum(lo, last)] == items)
+    return found
 
 
 class SupportCounter:
@@ -118,6 +119,7 @@ class SupportCounter:
     def __init__(self, db: TransactionDB):
         self.n_items = db.n_items
         self.n_records = db.n_records
+        self._table: np.ndarray | None
         if db.n_items <= _ZETA_MAX_ITEMS:
             table = np.bincount(db.bitmasks(), minlength=1 << db.n_items).astype(np.int64)
             for b in range(db.n_items):

@@ -155,16 +155,7 @@ def prefix_diffpart(
     else:
         tree, node_counts = build_prefix_tree(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
     m = tree.m
-
-    # 3. counts of the disjoint classes (sensitivity 1), then post-processing
-    classes = np.flatnonzero(tree.is_class)
-    true_counts = node_counts[classes]
-    released = noisy_counts(true_counts, eps_counts, scope=scope, noise=noise, label="class counts")
-    total = np.zeros(tree.n_nodes, dtype=np.int64)
-    total[classes] = released
-    merge_at = max(1, math.ceil(merge_below / eps_counts - 1e-9))
-    itemsets, counts = tree.release(total, merge_at)
-
+    itemsets, counts = _class_counts(tree, node_counts, eps_counts, merge_below, scope=scope, noise=noise)
     n_released = int(counts.sum()) if counts.size else 0
     cap = limits.current().max_output_records
     if n_released > cap:  # a noisy count: refusing on it is post-processing
@@ -192,6 +183,18 @@ def prefix_diffpart(
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     return SetValuedRelease(itemsets, counts, universe, manifest, trace=trace, accountant=accountant)
+
+
+def _class_counts(tree: "PrefixTree", node_counts: np.ndarray, eps_counts: float, merge_below: float, *,
+                  scope: BudgetScope, noise: NoiseSource) -> tuple[list[np.ndarray], np.ndarray]:
+    """Step 3: one noisy count per disjoint class (sensitivity 1), then post-processing (small classes merged into
+    their parent prefix): the released itemsets and counts."""
+    classes = np.flatnonzero(tree.is_class)
+    released = noisy_counts(node_counts[classes], eps_counts, scope=scope, noise=noise, label="class counts")
+    total = np.zeros(tree.n_nodes, dtype=np.int64)
+    total[classes] = released
+    merge_at = max(1, math.ceil(merge_below / eps_counts - 1e-9))
+    return tree.release(total, merge_at)
 
 
 @dataclass(eq=False)
