@@ -1,7 +1,8 @@
 """Exact (non-private) frequent-itemset mining, for the custodian and for evaluation.
 
-Top-k mining is a level-wise miner over packed bit columns (:func:`top_k_itemsets`, bounded work);
-threshold mining (:func:`mine_frequent`, TF's candidates) uses pyfim.
+Top-k mining is one level-wise miner over the engine's candidate counter (:func:`top_k_itemsets`, bounded
+work; in memory the candidates are counted over packed bit columns); threshold mining (:func:`mine_frequent`,
+TF's candidates) uses pyfim in memory and Apriori passes on another engine.
 
 pyfim leaves out the singleton of an item that occurs in *every* transaction
 (mushroom's item 85) while still reporting its supersets, so singletons are
