@@ -27,7 +27,8 @@ from reference_counting import ReferenceSupportCounter  # noqa: E402
 
 from dprelease.data import parse_universe_spec, read_transactions  # noqa: E402
 from dprelease.data.generators import write_kosarak_like  # noqa: E402
-from dprelease.evaluation.counting import SupportCounter, make_workload  # noqa: E402
+from dprelease.engine.supports import SupportCounter  # noqa: E402
+from dprelease.evaluation.counting import make_workload  # noqa: E402
 
 DATASETS = REPO.parent / "shared" / "datasets"
 

@@ -42,7 +42,7 @@ def main() -> None:
         base = best_of(args.repeat, plain_pass, path)
         out = tmp / f"{path.stem}.release.dat"
         cmd = dprelease_cmd() + ["diffpart", str(path), "--universe", universe, "--epsilon", "1", "--fanout", "10",
-                                 "-o", str(out), "--quiet"] + ([] if args.secure else ["--seed", "1"])
+                                 "-o", str(out), "--quiet", "--force"] + ([] if args.secure else ["--seed", "1"])
         run = best_of(args.repeat, measure, cmd)
         released = sum(1 for _ in open(out))
         print(f"{name:26s} {base['seconds']:12.2f} {run['seconds']:10.2f} {run['seconds'] / base['seconds']:6.2f} "

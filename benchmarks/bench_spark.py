@@ -196,11 +196,11 @@ def profile(data: Path, n: int, master: str) -> dict[str, float]:
     passes, cpus = [], []
     for _ in range(3):
         t, c = time.perf_counter(), _tree_cpu(me)
-        remote._run(kernels.item_supports)
+        remote.run_pass(kernels.item_supports)
         passes.append(time.perf_counter() - t)
         cpus.append(_tree_cpu(me) - c)
     t, c = time.perf_counter(), _tree_cpu(me)
-    remote._run(kernels.pair_supports, np.arange(100, dtype=np.int64))
+    remote.run_pass(kernels.pair_supports, np.arange(100, dtype=np.int64))
     pair_s, pair_cpu = time.perf_counter() - t, _tree_cpu(me) - c
     cached = sum(info.memSize() + info.diskSize() for info in spark.sparkContext._jsc.sc().getRDDStorageInfo())
     remote.close()

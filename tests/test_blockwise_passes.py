@@ -7,7 +7,8 @@ import pytest
 
 from dprelease.data.transactions import TransactionDB
 from dprelease.evaluation.occurrence import _item_keys, set_hashes
-from dprelease.itemsets.exact import _bit_columns
+from dprelease.engine import supports
+from dprelease.engine.supports import bit_columns
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def test_set_hashes_equal_the_sums_over_the_whole_database(db):
 
 @pytest.mark.parametrize("items", [np.arange(0, 300, 7), np.array([11]), np.arange(300)])
 def test_bit_columns_equal_one_packed_flag_column_per_item(db, items):
-    columns, row_of = _bit_columns(db, items)
+    columns, row_of = bit_columns(db, items)
     rows = db.row_ids()
     for i in items[:: max(1, items.size // 10)].tolist():
         flags = np.zeros(columns.shape[1] * 64, dtype=bool)
@@ -38,7 +39,7 @@ def test_bit_columns_equal_one_packed_flag_column_per_item(db, items):
 
 def test_occurrence_share_over_raw_blocks_equals_one_counter(monkeypatch):
     from dprelease.evaluation import occurrence
-    from dprelease.evaluation.counting import SupportCounter
+    from dprelease.engine.supports import SupportCounter
 
     rng = np.random.default_rng(2)
     raw = TransactionDB.from_lists([sorted(set(rng.integers(0, 60, rng.integers(0, 9)).tolist()))
@@ -117,7 +118,6 @@ def test_privbasis_passes_in_tiny_blocks_equal_the_whole_database(monkeypatch):
 def test_privbasis_default_release_is_the_same_in_tiny_blocks(monkeypatch):
     from dprelease.data.universe import Universe
     from dprelease.engine import local as local_engine
-    from dprelease.itemsets import exact
     from dprelease.itemsets.privbasis import privbasis
     from dprelease.privacy import SeededNoise
 
@@ -127,8 +127,8 @@ def test_privbasis_default_release_is_the_same_in_tiny_blocks(monkeypatch):
     assert whole.trace["regime"] == "multi-bounded"  # the bounded passes ran
     monkeypatch.setattr(local_engine, "PASS_ROWS", 5)
     monkeypatch.setattr(local_engine, "LENGTH_ROWS", 5)
-    monkeypatch.setattr(exact, "AND_BATCH_WORDS", 1)
-    monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", 64)
+    monkeypatch.setattr(supports, "AND_BATCH_WORDS", 1)
+    monkeypatch.setattr(supports, "BIT_BLOCK_ROWS", 64)
     small = privbasis(db, universe, 60, 1.0, noise=SeededNoise(3))
     assert small.itemsets == whole.itemsets
     assert np.array_equal(small.counts, whole.counts)
@@ -137,28 +137,24 @@ def test_privbasis_default_release_is_the_same_in_tiny_blocks(monkeypatch):
 
 @pytest.mark.parametrize("batch_words", [1, 3, 1 << 20])
 def test_and_supports_in_batches_equal_the_direct_popcounts(db, batch_words, monkeypatch):
-    from dprelease.itemsets import exact
-
     items = np.arange(0, 300, 11)
-    columns, _ = _bit_columns(db, items)
+    columns, _ = bit_columns(db, items)
     rng = np.random.default_rng(0)
     pairs = np.stack([rng.integers(0, items.size, 50), rng.integers(0, items.size, 50)], axis=1).astype(np.int64)
     want = np.bitwise_count(columns[pairs[:, 0]] & columns[pairs[:, 1]]).sum(axis=1, dtype=np.int64)
-    monkeypatch.setattr(exact, "AND_BATCH_WORDS", batch_words)
-    assert np.array_equal(exact._and_supports(columns, columns, pairs), want)
-    assert exact._and_supports(columns, columns, pairs[:0]).size == 0
+    monkeypatch.setattr(supports, "AND_BATCH_WORDS", batch_words)
+    assert np.array_equal(supports.and_supports(columns, columns, pairs), want)
+    assert supports.and_supports(columns, columns, pairs[:0]).size == 0
 
 
 @pytest.mark.parametrize("min_items", [1, 2, 3])
 def test_bit_columns_of_the_records_holding_min_items_equal_those_of_that_subset(db, min_items, monkeypatch):
-    from dprelease.itemsets import exact
-
     items = np.arange(0, 300, 9)
     held = np.bincount(db.row_ids()[np.isin(db.items, items)], minlength=db.n_records)
-    want, _ = _bit_columns(db.subset(np.flatnonzero(held >= min_items)), items)
+    want, _ = bit_columns(db.subset(np.flatnonzero(held >= min_items)), items)
     for rows in (64, 1 << 16):  # a block ends inside a word of the taken records
-        monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", rows)
-        got, _ = _bit_columns(db, items, min_items=min_items)
+        monkeypatch.setattr(supports, "BIT_BLOCK_ROWS", rows)
+        got, _ = bit_columns(db, items, min_items=min_items)
         assert np.array_equal(got, want)
 
 
@@ -168,8 +164,8 @@ def test_top_k_itemsets_in_tiny_blocks_equal_the_whole_database(monkeypatch):
     small = _sparse_db(n=3_000)
     want = exact.top_k_itemsets(small, 80)
     assert max(len(s) for s, _ in want) >= 2
-    monkeypatch.setattr(exact, "BIT_BLOCK_ROWS", 64)
-    monkeypatch.setattr(exact, "AND_BATCH_WORDS", 1)
+    monkeypatch.setattr(supports, "BIT_BLOCK_ROWS", 64)
+    monkeypatch.setattr(supports, "AND_BATCH_WORDS", 1)
     assert exact.top_k_itemsets(small, 80) == want
     # the same supports as counting each itemset over the whole database
     assert [c for _, c in want] == exact.itemset_supports(small, [s for s, _ in want]).tolist()

@@ -7,7 +7,8 @@ import pytest
 from reference_counting import ReferenceSupportCounter
 
 from dprelease.data import TransactionDB, kosarak_like
-from dprelease.evaluation.counting import SupportCounter, evaluate_counting, make_workload, relative_errors
+from dprelease.engine.supports import SupportCounter
+from dprelease.evaluation.counting import evaluate_counting, make_workload, relative_errors
 
 
 def _reference_workload(n_items: int, max_record_length: int, n_queries: int, seed: int, n_subsets: int = 5):
@@ -60,7 +61,7 @@ def test_counts_match_the_per_query_counter(n_items):
 
 
 def test_small_candidate_batches_give_the_same_counts(monkeypatch):
-    import dprelease.evaluation.counting as counting
+    import dprelease.engine.supports as counting
 
     raw = kosarak_like(2_000, 200, 8.0, seed=4)
     wl = make_workload(200, int(raw.lengths.max()), n_queries=500, seed=3)
@@ -80,7 +81,7 @@ def test_evaluate_counting_numbers_unchanged(n_items):
 
 @pytest.mark.parametrize("n_items", [12, 30, 2_000])
 def test_contains_many_is_support_at_least_one(n_items, monkeypatch):
-    import dprelease.evaluation.counting as counting
+    import dprelease.engine.supports as counting
 
     rng = np.random.default_rng(n_items + 1)
     raw = kosarak_like(3_000, n_items, 6.0, seed=3)
@@ -101,7 +102,7 @@ def test_contains_many_is_support_at_least_one(n_items, monkeypatch):
 def test_record_lists_blockwise_and_on_demand(monkeypatch):
     """The record lists (a counting sort filled block by block) hold each listed item's rows in order; a counter
     builds only the lists its queries' rarest items need, grows them on demand, and counts as the reference."""
-    from dprelease.evaluation import counting
+    from dprelease.engine import supports as counting
 
     rng = np.random.default_rng(3)
     db = kosarak_like(n_records=3000, n_items=200, mean_length=6, seed=4)

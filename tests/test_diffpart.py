@@ -168,7 +168,7 @@ def test_group_by_mask_equals_unique_and_a_stable_sort(monkeypatch, n, high):
     rows in a stable order by mask, in gathers of a few rows at a time."""
     import importlib
 
-    module = importlib.import_module("dprelease.setvalued.diffpart")
+    module = importlib.import_module("dprelease.engine.kernels")
     monkeypatch.setattr(module, "_GROUP_CHUNK", 333)
     rng = np.random.default_rng(n)
     masks = rng.integers(0, high, n).astype(np.int64)

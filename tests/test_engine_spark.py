@@ -139,6 +139,40 @@ def test_spark_passes_and_seeded_releases_match_local(spark, tmp_path):
         remote.close()
 
 
+def test_spark_partitioner_counts_a_level_one_partition_at_a_time_and_the_entry_points(spark, tmp_path):
+    """The partitioner's contract on Spark: a partition not listed keeps its records, so counting a level partition
+    by partition (the loop that draws between two partitions) gives the local engine's counts. Spark is reached
+    through engine.open_transactions / open_table, as the commands reach it."""
+    from dprelease.data.table import load_schema, read_table
+    from dprelease.engine import in_memory, open_table, open_transactions
+    from dprelease.engine.base import LevelOp
+    from dprelease.engine.spark import SparkTable, SparkTransactions
+
+    universe = parse_universe_spec("1..8")
+    db = TransactionDB.from_lists([[0, 4]] * 5 + [[1, 2]] * 4 + [[5, 7]] * 3 + [[0, 6], [3], []], 8)
+    remote = open_transactions(db, universe, engine="spark")
+    assert isinstance(remote, SparkTransactions) and not in_memory(remote.engine_name)
+    counted = []
+    for data in (LocalTransactions(db), remote):
+        p = data.partitioner()
+        root = p.level_counts([LevelOp(0, 0, 8, 4)])[0]
+        p.route([(0, int(m), 1 + j) for j, m in enumerate(root[0].tolist())])  # masks 1, 2, 3: pids 1, 2, 3
+        got = [root]
+        for pid in (3, 1):  # one partition at a time; partition 2 is not counted and keeps its records
+            got.append(p.level_counts([LevelOp(pid, 0, 4, 1)])[pid])
+            p.route([(pid, int(m), 10 * pid + j) for j, m in enumerate(got[-1][0].tolist())])
+        got.append(p.level_counts([LevelOp(2, 4, 8, 1)])[2])
+        counted.append([(m.tolist(), c.tolist()) for m, c in got])
+        p.close()
+    assert counted[0] == counted[1] == [([1, 2, 3], [5, 3, 6]), ([1], [6]), ([6, 8], [4, 1]), ([10], [3])]
+    remote.close()
+    schema = load_schema(REPO / "examples" / "table1-schema.yaml")
+    table = open_table(REPO / "examples" / "table1-jobs.csv", schema, engine="spark")
+    want = read_table(REPO / "examples" / "table1-jobs.csv", schema)
+    assert isinstance(table, SparkTable) and table.n_records == want.n_records
+    table.close()
+
+
 def test_spark_input_errors_are_one_line(spark, tmp_path):
     from dprelease.engine.spark import read_transactions as spark_read
     from dprelease.errors import InputError

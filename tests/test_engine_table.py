@@ -79,7 +79,7 @@ def test_spark_route_lookup_matches_a_dictionary():
     """DiffPart's routing on Spark: a record (partition, mask) goes to the child of exactly that cell, or is
     dropped. Regression: a record mask wider than every chosen mask spilled into the parent's rank and was
     routed to another partition's child (found at 10M records)."""
-    from dprelease.engine.spark import _lookup
+    from dprelease.engine.spark.transactions import lookup
 
     rng = np.random.default_rng(5)
     for _ in range(200):
@@ -91,7 +91,7 @@ def test_spark_route_lookup_matches_a_dictionary():
         pid = rng.choice(np.concatenate([parents, [99]]), 300).astype(np.int64)
         masks = rng.integers(1, 1024, 300).astype(np.int64)
         masks[::3] = rng.integers(1, 8, masks[::3].size)
-        at, found = _lookup(parent, mask, pid, masks)
+        at, found = lookup(parent, mask, pid, masks)
         index = {c: j for j, c in enumerate(cells)}
         expect = [index.get((int(a), int(b)), -1) for a, b in zip(pid, masks)]
         assert found.tolist() == [e >= 0 for e in expect]

@@ -16,7 +16,8 @@ from dprelease.cli import main
 from dprelease.data import TransactionDB, Universe
 from dprelease.errors import ParameterError
 from dprelease.privacy import SeededNoise
-from dprelease.setvalued.prefixpart import item_masks, prefix_diffpart
+from dprelease.engine.kernels import item_masks
+from dprelease.setvalued.prefixpart import prefix_diffpart
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "baskets.dat"

@@ -345,48 +345,40 @@ def universe_inputs(spec: str | None) -> list[str]:
 
 def load_transactions(path: str, universe_spec: str | None, args: argparse.Namespace | None = None
                       ) -> tuple[TransactionDB, Universe]:
-    """Read a transaction file against a declared universe; derive it only when ``args`` allow it
-    (:func:`derives_universe`): with the leak warning on stderr for a command that publishes, with a note
-    (silenced by --quiet) for one that does not."""
+    """Read a transaction file against a declared universe, on the engine ``args`` name (``--engine``); derive the
+    universe only when ``args`` allow it (:func:`derives_universe`): with the leak warning on stderr for a command
+    that publishes, with a note (silenced by --quiet) for one that does not. On the local engine the result is
+    the in-memory database; on another, that engine's data."""
+    from .. import progress
     from ..data.io import read_transactions
+    from ..data.parquet import is_parquet
     from ..data.universe import parse_universe_spec
-    from ..errors import PrivacyLeakWarning
+    from ..engine import in_memory, open_transactions, unwrap
+    from ..errors import ParameterError, PrivacyLeakWarning
 
     universe = parse_universe_spec(universe_spec) if universe_spec else None
-    if args is not None and getattr(args, "engine", "local") == "spark":
-        from ..engine.spark import read_transactions as spark_read
-        from ..errors import ParameterError
-
-        if universe is None:
-            raise ParameterError("--engine spark needs a declared --universe (deriving it from the data would "
-                                 "reveal which items occur)")
-        return spark_read(path, universe, getattr(args, "spark_master", None)), universe  # type: ignore[return-value]
-    if args is not None and getattr(args, "engine", "local") == "local" and _is_parquet_input(path):
-        from ..engine.local import read_parquet_transactions
-        from ..errors import ParameterError
-
-        if universe is None:
-            raise ParameterError("a Parquet input needs a declared --universe")
-        return read_parquet_transactions(path, universe), universe
-    from .. import progress
-
+    engine = getattr(args, "engine", "local") if args is not None else "local"
+    if universe is None and not in_memory(engine):
+        raise ParameterError(f"--engine {engine} needs a declared --universe (deriving it from the data would "
+                             f"reveal which items occur)")
+    if universe is None and is_parquet(path):
+        raise ParameterError("a Parquet input needs a declared --universe")
     derive = derives_universe(args)
     publishes = args is None or bool(getattr(args, "universe_required", True))
     with warnings.catch_warnings(record=True) as caught, progress.phase(f"read {Path(path).name}"):
         warnings.simplefilter("always", PrivacyLeakWarning)
-        db, universe = read_transactions(path, universe, derive=derive)
+        if universe is not None:
+            db = unwrap(open_transactions(path, universe, engine=engine,
+                                          master=getattr(args, "spark_master", None)))
+        else:
+            db, universe = read_transactions(path, universe, derive=derive)
     for w in caught:
         if publishes or not issubclass(w.category, PrivacyLeakWarning):
             warn(str(w.message))
     if not universe.declared and not publishes and args is not None:
         say(args, f"note: no --universe: the universe of {path} was derived from it ({universe.size:,} items); "
                   f"fine for this command, which publishes nothing")
-    return db, universe
-
-
-def _is_parquet_input(path: str) -> bool:
-    p = str(path).rstrip("/")
-    return p.endswith((".parquet", ".pq")) or (os.path.isdir(p) and any(n.endswith(".parquet") for n in os.listdir(p)))
+    return db, universe  # on another engine, its data stand in for the database
 
 
 @contextmanager

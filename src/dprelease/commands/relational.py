@@ -98,7 +98,7 @@ def _diffgen_checks(args: argparse.Namespace) -> None:
 
 
 def _run_diffgen(args: argparse.Namespace) -> int:
-    from ..data.table import read_table
+    from ..engine import in_memory, open_table, unwrap
     from ..errors import ParameterError
     from ..relational.diffgen import diffgen
     from ..release import NEIGHBOURS_ROW, build_manifest
@@ -116,17 +116,12 @@ def _run_diffgen(args: argparse.Namespace) -> int:
         else []
     for note in range_notes:
         print(f"warning: {note}", file=sys.stderr)
-    if getattr(args, "engine", "local") == "spark":
-        if method != "diffgen" or args.local:
-            raise ParameterError(f"--engine spark runs --method diffgen (Algorithm 1, global scores) only, "
-                                 f"not {'--local' if args.local else '--method ' + args.method}")
-        from ..engine.spark import read_table as spark_table
-
-        with timed(args, "read"):
-            table = spark_table(args.table, schema, args.spark_master)
-    else:
-        with timed(args, "read"):
-            table = read_table(args.table, schema)
+    engine = getattr(args, "engine", "local")
+    if not in_memory(engine) and (method != "diffgen" or args.local):
+        raise ParameterError(f"--engine {engine} runs --method diffgen (Algorithm 1, global scores) only, "
+                             f"not {'--local' if args.local else '--method ' + args.method}")
+    with timed(args, "read"):
+        table = unwrap(open_table(args.table, schema, engine=engine, master=getattr(args, "spark_master", None)))
     noise = noise_from_args(args)
     notes = ["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
              "counts: discrete Laplace, rounded to non-negative integers (post-processing)"]

@@ -136,18 +136,14 @@ def _rps_checks(args: argparse.Namespace):
 
 
 def _run_rps(args: argparse.Namespace) -> int:
-    from ..data.table import read_table
+    from ..engine import open_table, unwrap
     from ..relational.rps import rps
     from ..release import NEIGHBOURS_ROW, build_manifest, write_with_manifest
 
     schema = _rps_checks(args)
     with timed(args, "read"):
-        if getattr(args, "engine", "local") == "spark":
-            from ..engine.spark import read_table as spark_table
-
-            table = spark_table(args.table, schema, args.spark_master)
-        else:
-            table = read_table(args.table, schema)
+        table = unwrap(open_table(args.table, schema, engine=getattr(args, "engine", "local"),
+                                  master=getattr(args, "spark_master", None)))
     noise = noise_from_args(args)
     with timed(args, "rps"):
         release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,

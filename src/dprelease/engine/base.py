@@ -1,4 +1,4 @@
-"""The engine interface: the exact data passes an algorithm asks of its data (issue 11, section 2).
+"""The engine interface: the exact data passes an algorithm asks of its data.
 
 An algorithm is written once against :class:`TransactionData` (set-valued data) or :class:`TableData`
 (relational tables). Each method is one pass over the records that returns an *exact aggregate grouped by
@@ -16,11 +16,20 @@ except through :mod:`dprelease.privacy`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["TransactionData", "Partitioner", "LevelOp", "LengthSummary", "TableData", "TableSplitter", "ValueCounts"]
+from . import kernels
+from .kernels import Partial
+
+__all__ = ["TransactionData", "Partitioner", "LevelOp", "LengthSummary", "Candidates", "CountedCandidates",
+           "TableData", "TableSplitter", "ValueCounts", "GroupCounts", "BoxDomain", "RegionRecords", "Kernel"]
+
+# a pass's kernel: (a block of records, *extra arguments) -> its partial (key, key, count) arrays
+Kernel = Callable[..., Partial]
 
 # distinct values of an attribute over a record set, ascending (float64), and their class counts (int64, n x classes)
 ValueCounts = tuple[np.ndarray, np.ndarray]
@@ -48,6 +57,7 @@ class LevelOp:
     lo: int
     hi: int
     span: int
+    leaf: bool = False  # the sub-partitions are leaf partitions: only their counts are needed, no routing
 
 
 class Partitioner(ABC):
@@ -55,7 +65,9 @@ class Partitioner(ABC):
 
     Partition 0 (the root) holds every non-empty record. :meth:`level_counts` counts the records of each
     listed partition per child mask; :meth:`route` then moves the records of chosen (partition, mask) cells
-    to new partitions and forgets every other record of the level.
+    of those partitions to new partitions and forgets their other records. A partition that was not listed
+    keeps its records: a level may be counted in one call (the level-wise loop: one data pass per level) or
+    partition by partition (the loop that draws each partition's noise before counting the next).
     """
 
     @abstractmethod
@@ -120,36 +132,33 @@ class TransactionData(ABC):
 
     # --- passes written once over :meth:`run_pass` (a kernel of :mod:`dprelease.engine.kernels`) ---------
 
-    def run_pass(self, kernel, *extra) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def run_pass(self, kernel: Kernel, *extra: Any) -> Partial:
         """``kernel(block, *extra)`` on every block of records, partials added by key, sorted by key."""
         raise NotImplementedError(f"{type(self).__name__} runs no kernel passes")
 
+    def candidates(self, base_items: np.ndarray) -> "Candidates":
+        """A level-wise miner's candidate counter over ``base_items`` (:class:`Candidates`); by default each
+        level's candidates are one :meth:`itemset_supports` pass."""
+        return CountedCandidates(self, base_items)
+
     def length_histogram(self) -> tuple[np.ndarray, np.ndarray]:
         """(the record lengths that occur, ascending; the number of records of each length)."""
-        from . import kernels
-
         lengths, _, counts = self.run_pass(kernels.length_histogram)
         return lengths, counts
 
     def projected_length_histogram(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(each m >= 1 that occurs as m = |t & items|, ascending; the number of records with that m)."""
-        from . import kernels
-
         m, _, counts = self.run_pass(kernels.projected_length_histogram, np.sort(np.asarray(items, np.int64)))
         return m, counts
 
     def bounded_item_sums(self, ell: int) -> np.ndarray:
         """Per item, the sum over its records t of min(1, ell/|t|) (float64, the float nearest the exact sum:
         the same bits on every engine)."""
-        from . import kernels
-
         return kernels.exact_sums(self.run_pass(kernels.bounded_item_digits, int(ell)), self.n_items)
 
     def bounded_pair_sums(self, items: np.ndarray, ell: int) -> np.ndarray:
         """Per pair of ``items`` (sorted; ``np.triu_indices`` order), the sum over the records t holding both of
         min(1, ell/C(|t & items|, 2)); exact as :meth:`bounded_item_sums`."""
-        from . import kernels
-
         items = np.asarray(items, dtype=np.int64)
         n_pairs = items.size * (items.size - 1) // 2
         return kernels.exact_sums(self.run_pass(kernels.bounded_pair_digits, items, int(ell)), n_pairs)
@@ -157,8 +166,6 @@ class TransactionData(ABC):
     def prefix_level_counts(self, rank: np.ndarray, patterns: np.ndarray, level: int) -> np.ndarray:
         """DiffPart-Prefix, level ``level`` of the trie: for the kept cells with prefix ``patterns`` (item-rank
         bits below ``level``), the non-empty records per (cell, bit ``level``), as the vector 2*cell + bit."""
-        from . import kernels
-
         patterns = np.asarray(patterns, dtype=np.int64)
         order = np.argsort(patterns, kind="stable")
         part = self.run_pass(kernels.prefix_cells, np.asarray(rank, np.int64), patterns[order], order, int(level))
@@ -169,6 +176,35 @@ class TransactionData(ABC):
     def close(self) -> None:
         """Release cached data."""
         return None
+
+
+class Candidates(ABC):
+    """The candidates of a level-wise itemset miner over fixed ``base_items``, one level at a time.
+
+    The generators of a level are itemsets of base items (the single base items at first); a candidate is a
+    generator extended by one base item, given as a row (generator index, base-item index) of ``pairs``.
+    :meth:`supports` counts a level's candidates; :meth:`advance` makes some of them the next generators.
+    """
+
+    @abstractmethod
+    def supports(self, generators: list[tuple[int, ...]], pairs: np.ndarray) -> np.ndarray:
+        """Exact support of ``generators[g] + (base_items[r],)`` for each row (g, r) of ``pairs`` (int64)."""
+
+    def advance(self, pairs: np.ndarray) -> None:
+        """The candidates ``pairs`` (rows of the last :meth:`supports`) are the next level's generators, in order."""
+        return None
+
+
+class CountedCandidates(Candidates):
+    """Each level's candidates counted by one :meth:`TransactionData.itemset_supports` pass (any engine)."""
+
+    def __init__(self, data: TransactionData, base_items: np.ndarray):
+        self.data = data
+        self.base_items = np.asarray(base_items, dtype=np.int64)
+
+    def supports(self, generators: list[tuple[int, ...]], pairs: np.ndarray) -> np.ndarray:
+        base = self.base_items.tolist()
+        return self.data.itemset_supports([generators[g] + (base[r],) for g, r in pairs.tolist()])
 
 
 class TableData(ABC):
@@ -185,11 +221,15 @@ class TableData(ABC):
     def n_records(self) -> int:
         """N (non-private)."""
 
-    schema: object  # the TableSchema (public)
+    schema: Any  # the TableSchema (public)
 
     @abstractmethod
     def splitter(self) -> "TableSplitter":
         """A fresh DiffGen partitioner whose root partition 0 holds every record."""
+
+    @abstractmethod
+    def regions(self, domain: "BoxDomain") -> "RegionRecords":
+        """RPS's records over ``domain``: dimension 0 the class, dimension j + 1 the table's column j."""
 
     def close(self) -> None:
         """Release cached data."""
@@ -218,4 +258,59 @@ class TableSplitter(ABC):
         """Exact class counts of each partition in ``leaves`` (len(leaves) x classes)."""
 
     def close(self) -> None:
+        return None
+
+
+# --- RPS (records routed to regions, level by level) -------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class GroupCounts:
+    """``count[i]`` records of region ``region[i]`` hold ``value[i]`` on that region's split dimension.
+
+    Sorted by (region, value): SELECT region, value, COUNT(*) ... GROUP BY region, value ORDER BY region, value.
+    """
+
+    region: np.ndarray
+    value: np.ndarray
+    count: np.ndarray
+
+
+class BoxDomain(Protocol):
+    """What a region engine reads of RPS's public domain: per dimension ``[lo, hi)`` and whether it is an integer
+    lattice (:class:`~dprelease.relational.rps.PointDomain`)."""
+
+    @property
+    def lo(self) -> np.ndarray: ...
+
+    @property
+    def hi(self) -> np.ndarray: ...
+
+    @property
+    def integer(self) -> np.ndarray: ...
+
+
+class RegionRecords(ABC):
+    """The record-level work of one RPS run: records routed to regions, one level of the partition at a time.
+
+    Every record starts in region 0. Each level is one grouped count (:meth:`value_counts`) and one routing pass
+    (:meth:`route`); :meth:`sizes` counts the records per region. Exact aggregates only, in canonical order.
+    """
+
+    @abstractmethod
+    def sizes(self, n_regions: int) -> np.ndarray:
+        """Records per region of the current level (exact; only ever passed to a mechanism)."""
+
+    @abstractmethod
+    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
+        """The level's one grouped count: per region r, the distinct values of dimension ``region_dim[r]``
+        among its records with their counts (regions with ``region_dim < 0`` are skipped)."""
+
+    @abstractmethod
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        """Move every record to its child region: ``child_base[r] + (value >= pivots[r])``; records of regions
+        with ``child_base < 0`` (leaves) leave the engine."""
+
+    def close(self) -> None:
+        """Release cached records."""
         return None

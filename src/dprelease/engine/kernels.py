@@ -5,6 +5,12 @@ engine builds one per Arrow batch, zero-copy from the list column) and returns p
 or two int64 keys; partial counts of disjoint blocks add up to the whole data's (every aggregate here is a
 sum over records). :func:`merge` adds partials with equal keys and sorts them by key. The local engine
 runs the same computations over the whole database (:mod:`dprelease.data.passes`).
+
+Below the kernels, the record-level helpers the passes are built from and the algorithms use directly on
+in-memory records: each record's bit mask over ranked items (:func:`item_masks`, DiffPart-Prefix), its child
+mask under a taxonomy node (:func:`child_masks_range`, DiffPart) and the grouping of records by mask
+(:func:`group_by_mask`). They live here, below the algorithms, so that an executor runs them without importing
+an algorithm module.
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ import numpy as np
 from ..data.transactions import TransactionDB
 
 __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_supports", "pair_counts", "basis_bins",
-           "itemset_supports", "record_masks", "range_child_masks", "level_masks", "dense", "weight_digits",
+           "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
            "exact_sums", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "prefix_cells",
-           "WEIGHT_SHIFT"]
+           "WEIGHT_SHIFT", "item_masks", "child_masks_range", "group_by_mask", "value_class_counts",
+           "decode_value_counts", "table_children", "value_key"]
 
 # (k0, k1, count): int64 arrays of one length; k1 is zeros for one-key aggregates.
 Partial = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -199,8 +206,6 @@ def prefix_cells(db: TransactionDB, rank: np.ndarray, patterns: np.ndarray, orde
     """DiffPart-Prefix, one level of the trie: the non-empty records whose first ``level`` bits (item ranks) equal
     one of the kept cells' ``patterns`` (sorted; ``order[i]`` is pattern i's position among the cells), counted
     by (that position, the record's bit ``level``)."""
-    from ..setvalued.prefixpart import item_masks
-
     nonempty = np.flatnonzero(db.lengths > 0)
     if nonempty.size == 0 or patterns.size == 0:
         return _EMPTY
@@ -242,7 +247,7 @@ def basis_bins(db: TransactionDB, bases: list[tuple[int, ...]]) -> Partial:
 
 def itemset_supports(db: TransactionDB, items: np.ndarray, lengths: np.ndarray) -> Partial:
     """Supports of the itemsets given flat (``items``, ``lengths``), keyed by itemset index."""
-    from ..evaluation.counting import SupportCounter
+    from .supports import SupportCounter
 
     if db.n_records == 0:
         return _EMPTY
@@ -253,10 +258,10 @@ def record_masks(db: TransactionDB) -> Partial:
     return _one_key(np.bincount(db.bitmasks()))
 
 
-def range_child_masks(db: TransactionDB, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray, span: np.ndarray
-                      ) -> np.ndarray:
+def child_masks_per_row(db: TransactionDB, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray, span: np.ndarray
+                        ) -> np.ndarray:
     """For each record in ``rows``: bit b set iff it has an item in ``[lo + b*span, lo + (b+1)*span)`` and
-    below ``hi`` (per-row node bounds; as :func:`dprelease.setvalued.diffpart.child_masks`)."""
+    below ``hi`` (per-row node bounds; :func:`child_masks_range` with one node per row)."""
     rows = np.asarray(rows, dtype=np.int64)
     starts = db.offsets[rows]
     lens = db.offsets[rows + 1] - starts
@@ -285,14 +290,14 @@ def level_masks(db: TransactionDB, pids: np.ndarray, op_pid: np.ndarray, op_lo: 
     at = np.minimum(np.searchsorted(op_pid, pids), op_pid.size - 1)
     rows = np.flatnonzero(op_pid[at] == pids)
     j = at[rows]
-    masks = range_child_masks(db, rows, op_lo[j], op_hi[j], op_span[j])
+    masks = child_masks_per_row(db, rows, op_lo[j], op_hi[j], op_span[j])
     return rows, pids[rows].astype(np.int64), masks
 
 
 # --- tables (DiffGen) ------------------------------------------------------------------------------------
 
 
-def _value_key(values: np.ndarray) -> np.ndarray:
+def value_key(values: np.ndarray) -> np.ndarray:
     """float64 values as int64 keys (their bits; -0.0 is folded into 0.0 first): exact and reversible."""
     return (np.asarray(values, dtype=np.float64) + 0.0).view(np.int64)
 
@@ -302,7 +307,7 @@ def value_class_counts(group: np.ndarray, values: np.ndarray, y: np.ndarray, n_c
     if y.size == 0:
         return _EMPTY
     k0 = np.asarray(group, dtype=np.int64) * n_classes + y
-    k1 = _value_key(values)
+    k1 = value_key(values)
     return merge([(k0, k1, np.ones(y.size, np.int64))])
 
 
@@ -341,3 +346,89 @@ def table_children(pids: np.ndarray, column: np.ndarray, leaves: np.ndarray, m: 
     else:
         k = (column[rows] >= split).astype(np.int64)
     return rows, k, first + rank * m + k
+
+
+# --- record-level helpers (DiffPart's partitions, DiffPart-Prefix's trie) --------------------------------
+
+
+def item_masks(db: TransactionDB, rank: np.ndarray) -> np.ndarray:
+    """Each record as an int64 bit mask over ranked items: bit r set iff the record has the item of rank r
+    (``rank[item]`` in [0, 62), -1 for an unranked item)."""
+    r = rank[db.items]
+    keep = r >= 0
+    rows = db.row_ids()[keep]
+    r = r[keep].astype(np.int64)
+    masks = np.zeros(db.n_records, dtype=np.int64)
+    for lo in (0, 31):  # two exact float64 sums of < 2^31 each (distinct bits: a sum is an OR)
+        sel = (r >= lo) & (r < lo + 31)
+        if sel.any():
+            part = np.bincount(rows[sel], weights=np.ldexp(1.0, r[sel] - lo), minlength=db.n_records)
+            masks |= part.astype(np.int64) << np.int64(lo)
+    return masks
+
+
+def child_masks_range(db: TransactionDB, rows: np.ndarray, lo: int, hi: int, span: int,
+                      block: int = 1 << 16) -> np.ndarray:
+    """For each record in ``rows``: bit b set iff the record has an item in ``[lo + b*span, lo + (b+1)*span)``
+    below ``hi``, i.e. under child b of the taxonomy node covering item ids ``[lo, hi)``
+    (:class:`~dprelease.data.taxonomy.ContextFreeTaxonomy`).
+
+    Computed ``block`` rows at a time, so the per-item temporaries stay small however many rows there are."""
+    out = np.zeros(rows.size, dtype=np.int64)
+    for b0 in range(0, rows.size, block):
+        part = rows[b0 : b0 + block]
+        starts = db.offsets[part]
+        lens = db.offsets[part + 1] - starts
+        if int(part[-1]) - int(part[0]) + 1 == part.size:  # consecutive rows (e.g. the root): one slice
+            items = db.items[int(starts[0]) : int(starts[0]) + int(lens.sum())]
+        else:
+            local_start = np.zeros(part.size, dtype=np.int64)
+            np.cumsum(lens[:-1], out=local_start[1:])
+            idx = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(starts - local_start, lens)
+            items = db.items[idx]
+        owner = np.repeat(np.arange(part.size, dtype=np.int64), lens)
+        inside = (items >= lo) & (items < hi)
+        items = items[inside]
+        owner = owner[inside]
+        child = (items - lo) // span
+        # items are sorted within a record, so repeated (owner, child) pairs are adjacent
+        first = np.ones(child.size, dtype=bool)
+        first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
+        weights = np.ldexp(1.0, child[first])  # distinct powers of two below 2^52: exact in float64
+        out[b0 : b0 + part.size] = np.bincount(owner[first], weights=weights, minlength=part.size).astype(np.int64)
+    return out
+
+
+_GROUP_CHUNK = 1 << 20  # records per chunk of group_by_mask's row gather
+
+
+def group_by_mask(masks: np.ndarray, rows: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """The distinct ``masks`` (ascending) and their record counts; with ``rows`` (one per mask), also the rows
+    reordered so that those of distinct mask j are ``rows_sorted[bounds[j]:bounds[j+1]]`` (ascending within a
+    mask). ``masks`` (int64, >= 0) is a work array: it is overwritten.
+
+    One sort of the masks: when they fit in 31 bits (up to 31 children) each becomes the key
+    ``mask << 32 | position``, sorted in place (8 bytes per record beside ``rows``); otherwise a stable argsort
+    (about 24). ``np.unique(..., return_inverse=True)`` and a second sort of the inverse held about 40."""
+    n = masks.size
+    rows_sorted: np.ndarray | None
+    if rows is None:
+        masks.sort()
+        ordered, rows_sorted = masks, None
+    elif n < 2**32 and (n == 0 or int(masks.max()) < 2**31):
+        np.left_shift(masks, 32, out=masks)
+        masks |= np.arange(n, dtype=np.int64)
+        masks.sort()
+        rows_sorted = np.empty_like(rows)
+        for lo in range(0, n, _GROUP_CHUNK):  # positions chunk by chunk: no second 8-byte array per record
+            rows_sorted[lo : lo + _GROUP_CHUNK] = rows[masks[lo : lo + _GROUP_CHUNK] & np.int64(0xFFFFFFFF)]
+        ordered = np.right_shift(masks, 32, out=masks)
+    else:
+        order = np.argsort(masks, kind="stable")
+        ordered, rows_sorted = masks[order], rows[order]
+        del order
+    start = np.ones(ordered.size, dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=start[1:])
+    bounds = np.append(np.flatnonzero(start), ordered.size)
+    return ordered[bounds[:-1]], np.diff(bounds), rows_sorted, bounds

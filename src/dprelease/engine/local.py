@@ -1,17 +1,31 @@
 """The local engine: numpy over the in-memory CSR arrays (:class:`~dprelease.data.transactions.TransactionDB`)
-and the encoded table. Every pass is the package's existing exact computation, block by block where it
-was already (:mod:`dprelease.data.passes`)."""
+and the encoded table (:class:`~dprelease.data.table.EncodedTable`). Every pass is the package's exact
+computation, block by block where the temporaries would otherwise grow with the data
+(:mod:`dprelease.data.passes`, :mod:`dprelease.engine.kernels`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
 import numpy as np
 
+from ..data.table import EncodedTable
 from ..data.transactions import TransactionDB
 from . import kernels
-from .base import LengthSummary, LevelOp, Partitioner, TableData, TableSplitter, TransactionData, ValueCounts
+from .base import (
+    BoxDomain, Candidates, GroupCounts, Kernel, LengthSummary, LevelOp, Partitioner, RegionRecords, TableData,
+    TableSplitter, TransactionData, ValueCounts,
+)
+from .supports import and_supports, bit_columns, itemset_supports
 
-__all__ = ["LocalTransactions", "LocalPartitioner", "as_transaction_data", "read_parquet_transactions", "LocalTable",
-           "LocalTableSplitter"]
+__all__ = ["LocalTransactions", "LocalPartitioner", "LocalCandidates", "as_transaction_data", "unwrap", "LocalTable",
+           "LocalTableSplitter", "LocalRegions", "record_views", "max_length", "PASS_ROWS", "LENGTH_ROWS"]
+
+PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
+LENGTH_ROWS = 1 << 20  # records per block of max_length (an int64 length each: 8 MB)
+
+_NO_MASKS = np.zeros(0, dtype=np.int64)
 
 
 class LocalTransactions(TransactionData):
@@ -28,6 +42,10 @@ class LocalTransactions(TransactionData):
         if self._summary is None:
             self._summary = LengthSummary(self.db.n_records, int(self.db.offsets[-1]), max_length(self.db))
         return self._summary
+
+    @property
+    def n_records(self) -> int:
+        return int(self.db.n_records)
 
     def item_supports(self) -> np.ndarray:
         return self.db.item_supports()
@@ -47,8 +65,6 @@ class LocalTransactions(TransactionData):
         return basis_bin_counts(self.db, bases)
 
     def itemset_supports(self, itemsets: list[tuple[int, ...]]) -> np.ndarray:
-        from ..itemsets.exact import itemset_supports
-
         return itemset_supports(self.db, itemsets)
 
     def record_mask_counts(self) -> np.ndarray:
@@ -57,17 +73,16 @@ class LocalTransactions(TransactionData):
     def partitioner(self) -> "LocalPartitioner":
         return LocalPartitioner(self.db)
 
-    def run_pass(self, kernel, *extra) -> kernels.Partial:
+    def candidates(self, base_items: np.ndarray) -> "LocalCandidates":
+        return LocalCandidates(self.db, base_items)
+
+    def run_pass(self, kernel: Kernel, *extra: Any) -> kernels.Partial:
         """The kernel block by block (views of the CSR arrays, ``PASS_ROWS`` records each): its temporaries are
         bounded by a block, and the integer partials add up to what Spark's tasks return."""
         total = kernels.merge([])
         for block in record_views(self.db, PASS_ROWS):
             total = kernels.merge([total, kernel(block, *extra)])  # one block's partial at a time beside the sum
         return total
-
-
-PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
-LENGTH_ROWS = 1 << 20  # records per block of max_length (an int64 length each: 8 MB)
 
 
 def max_length(db: TransactionDB) -> int:
@@ -78,7 +93,7 @@ def max_length(db: TransactionDB) -> int:
     return longest
 
 
-def record_views(db: TransactionDB, rows: int):
+def record_views(db: TransactionDB, rows: int) -> Iterator[TransactionDB]:
     """Consecutive blocks of ``rows`` records as databases sharing ``db``'s item array (each counts toward the
     running step's progress bar: stderr, terminals only)."""
     from .. import progress
@@ -90,7 +105,7 @@ def record_views(db: TransactionDB, rows: int):
 
 
 class LocalPartitioner(Partitioner):
-    """Partitions as arrays of row ids (int32 when N < 2^31), reordered by child mask at each level."""
+    """Partitions as arrays of row ids (int32 when N < 2^31), reordered by child mask when they are counted."""
 
     def __init__(self, db: TransactionDB):
         self.db = db
@@ -99,21 +114,22 @@ class LocalPartitioner(Partitioner):
         self._split: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def level_counts(self, ops: list[LevelOp]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        from ..setvalued.diffpart import child_masks_range, group_by_mask
-
         out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._split = {}
         for op in ops:
             rows = self._rows.pop(op.pid, None)
             if rows is None or rows.size == 0:
-                out[op.pid] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+                out[op.pid] = (_NO_MASKS, _NO_MASKS)
                 continue
-            nonempty, sizes, rows_sorted, bounds = group_by_mask(child_masks_range(self.db, rows, op.lo, op.hi,
-                                                                                   op.span), rows)
-            del rows
-            self._split[op.pid] = (nonempty, rows_sorted, bounds)
-            out[op.pid] = (nonempty.astype(np.int64), sizes.astype(np.int64))
-        self._rows = {}  # every partition of the level was listed; any other is gone
+            masks = kernels.child_masks_range(self.db, rows, op.lo, op.hi, op.span)
+            if op.leaf:  # leaf partitions are not partitioned again: their records are not needed
+                nonempty, sizes, _, _ = kernels.group_by_mask(masks)
+            else:
+                nonempty, sizes, rows_sorted, bounds = kernels.group_by_mask(masks, rows)
+                assert rows_sorted is not None
+                self._split[op.pid] = (nonempty, rows_sorted, bounds)
+            del rows, masks
+            out[op.pid] = (nonempty.astype(np.int64, copy=False), sizes.astype(np.int64, copy=False))
         return out
 
     def route(self, moves: list[tuple[int, int, int]]) -> None:
@@ -128,6 +144,35 @@ class LocalPartitioner(Partitioner):
         self._split = {}
 
 
+class LocalCandidates(Candidates):
+    """A level's candidates counted by AND-ing packed bit columns: one column per base item over the records
+    holding two base items or more (no other record holds a candidate), and one per generator (the AND of its
+    items' columns), kept from level to level. Built on the first count."""
+
+    def __init__(self, db: TransactionDB, base_items: np.ndarray):
+        self.db = db
+        self.base_items = np.asarray(base_items, dtype=np.int64)
+        self._columns: np.ndarray | None = None
+        self._generators: np.ndarray | None = None
+
+    def _built(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._columns is None or self._generators is None:
+            self._columns, _ = bit_columns(self.db, self.base_items, min_items=2)
+            self._generators = self._columns
+        return self._columns, self._generators
+
+    def supports(self, generators: list[tuple[int, ...]], pairs: np.ndarray) -> np.ndarray:
+        columns, gen_bits = self._built()
+        return and_supports(gen_bits, columns, pairs)
+
+    def advance(self, pairs: np.ndarray) -> None:
+        columns, gen_bits = self._built()
+        nxt = np.empty((pairs.shape[0], columns.shape[1]), dtype=np.uint64)  # row by row: no second temporary
+        for r, (g, c) in enumerate(pairs.tolist()):
+            np.bitwise_and(gen_bits[g], columns[c], out=nxt[r])
+        self._generators = nxt
+
+
 def as_transaction_data(db: TransactionDB | TransactionData) -> TransactionData:
     """``db`` behind the engine interface (a :class:`TransactionDB` runs on the local engine)."""
     if isinstance(db, TransactionData):
@@ -137,29 +182,23 @@ def as_transaction_data(db: TransactionDB | TransactionData) -> TransactionData:
     raise TypeError(f"expected a TransactionDB or TransactionData, got {type(db).__name__}")
 
 
-def read_parquet_transactions(path: str, universe) -> TransactionDB:
-    """A Parquet file (or directory of them) with a list-of-items column, as CSR arrays (batch by batch)."""
-    import pyarrow.dataset as ds
+@overload
+def unwrap(data: TransactionDB | TransactionData) -> TransactionDB | TransactionData: ...
 
-    from ..data.transactions import CSRBuilder
-    from ..errors import InputError
-    from .spark import ERROR_MARK, _map_labels, parquet_items_column
 
-    try:
-        dataset = ds.dataset(path, format="parquet")
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read as Parquet ({exc})") from None
-    column = parquet_items_column(dataset.schema, str(path))
-    builder = CSRBuilder()
-    for batch in dataset.to_batches(columns=[column]):
-        try:
-            lengths, items = _map_labels(batch.column(0), universe, str(path))
-        except ValueError as exc:
-            raise InputError(str(exc).replace(ERROR_MARK, "")) from None
-        builder.add(lengths, items)
-    if builder.n_records == 0:
-        raise InputError(f"{path}: no transactions")
-    return builder.finish(universe.size)
+@overload
+def unwrap(data: EncodedTable | TableData) -> EncodedTable | TableData: ...
+
+
+def unwrap(data: Any) -> Any:
+    """The in-memory object behind ``data`` when it runs on the local engine (its :class:`TransactionDB` or
+    :class:`EncodedTable`), so that an algorithm can take its in-memory path; else ``data`` (another engine,
+    whose passes are asked of the engine)."""
+    if isinstance(data, LocalTransactions):
+        return data.db
+    if isinstance(data, LocalTable):
+        return data.table
+    return data
 
 
 class LocalTable(TableData):
@@ -168,7 +207,7 @@ class LocalTable(TableData):
 
     engine_name = "local"
 
-    def __init__(self, table):
+    def __init__(self, table: EncodedTable):
         self.table = table
         self.schema = table.schema
 
@@ -179,13 +218,16 @@ class LocalTable(TableData):
     def splitter(self) -> "LocalTableSplitter":
         return LocalTableSplitter(self.table)
 
+    def regions(self, domain: BoxDomain) -> "LocalRegions":
+        return LocalRegions([self.table.y, *self.table.columns], domain)
+
 
 class LocalTableSplitter(TableSplitter):
     """Each record's partition id in one int64 array; every pass is the kernel over the whole table."""
 
-    def __init__(self, table):
+    def __init__(self, table: EncodedTable):
         self.table = table
-        self.n_classes = table.schema.n_classes
+        self.n_classes = int(table.schema.n_classes)
         self.pid = np.zeros(table.n_records, dtype=np.int64)
 
     def _column(self, j: int) -> np.ndarray:
@@ -206,11 +248,11 @@ class LocalTableSplitter(TableSplitter):
         return kernels.decode_value_counts(part, self.n_classes)
 
     def leaf_class_counts(self, leaves: np.ndarray) -> np.ndarray:
-        return _leaf_class_table(kernels.merge([(self.pid, self.table.y.astype(np.int64),
-                                                 np.ones(self.pid.size, np.int64))]), leaves, self.n_classes)
+        return leaf_class_table(kernels.merge([(self.pid, self.table.y.astype(np.int64),
+                                                np.ones(self.pid.size, np.int64))]), leaves, self.n_classes)
 
 
-def _leaf_class_table(part: kernels.Partial, leaves: np.ndarray, n_classes: int) -> np.ndarray:
+def leaf_class_table(part: kernels.Partial, leaves: np.ndarray, n_classes: int) -> np.ndarray:
     """(pid, class, count) rows as a len(leaves) x classes table (zeros for empty leaves)."""
     pid, cls, c = part
     leaves = np.asarray(leaves, dtype=np.int64)
@@ -222,3 +264,120 @@ def _leaf_class_table(part: kernels.Partial, leaves: np.ndarray, n_classes: int)
     hit = leaves[order][at] == pid
     np.add.at(out, (order[at[hit]], cls[hit]), c[hit])
     return out
+
+
+class LocalRegions(RegionRecords):
+    """RPS's records as in-memory columns: per level, one gather of the split values, one grouped count (a
+    bincount when the keys are dense, else one sort of int64 keys) and one routing pass.
+
+    ``columns[j]`` holds every record's value in dimension j. Lattice dimensions are held as int32 offsets from
+    the domain's lower end (one conversion at the start)."""
+
+    def __init__(self, columns: Sequence[np.ndarray], domain: BoxDomain):
+        self.domain = domain
+        self.columns: list[np.ndarray] = []
+        for j, c in enumerate(columns):
+            c = np.asarray(c)
+            if domain.integer[j] and domain.hi[j] - domain.lo[j] < 2**31:
+                self.columns.append((c - domain.lo[j]).astype(np.int32))
+            else:
+                self.columns.append(c.astype(np.float64, copy=False) - (domain.lo[j] if domain.integer[j] else 0.0))
+        n = int(self.columns[0].size) if self.columns else 0
+        self.rec = np.arange(n, dtype=np.int64)
+        self.reg = np.zeros(n, dtype=np.int32)
+        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (region_dim, record dims, values)
+
+    def sizes(self, n_regions: int) -> np.ndarray:
+        return np.bincount(self.reg, minlength=n_regions).astype(np.int64)
+
+    def _offset(self, j: int) -> float:
+        return float(self.domain.lo[j]) if self.domain.integer[j] else 0.0
+
+    def _level(self, region_dim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per active record: the dimension its region splits (-1: none) and its value there (offset for lattices)."""
+        if self._cache is not None and self._cache[0] is region_dim:
+            return self._cache[1], self._cache[2]
+        dims = region_dim[self.reg]
+        present = np.unique(region_dim[region_dim >= 0]).tolist()
+        if len(present) == 1 and bool((dims == present[0]).all()):
+            col = self.columns[present[0]]
+            values = col if self.rec.size == col.size else col[self.rec]
+        else:
+            wide = any(self.columns[j].dtype != np.int32 for j in present)
+            values = np.zeros(self.rec.size, dtype=np.float64 if wide else np.int32)
+            for j in present:
+                m = dims == j
+                values[m] = self.columns[j][self.rec[m]]
+        self._cache = (region_dim, dims, values)
+        return dims, values
+
+    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
+        dims, values = self._level(region_dim)
+        present = np.unique(region_dim[region_dim >= 0]).tolist()
+        parts = []
+        for j in present:
+            m = dims == j
+            everyone = bool(m.all())
+            reg = self.reg if everyone else self.reg[m]
+            v = values if everyone else values[m]
+            lattice = self.columns[j].dtype == np.int32
+            span = float(self.domain.hi[j] - self.domain.lo[j]) if self.domain.integer[j] else 0.0
+            r, val, cnt = _group(reg, v, span, lattice, region_dim.size)
+            parts.append((r, val + self._offset(j), cnt))
+        if not parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return GroupCounts(empty, np.zeros(0), empty)
+        region = np.concatenate([p[0] for p in parts])
+        value = np.concatenate([p[1] for p in parts])
+        count = np.concatenate([p[2] for p in parts])
+        if len(parts) > 1:
+            order = np.lexsort((value, region))
+            region, value, count = region[order], value[order], count[order]
+        return GroupCounts(region, value, count)
+
+    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
+        dims, values = self._level(region_dim)
+        # pivots in the engine's units: lattice values are offsets from the domain's lower end
+        d = np.maximum(region_dim, 0)
+        local = pivots - np.where(region_dim >= 0, self.domain.lo[d] * self.domain.integer[d], 0.0)
+        local = local.astype(np.int32) if values.dtype == np.int32 else local
+        base = child_base.astype(np.int32)[self.reg]
+        keep = None if (child_base >= 0).all() else base >= 0
+        new_reg = base + (values >= local[self.reg])
+        if keep is None:
+            self.reg = new_reg.astype(np.int32, copy=False)
+        else:
+            self.rec, self.reg = self.rec[keep], new_reg[keep].astype(np.int32, copy=False)
+        self._cache = None
+
+
+def _group(reg: np.ndarray, v: np.ndarray, span: float, lattice: bool, n_regions: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (region, value) pairs with counts, sorted; lattice keys by bincount or one int64 sort.
+
+    ``v`` holds lattice offsets in [0, span) (int32) or real values."""
+    if reg.size == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, np.zeros(0), e
+    if lattice:
+        width = int(span)
+        key = reg.astype(np.int64) * width + v.astype(np.int64, copy=False)
+        n_keys = n_regions * width
+        if n_keys <= max(4 * reg.size, 1 << 20):
+            counts = np.bincount(key, minlength=n_keys)
+            uniq = np.flatnonzero(counts)
+            cnt = counts[uniq]
+        else:
+            key = np.sort(key)
+            first = np.ones(key.size, dtype=bool)
+            first[1:] = key[1:] != key[:-1]
+            starts = np.flatnonzero(first)
+            uniq = key[starts]
+            cnt = np.diff(np.append(starts, key.size))
+        return uniq // width, (uniq % width).astype(np.float64), cnt.astype(np.int64)
+    order = np.lexsort((v, reg))
+    r, vv = reg[order], v[order]
+    first = np.ones(r.size, dtype=bool)
+    first[1:] = (r[1:] != r[:-1]) | (vv[1:] != vv[:-1])
+    starts = np.flatnonzero(first)
+    return r[starts].astype(np.int64), vv[starts].astype(np.float64), np.diff(np.append(starts, r.size)).astype(np.int64)

@@ -519,7 +519,7 @@ def basis_bin_counts(db: TransactionDB | TransactionData, bases: list[tuple[int,
     intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private.
     Computed block by block of records (:func:`dprelease.data.passes.basis_bin_counts`)."""
     from ..data.passes import basis_bin_counts as blockwise_basis_bin_counts
-    from .exact import unwrap
+    from ..engine.local import unwrap
 
     db = unwrap(db)
     if isinstance(db, TransactionData):  # another engine: one pass there (dprelease.engine)

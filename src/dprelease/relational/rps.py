@@ -30,8 +30,9 @@ node-DP, :mod:`dprelease.graphs.degrees`) cannot use parallel composition across
 several regions; there every level is one charge over all regions with the caller's joint sensitivity and every
 leaf gets the same budget.
 
-The per-level data work is :class:`NumpyEngine` (one grouped count per level and one routing pass): a later
-Spark engine implements the same :class:`RecordEngine` protocol.
+The per-level data work (one grouped count per level and one routing pass) is the engine's
+:class:`~dprelease.engine.base.RegionRecords`: in memory (:class:`~dprelease.engine.local.LocalRegions`) or on
+Spark, with the same counts.
 """
 
 from __future__ import annotations
@@ -39,18 +40,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..data.table import EncodedTable, TableSchema
+from ..engine.base import RegionRecords, TableData
+from ..engine.local import LocalRegions, LocalTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.median import check_sensitivity, median_intervals, private_medians
 from ..release import records_run_start
 
-__all__ = ["PointDomain", "GroupCounts", "RecordEngine", "NumpyEngine", "Partition", "RPSRelease",
+__all__ = ["PointDomain", "Partition", "RPSRelease",
            "remaining_budget", "choose_dimensions", "rps_partition", "rps", "table_domain", "table_points",
            "synthesize", "validate_parameters", "work_estimate", "check_release_size", "consistent_leaf_counts", "flat_histogram", "DEFAULT_DEPTH", "DEFAULT_SPLIT_SHARE", "PARTITIONINGS"]
 
@@ -80,152 +83,6 @@ class PointDomain:
         if not self.integer.all():
             return math.inf
         return float(np.prod(self.hi - self.lo, dtype=np.float64))
-
-
-@dataclass(frozen=True, eq=False)
-class GroupCounts:
-    """``count[i]`` records of region ``region[i]`` hold ``value[i]`` on that region's split dimension.
-
-    Sorted by (region, value): SELECT region, value, COUNT(*) ... GROUP BY region, value ORDER BY region, value.
-    """
-
-    region: np.ndarray
-    value: np.ndarray
-    count: np.ndarray
-
-
-class RecordEngine(Protocol):
-    """The record-level work of one RPS run (a NumPy implementation here; a Spark one can follow)."""
-
-    def sizes(self, n_regions: int) -> np.ndarray:
-        """Records per region of the current level (exact; only ever passed to a mechanism)."""
-        ...
-
-    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
-        """The level's one grouped count: per region r, the distinct values of dimension ``region_dim[r]``
-        among its records with their counts (regions with ``region_dim < 0`` are skipped)."""
-        ...
-
-    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
-        """Move every record to its child region: ``child_base[r] + (value >= pivots[r])``; records of regions
-        with ``child_base < 0`` (leaves) leave the engine."""
-        ...
-
-
-class NumpyEngine:
-    """:class:`RecordEngine` over in-memory columns: per level, one gather of the split values, one grouped
-    count (a bincount when the keys are dense, else one sort of int64 keys) and one routing pass.
-
-    Lattice dimensions are held as int32 offsets from the domain's lower end (one conversion at the start)."""
-
-    def __init__(self, columns: Sequence[np.ndarray], domain: PointDomain):
-        self.domain = domain
-        self.columns: list[np.ndarray] = []
-        for j, c in enumerate(columns):
-            c = np.asarray(c)
-            if domain.integer[j] and domain.hi[j] - domain.lo[j] < 2**31:
-                self.columns.append((c - domain.lo[j]).astype(np.int32))
-            else:
-                self.columns.append(c.astype(np.float64, copy=False) - (domain.lo[j] if domain.integer[j] else 0.0))
-        n = int(self.columns[0].size) if self.columns else 0
-        self.rec = np.arange(n, dtype=np.int64)
-        self.reg = np.zeros(n, dtype=np.int32)
-        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (region_dim, record dims, values)
-
-    def sizes(self, n_regions: int) -> np.ndarray:
-        return np.bincount(self.reg, minlength=n_regions).astype(np.int64)
-
-    def _offset(self, j: int) -> float:
-        return float(self.domain.lo[j]) if self.domain.integer[j] else 0.0
-
-    def _level(self, region_dim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per active record: the dimension its region splits (-1: none) and its value there (offset for lattices)."""
-        if self._cache is not None and self._cache[0] is region_dim:
-            return self._cache[1], self._cache[2]
-        dims = region_dim[self.reg]
-        present = np.unique(region_dim[region_dim >= 0]).tolist()
-        if len(present) == 1 and bool((dims == present[0]).all()):
-            col = self.columns[present[0]]
-            values = col if self.rec.size == col.size else col[self.rec]
-        else:
-            wide = any(self.columns[j].dtype != np.int32 for j in present)
-            values = np.zeros(self.rec.size, dtype=np.float64 if wide else np.int32)
-            for j in present:
-                m = dims == j
-                values[m] = self.columns[j][self.rec[m]]
-        self._cache = (region_dim, dims, values)
-        return dims, values
-
-    def value_counts(self, region_dim: np.ndarray) -> GroupCounts:
-        dims, values = self._level(region_dim)
-        present = np.unique(region_dim[region_dim >= 0]).tolist()
-        parts = []
-        for j in present:
-            m = dims == j
-            everyone = bool(m.all())
-            reg = self.reg if everyone else self.reg[m]
-            v = values if everyone else values[m]
-            lattice = self.columns[j].dtype == np.int32
-            span = float(self.domain.hi[j] - self.domain.lo[j]) if self.domain.integer[j] else 0.0
-            r, val, cnt = _group(reg, v, span, lattice, region_dim.size)
-            parts.append((r, val + self._offset(j), cnt))
-        if not parts:
-            empty = np.zeros(0, dtype=np.int64)
-            return GroupCounts(empty, np.zeros(0), empty)
-        region = np.concatenate([p[0] for p in parts])
-        value = np.concatenate([p[1] for p in parts])
-        count = np.concatenate([p[2] for p in parts])
-        if len(parts) > 1:
-            order = np.lexsort((value, region))
-            region, value, count = region[order], value[order], count[order]
-        return GroupCounts(region, value, count)
-
-    def route(self, region_dim: np.ndarray, pivots: np.ndarray, child_base: np.ndarray) -> None:
-        dims, values = self._level(region_dim)
-        # pivots in the engine's units: lattice values are offsets from the domain's lower end
-        d = np.maximum(region_dim, 0)
-        local = pivots - np.where(region_dim >= 0, self.domain.lo[d] * self.domain.integer[d], 0.0)
-        local = local.astype(np.int32) if values.dtype == np.int32 else local
-        base = child_base.astype(np.int32)[self.reg]
-        keep = None if (child_base >= 0).all() else base >= 0
-        new_reg = base + (values >= local[self.reg])
-        if keep is None:
-            self.reg = new_reg.astype(np.int32, copy=False)
-        else:
-            self.rec, self.reg = self.rec[keep], new_reg[keep].astype(np.int32, copy=False)
-        self._cache = None
-
-
-def _group(reg: np.ndarray, v: np.ndarray, span: float, lattice: bool, n_regions: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (region, value) pairs with counts, sorted; lattice keys by bincount or one int64 sort.
-
-    ``v`` holds lattice offsets in [0, span) (int32) or real values."""
-    if reg.size == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, np.zeros(0), e
-    if lattice:
-        width = int(span)
-        key = reg.astype(np.int64) * width + v.astype(np.int64, copy=False)
-        n_keys = n_regions * width
-        if n_keys <= max(4 * reg.size, 1 << 20):
-            counts = np.bincount(key, minlength=n_keys)
-            uniq = np.flatnonzero(counts)
-            cnt = counts[uniq]
-        else:
-            key = np.sort(key)
-            first = np.ones(key.size, dtype=bool)
-            first[1:] = key[1:] != key[:-1]
-            starts = np.flatnonzero(first)
-            uniq = key[starts]
-            cnt = np.diff(np.append(starts, key.size))
-        return uniq // width, (uniq % width).astype(np.float64), cnt.astype(np.int64)
-    order = np.lexsort((v, reg))
-    r, vv = reg[order], v[order]
-    first = np.ones(r.size, dtype=bool)
-    first[1:] = (r[1:] != r[:-1]) | (vv[1:] != vv[:-1])
-    starts = np.flatnonzero(first)
-    return r[starts].astype(np.int64), vv[starts].astype(np.float64), np.diff(np.append(starts, r.size)).astype(np.int64)
 
 
 def remaining_budget(total: float, scope: BudgetScope) -> float:
@@ -312,7 +169,7 @@ def validate_parameters(epsilon: float, depth: int, split_share: float | None, p
 def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: float, *, noise: NoiseSource,
                   depth: int = DEFAULT_DEPTH, split_share: float | None = None, partitioning: str = "balanced",
                   stop_threshold: float | None = None, composition: str = "records", sensitivity: float = 1.0,
-                  keep_inner: bool = False, engine: RecordEngine | None = None,
+                  keep_inner: bool = False, regions: RegionRecords | None = None,
                   last_dim: int | None = None, count_leaves: bool = True) -> Partition:
     """Partition (balanced: EM medians; fixed: midpoints), stop, and summarize every leaf with a noisy count.
 
@@ -336,7 +193,7 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
     accountant = BudgetAccountant(eps)
     scope = accountant.root()
     n_dims = domain.n_dims
-    engine = engine if engine is not None else NumpyEngine(columns, domain)
+    engine = regions if regions is not None else LocalRegions(columns, domain)
     eps_level = alpha * eps / h if h else 0.0
     stop_on = stop_threshold is not None
     # The stop test takes half of a level's budget under balanced partitioning (the median the other half),
@@ -642,7 +499,7 @@ def check_release_size(what: str, records: int, n_dims: int) -> None:
 
 
 @records_run_start
-def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int = DEFAULT_DEPTH,
+def rps(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseSource, depth: int = DEFAULT_DEPTH,
         split_share: float | None = None, partitioning: str = "balanced", stop_threshold: float | None = None,
         consistency: bool = False, class_split: str = DEFAULT_CLASS_SPLIT) -> RPSRelease:
     """RPS on a relational table: partition, summarize, synthesize (section 3; readings in docs/rps.md).
@@ -661,14 +518,14 @@ def rps(table: EncodedTable, epsilon: float, *, noise: NoiseSource, depth: int =
         raise ParameterError(f"--class-split must be one of {CLASS_SPLITS}, got {class_split!r}")
     schema = table.schema
     domain = table_domain(schema)
-    engine = None
-    if not isinstance(table, EncodedTable):  # an engine's table (--engine spark): its records stay there
-        engine = table.record_engine(domain)
-    part = rps_partition(table_points(table) if engine is None else [], domain, epsilon, noise=noise, depth=depth,
-                         split_share=split_share, partitioning=partitioning, stop_threshold=stop_threshold,
-                         keep_inner=consistency, last_dim=0 if class_split == "last" else None, engine=engine)
-    if engine is not None:
-        engine.close()
+    data = table if isinstance(table, TableData) else LocalTable(table)  # another engine's records stay there
+    regions = data.regions(domain)
+    try:
+        part = rps_partition([], domain, epsilon, noise=noise, depth=depth, split_share=split_share,
+                             partitioning=partitioning, stop_threshold=stop_threshold, keep_inner=consistency,
+                             last_dim=0 if class_split == "last" else None, regions=regions)
+    finally:
+        regions.close()
     counts = part.counts
     if consistency:
         counts = np.rint(consistent_leaf_counts(part)).astype(np.int64)

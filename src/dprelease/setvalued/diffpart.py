@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,7 @@ from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..engine.base import LevelOp, TransactionData
+from ..engine.kernels import child_masks_range
 from ..engine.local import LocalTransactions, as_transaction_data
 from ..errors import ParameterError
 from ..privacy import (
@@ -50,7 +51,7 @@ from ..release import SetValuedRelease, build_manifest, records_run_start, relea
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
     "replace_node", "distinct_empty_masks", "DEFAULT_BRANCHING_BOUND", "choose_expansion_node", "operation_budget",
-    "group_by_mask", "PartitionStep", "partition_steps", "child_masks_range",
+    "PartitionStep", "partition_steps", "ThresholdRule", "threshold_rule",
 ]
 
 # Section 5 uses f = 10. Section 4.1: "C2 slightly greater than 1 ... C1 in [1, C2]"; we take
@@ -60,7 +61,7 @@ DEFAULT_FANOUT = 10
 DEFAULT_C1 = 1.5
 DEFAULT_C2 = 1.5
 MAX_FANOUT = 52
-DEFAULT_BRANCHING_BOUND = 0.5  # termination guard, see diffpart() and docs/diffpart.md  # child masks are summed as exact float64 bit patterns
+DEFAULT_BRANCHING_BOUND = 0.5  # termination guard, see threshold_rule() and docs/diffpart.md
 
 _SQRT2 = math.sqrt(2.0)
 _NO_MASKS = np.zeros(0, dtype=np.int64)
@@ -86,18 +87,10 @@ class TraceEvent:
 @dataclass(slots=True)
 class _Partition:
     cut: tuple[int, ...]  # taxonomy node ids, sorted by the first item they cover
-    rows: np.ndarray  # record indices (empty for a test-and-generate partition)
+    pid: int  # the partitioner's id of its records (-1: a test-and-generate partition, no records)
     unused: float  # B~: partitioning budget not yet spent on this chain
     scope: BudgetScope
-
-
-@dataclass
-class _LevelPartition:
-    """A partition of the level-wise loop (another engine): its records live in the engine's partitioner."""
-    cut: tuple[int, ...]
-    pid: int  # the engine partitioner's id of its records (-1: a test-and-generate partition, no records)
-    unused: float
-    scope: BudgetScope
+    tag: object = None  # the caller's tag (PartitionStep.tag)
 
 
 def sub_cuts(taxonomy: ContextFreeTaxonomy, cut: tuple[int, ...], node: int) -> list[tuple[int, ...]]:
@@ -114,41 +107,10 @@ def replace_node(cut: tuple[int, ...], node: int, kids: np.ndarray, mask: int) -
 
 def child_masks(db: TransactionDB, rows: np.ndarray, taxonomy: ContextFreeTaxonomy, node: int,
                 block: int = 1 << 16) -> np.ndarray:
-    """For each record in ``rows``: bit b set iff the record has an item under child b of ``node``.
-
-    Computed ``block`` rows at a time, so the per-item temporaries stay small however many rows there are.
-    """
+    """For each record in ``rows``: bit b set iff the record has an item under child b of ``node``
+    (:func:`~dprelease.engine.kernels.child_masks_range` over the node's item range)."""
     return child_masks_range(db, rows, int(taxonomy.lo[node]), int(taxonomy.hi[node]), int(taxonomy.span[node]),
                              block)
-
-
-def child_masks_range(db: TransactionDB, rows: np.ndarray, lo: int, hi: int, span: int,
-                      block: int = 1 << 16) -> np.ndarray:
-    """:func:`child_masks` for the node covering item ids ``[lo, hi)`` whose children span ``span`` ids each
-    (the form the engines' partitioners use, :mod:`dprelease.engine`)."""
-    out = np.zeros(rows.size, dtype=np.int64)
-    for b0 in range(0, rows.size, block):
-        part = rows[b0 : b0 + block]
-        starts = db.offsets[part]
-        lens = db.offsets[part + 1] - starts
-        if int(part[-1]) - int(part[0]) + 1 == part.size:  # consecutive rows (e.g. the root): one slice
-            items = db.items[int(starts[0]) : int(starts[0]) + int(lens.sum())]
-        else:
-            local_start = np.zeros(part.size, dtype=np.int64)
-            np.cumsum(lens[:-1], out=local_start[1:])
-            idx = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(starts - local_start, lens)
-            items = db.items[idx]
-        owner = np.repeat(np.arange(part.size, dtype=np.int64), lens)
-        inside = (items >= lo) & (items < hi)
-        items = items[inside]
-        owner = owner[inside]
-        child = (items - lo) // span
-        # items are sorted within a record, so repeated (owner, child) pairs are adjacent
-        first = np.ones(child.size, dtype=bool)
-        first[1:] = (child[1:] != child[:-1]) | (owner[1:] != owner[:-1])
-        weights = np.ldexp(1.0, child[first])
-        out[b0 : b0 + part.size] = np.bincount(owner[first], weights=weights, minlength=part.size).astype(np.int64)
-    return out
 
 
 def choose_expansion_node(taxonomy: ContextFreeTaxonomy, cut: np.ndarray, noise: NoiseSource) -> int:
@@ -168,40 +130,6 @@ def operation_budget(taxonomy: ContextFreeTaxonomy, cut: np.ndarray, unused: flo
     n_internal = int(taxonomy.internal_below[cut].sum())
     leaf_level = n_internal == 1
     return n_internal, leaf_level, (leaf_reserve + unused) if leaf_level else unused / n_internal
-
-
-_GROUP_CHUNK = 1 << 20  # records per chunk of group_by_mask's row gather
-
-
-def group_by_mask(masks: np.ndarray, rows: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-    """The distinct ``masks`` (ascending) and their record counts; with ``rows`` (one per mask), also the rows
-    reordered so that those of distinct mask j are ``rows_sorted[bounds[j]:bounds[j+1]]`` (ascending within a
-    mask). ``masks`` (int64, >= 0) is a work array: it is overwritten.
-
-    One sort of the masks: when they fit in 31 bits (up to 31 children) each becomes the key
-    ``mask << 32 | position``, sorted in place (8 bytes per record beside ``rows``); otherwise a stable argsort
-    (about 24). ``np.unique(..., return_inverse=True)`` and a second sort of the inverse held about 40."""
-    n = masks.size
-    if rows is None:
-        masks.sort()
-        ordered, rows_sorted = masks, None
-    elif n < 2**32 and (n == 0 or int(masks.max()) < 2**31):
-        np.left_shift(masks, 32, out=masks)
-        masks |= np.arange(n, dtype=np.int64)
-        masks.sort()
-        rows_sorted = np.empty_like(rows)
-        for lo in range(0, n, _GROUP_CHUNK):  # positions chunk by chunk: no second 8-byte array per record
-            rows_sorted[lo : lo + _GROUP_CHUNK] = rows[masks[lo : lo + _GROUP_CHUNK] & np.int64(0xFFFFFFFF)]
-        ordered = np.right_shift(masks, 32, out=masks)
-    else:
-        order = np.argsort(masks, kind="stable")
-        ordered, rows_sorted = masks[order], rows[order]
-        del order
-    start = np.ones(ordered.size, dtype=bool)
-    np.not_equal(ordered[1:], ordered[:-1], out=start[1:])
-    bounds = np.append(np.flatnonzero(start), ordered.size)
-    return ordered[bounds[:-1]], np.diff(bounds), rows_sorted, bounds
 
 
 def distinct_empty_masks(n_children: int, exclude: np.ndarray, k: int, noise: NoiseSource) -> np.ndarray:
@@ -231,12 +159,11 @@ class PartitionStep:
     """One partition operation of DiffPart's loop (Algorithm 1 / Procedure 1), as yielded by :func:`partition_steps`.
 
     ``masks``/``values``: every kept sub-partition (noisy count >= threshold; real and test-and-generated),
-    real ones first in ascending mask order, then the generated ones in the order drawn; ``rows[j]`` are the
-    records of ``masks[j]`` (empty for a generated cell); ``generated[j]`` says which is which (never publish
-    it: only the canonical order of the cells may leave). ``tag`` is the caller's tag of the partition.
-    Before resuming the generator, the caller may set ``descend`` to the list of (index into ``masks``, tag)
-    of the kept non-leaf sub-partitions to partition further, in the order to visit them; ``None`` (default)
-    descends into every kept one, in the order above (DiffPart).
+    real ones first in ascending mask order, then the generated ones in the order drawn; ``generated[j]`` says
+    which is which (never publish it: only the canonical order of the cells may leave). ``tag`` is the caller's
+    tag of the partition. Before resuming the generator, the caller may set ``descend`` to the list of (index
+    into ``masks``, tag) of the kept non-leaf sub-partitions to partition further, in the order to visit them;
+    ``None`` (default) descends into every kept one, in the order above (DiffPart).
     """
 
     cut: tuple[int, ...]
@@ -248,7 +175,6 @@ class PartitionStep:
     threshold: float
     masks: np.ndarray
     values: np.ndarray
-    rows: list[np.ndarray]
     generated: np.ndarray
     unused_after: float
     scope: BudgetScope
@@ -258,56 +184,105 @@ class PartitionStep:
     descend: list[tuple[int, object]] | None = None
 
 
-def partition_steps(db: TransactionDB, tax: ContextFreeTaxonomy, budget: float, threshold, *, noise: NoiseSource,
-                    scope: BudgetScope, tag: object = None, rows: np.ndarray | None = None):
-    """DiffPart's top-down partitioning of ``db`` under ``budget`` (= B) as a generator of :class:`PartitionStep`.
+# threshold(leaf_level, eps_op, n_combos, n_internal, height) -> the operation's threshold (public values only)
+ThresholdRule = Callable[[bool, float, int, int, int], float]
+
+
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    """A partition operation before its data: the node expanded (a draw) and its budget (public)."""
+
+    node: int
+    kids: np.ndarray
+    n_internal: int
+    leaf_level: bool
+    epsilon: float
+    height: int
+
+    @property
+    def n_combos(self) -> int:
+        return (1 << self.kids.size) - 1
+
+    def level_op(self, tax: ContextFreeTaxonomy, pid: int) -> LevelOp:
+        v = self.node
+        return LevelOp(pid, int(tax.lo[v]), int(tax.hi[v]), int(tax.span[v]), leaf=self.leaf_level)
+
+
+def _operation(tax: ContextFreeTaxonomy, p: _Partition, budget: float, noise: NoiseSource) -> _Operation:
+    cut = np.asarray(p.cut, dtype=np.int64)
+    node = choose_expansion_node(tax, cut, noise)
+    n_internal, leaf_level, eps_op = operation_budget(tax, cut, p.unused, budget / 2.0)
+    return _Operation(node, tax.children(node), n_internal, leaf_level, eps_op, int(tax.height[cut].max()))
+
+
+def partition_steps(data: TransactionDB | TransactionData, tax: ContextFreeTaxonomy, budget: float,
+                    threshold: ThresholdRule, *, noise: NoiseSource, scope: BudgetScope, tag: object = None,
+                    level_wise: bool = False) -> Iterator[PartitionStep]:
+    """DiffPart's top-down partitioning of ``data`` under ``budget`` (= B) as a generator of :class:`PartitionStep`.
 
     The one partition loop of the package: :func:`diffpart` and IncTDPart's first append (TBP-Tree_(0) =
-    DiffPart(T, H, epsilon'), IncTDPart Algorithm 1 line 4) both run it. Budget split as in the module
-    docstring (B/2 partitioning, alpha per operation, leaf counts B/2 + unused). ``threshold(leaf_level,
-    eps_op, n_combos, n_internal, height)`` gives each operation's threshold from public values only.
-    ``rows``: the records to partition (default: every record with at least one item; an empty record
-    holds no item of any cut, so it belongs to no partition -- issue 8, defect 10).
+    DiffPart(T, H, epsilon'), IncTDPart Algorithm 1 line 4) both run it, on any engine, through the engine's
+    :class:`~dprelease.engine.base.Partitioner` (partition 0 holds every record with at least one item: an empty
+    record holds no item of any cut, so it belongs to no partition). Budget split as in the module docstring (B/2
+    partitioning, alpha per operation, leaf counts B/2 + unused); ``threshold`` gives each operation's threshold.
+
+    Partitions are visited in the paper's FIFO order, a level of the partition tree being the queue's next
+    stretch. Two orders of the draws, from the same distribution: by default a partition's expansion node is
+    drawn just before its own noisy counts (its records are counted alone, between the two); ``level_wise``
+    draws every node of a level first, counts the whole level in one data pass, then draws each partition's
+    noisy counts (one pass per level: what another engine runs). Seeded releases differ between the two orders,
+    never between engines on one order.
     """
     if tax.is_leaf(tax.root):
         return
-    queue: deque[tuple[_Partition, object]] = deque()
-    if rows is None:
-        rows = np.flatnonzero(db.lengths > 0).astype(np.int32 if db.n_records < 2**31 else np.int64)
-    queue.append((_Partition((tax.root,), rows, budget / 2.0, scope), tag))
-    empty_rows = np.zeros(0, dtype=np.int64)
-    while queue:
-        p, p_tag = queue.popleft()
-        cut = np.asarray(p.cut, dtype=np.int64)
-        node = choose_expansion_node(tax, cut, noise)
-        kids = tax.children(node)
-        n_combos = (1 << kids.size) - 1
-        n_internal, leaf_level, eps_op = operation_budget(tax, cut, p.unused, budget / 2.0)
-        # leaf partitions are not partitioned again: their records are not needed
-        nonempty, sizes, rows_sorted, bounds = group_by_mask(child_masks(db, p.rows, tax, node),
-                                                             None if leaf_level else p.rows)
-        thr = threshold(leaf_level, eps_op, n_combos, n_internal, int(tax.height[cut].max()))
-        res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, thr, scope=p.scope, noise=noise,
-                               label="leaf counts" if leaf_level else "partition")
-        empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
-        passed = np.flatnonzero(res.passed)
-        if rows_sorted is None:  # a leaf level
-            kept_rows = [empty_rows] * (passed.size + empty_masks.size)
-        else:
-            kept_rows = [rows_sorted[bounds[j] : bounds[j + 1]] for j in passed.tolist()] + [empty_rows] * empty_masks.size
-        step = PartitionStep(
-            p.cut, node, kids, leaf_level, n_internal, eps_op, thr,
-            np.concatenate([nonempty[passed], empty_masks]), np.concatenate([res.explicit[passed], res.zero_passed]),
-            kept_rows,
-            np.concatenate([np.zeros(passed.size, dtype=bool), np.ones(empty_masks.size, dtype=bool)]),
-            p.unused - eps_op, p.scope, int(p.rows.size), len(queue), p_tag)
-        yield step
-        if leaf_level:
-            continue
-        order = step.descend if step.descend is not None else [(j, None) for j in range(step.masks.size)]
-        for j, child_tag in order:
-            queue.append((_Partition(replace_node(p.cut, node, kids, int(step.masks[j])), step.rows[j],
-                                     step.unused_after, p.scope.branch()), child_tag))
+    partitioner = as_transaction_data(data).partitioner()
+    level = [_Partition((tax.root,), 0, budget / 2.0, scope, tag)]
+    next_pid = 1
+    try:
+        while level:
+            ops = [_operation(tax, p, budget, noise) for p in level] if level_wise else []
+            listed = [op.level_op(tax, p.pid) for p, op in zip(level, ops) if p.pid >= 0]
+            counts = partitioner.level_counts(listed) if listed else {}
+            next_level: list[_Partition] = []
+            moves: list[tuple[int, int, int]] = []
+            for i, p in enumerate(level):
+                if level_wise:
+                    op = ops[i]
+                else:
+                    op = _operation(tax, p, budget, noise)
+                    counts = partitioner.level_counts([op.level_op(tax, p.pid)]) if p.pid >= 0 else {}
+                nonempty, sizes = counts.get(p.pid, (_NO_MASKS, _NO_MASKS))
+                thr = threshold(op.leaf_level, op.epsilon, op.n_combos, op.n_internal, op.height)
+                res = threshold_counts(sizes, op.n_combos - nonempty.size, op.epsilon, thr, scope=p.scope,
+                                       noise=noise, label="leaf counts" if op.leaf_level else "partition")
+                empty_masks = distinct_empty_masks(op.kids.size, nonempty, res.zero_passed.size, noise)
+                passed = np.flatnonzero(res.passed)
+                step = PartitionStep(
+                    p.cut, op.node, op.kids, op.leaf_level, op.n_internal, op.epsilon, thr,
+                    np.concatenate([nonempty[passed], empty_masks]),
+                    np.concatenate([res.explicit[passed], res.zero_passed]),
+                    np.concatenate([np.zeros(passed.size, dtype=bool), np.ones(empty_masks.size, dtype=bool)]),
+                    p.unused - op.epsilon, p.scope, int(sizes.sum()), len(level) - i - 1 + len(next_level), p.tag)
+                yield step
+                own_moves: list[tuple[int, int, int]] = []
+                if not op.leaf_level:  # leaf partitions are not partitioned again
+                    order = step.descend if step.descend is not None else [(j, None) for j in range(step.masks.size)]
+                    for j, child_tag in order:
+                        mask, pid = int(step.masks[j]), -1
+                        if not step.generated[j]:  # a real cell: its records move to a new partition
+                            pid, next_pid = next_pid, next_pid + 1
+                            own_moves.append((p.pid, mask, pid))
+                        next_level.append(_Partition(replace_node(p.cut, op.node, op.kids, mask), pid,
+                                                     step.unused_after, p.scope.branch(), child_tag))
+                if level_wise:
+                    moves.extend(own_moves)
+                elif p.pid >= 0:
+                    partitioner.route(own_moves)
+            if listed:
+                partitioner.route(moves)
+            level = next_level
+    finally:
+        partitioner.close()
 
 
 def _validate(epsilon: float, fanout: int, c1: float, c2: float, spurious_bound: float | None = None,
@@ -340,10 +315,10 @@ def diffpart(
 ) -> SetValuedRelease:
     """Sanitize ``db`` with DiffPart under ``epsilon``-DP; returns the release (item ids) with its manifest.
 
-    ``level_wise`` (default: only when ``db`` lives on another engine, e.g. Spark) grows the partition tree one
-    level at a time, one data pass per level; the local default is the one partition loop
-    (:func:`partition_steps`, shared with IncTDPart). Both draw the same distribution; the order of the draws
-    differs, so seeded releases differ between the two loops (not between engines on the same loop).
+    ``level_wise`` (default: only when ``db`` lives on another engine, e.g. Spark) draws a whole level's expansion
+    nodes before one data pass counts the level (:func:`partition_steps`); the local default draws each
+    partition's node just before its counts. Both draw from the same distribution; the order of the draws
+    differs, so seeded releases differ between the two orders (not between engines on the same order).
 
     ``spurious_bound`` (default None: the paper's thresholds) raises each threshold so that at most
     that many empty combinations are expected to pass per partition operation (docs/diffpart.md).
@@ -363,10 +338,8 @@ def diffpart(
     out_sets: list[np.ndarray] = []
     out_counts: list[int] = []
     root_scope = accountant.root()
-    # An empty record holds no item of any cut, so it belongs to no partition (issue 8, defect 10: it used to
-    # become a real cell of mask 0 and be released as an empty itemset). It is still a record: it is simply
-    # in no cell, as under Basic. The engine's partitioner starts with every non-empty record in partition 0.
-
+    # An empty record holds no item of any cut, so it belongs to no partition (it is still a record, in no
+    # cell, as under Basic): releasing it as a cell of mask 0 would publish an empty itemset.
     if tax.is_leaf(tax.root):
         # One-item universe: the only partition is already a leaf; all of B goes to its count.
         n_nonempty = int(data.item_supports()[0]) if data.n_items else 0
@@ -375,6 +348,34 @@ def diffpart(
         if res.passed[0]:
             out_sets.append(np.array([0], dtype=np.int64))
             out_counts.append(int(res.explicit[0]))
+
+    bar = _progress_bar(progress)
+    for step in partition_steps(data, tax, B, threshold_rule(c1, c2, branching_bound, spurious_bound), noise=noise,
+                                scope=root_scope, level_wise=level_wise):
+        if keep_trace:
+            trace.append(TraceEvent("leaf_counts" if step.leaf_level else "partition", step.cut, step.node,
+                                    step.epsilon, step.threshold, int(step.masks.size)))
+        if step.leaf_level:
+            meter.released(step.masks.size, int(np.clip(step.values, 0, None).sum()))
+            for mask, value in zip(step.masks.tolist(), step.values.tolist()):
+                out_sets.append(np.asarray(replace_node(step.cut, step.node, step.kids, mask), dtype=np.int64))
+                out_counts.append(int(value))
+        else:  # the default descent (every kept cell, real ones first) is DiffPart's
+            meter.queued(step.queued + step.masks.size)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    n_released = int(np.clip(out_counts, 0, None).sum()) if out_counts else 0
+    manifest = _manifest(B, fanout, c1, c2, branching_bound, spurious_bound, noise, accountant, universe, n_released,
+                         len(out_counts))
+    return SetValuedRelease(out_sets, np.asarray(out_counts, dtype=np.int64), universe, manifest,
+                            trace=trace, accountant=accountant)
+
+
+def threshold_rule(c1: float, c2: float, branching_bound: float | None, spurious_bound: float | None
+                   ) -> ThresholdRule:
+    """DiffPart's threshold of a partition operation, from public values only."""
 
     def threshold(leaf_level: bool, eps_op: float, n_combos: int, n_internal: int, height: int) -> float:
         if leaf_level:
@@ -395,102 +396,14 @@ def diffpart(
             t = max(t, zero_cell_threshold(n_combos, eps_op, spurious_bound))
         return t
 
-    bar = _progress_bar(progress)
-    if not level_wise and not tax.is_leaf(tax.root):
-        assert isinstance(data, LocalTransactions), "the one partition loop runs on the local engine"
-        local_db = data.db
-        all_rows = np.flatnonzero(local_db.lengths > 0).astype(np.int32 if local_db.n_records < 2**31 else np.int64)
-        for step in partition_steps(local_db, tax, B, threshold, noise=noise, scope=root_scope, rows=all_rows):
-            if keep_trace:
-                trace.append(TraceEvent("leaf_counts" if step.leaf_level else "partition", step.cut, step.node,
-                                        step.epsilon, step.threshold, int(step.masks.size)))
-            if step.leaf_level:
-                meter.released(step.masks.size, int(np.clip(step.values, 0, None).sum()))
-                for mask, value in zip(step.masks.tolist(), step.values.tolist()):
-                    out_sets.append(np.asarray(replace_node(step.cut, step.node, step.kids, mask), dtype=np.int64))
-                    out_counts.append(int(value))
-            else:  # the default descent (every kept cell, real ones first) is DiffPart's
-                meter.queued(step.queued + step.masks.size)
-            if bar is not None:
-                bar.update(1)
+    return threshold
 
-    # The partition tree is grown one level at a time (issue 11: one data pass per level, on any engine). The
-    # queue order of the paper's loop is kept (a level is the FIFO queue's next stretch); within a level the
-    # draws go: every partition's node choice in queue order, then one counting pass of the level, then each
-    # partition's threshold draws in queue order. (Before, each partition drew its node choice just before its
-    # threshold draws: the same distribution, a different order of draws, so seeded releases changed.)
-    level: list[_LevelPartition] = []
-    partitioner = None
-    if level_wise and not tax.is_leaf(tax.root):
-        partitioner = data.partitioner()
-        level.append(_LevelPartition((tax.root,), 0, B / 2.0, root_scope))
-    next_pid = 1
 
-    while level:
-        cuts = [np.asarray(p.cut, dtype=np.int64) for p in level]
-        nodes = [choose_expansion_node(tax, cut, noise) for cut in cuts]
-        counts = partitioner.level_counts([LevelOp(p.pid, int(tax.lo[v]), int(tax.hi[v]), int(tax.span[v]))
-                                           for p, v in zip(level, nodes) if p.pid >= 0])
-        next_level: list[_LevelPartition] = []
-        moves: list[tuple[int, int, int]] = []
-        for i, (p, cut, node) in enumerate(zip(level, cuts, nodes)):
-            kids = tax.children(node)
-            n_combos = (1 << kids.size) - 1
-            nonempty, sizes = counts.get(p.pid, (_NO_MASKS, _NO_MASKS))
-            n_internal, leaf_level, eps_op = operation_budget(tax, cut, p.unused, B / 2.0)
-            if leaf_level:
-                threshold = _SQRT2 * c1 / eps_op  # Algorithm 1, line 13
-                kind = "leaf counts"
-            else:
-                threshold = _SQRT2 * c2 * int(tax.height[cut].max()) / eps_op  # Procedure 1, line 6
-                kind = "partition"
-            if branching_bound is not None and not leaf_level and n_internal >= 3:
-                # Termination guard (on by default; a documented deviation from the paper). The
-                # children of this operation will partition again, so every empty combination that
-                # passes starts a subtree of empty partitions. With the paper's thresholds a cut of
-                # several height-1 nodes (f = 10) lets ~61 of 1,023 empty combinations through, and
-                # each of those does the same: the work grows without bound (mushroom: > 6 GB).
-                # Keep the expected number of empty children <= branching_bound (< 1: subcritical).
-                threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, branching_bound))
-            if spurious_bound is not None:
-                # Improvement (off by default): at most `spurious_bound` of the 2^l - 1 combinations
-                # are expected to pass with a true count of 0.
-                threshold = max(threshold, zero_cell_threshold(n_combos, eps_op, spurious_bound))
-            res = threshold_counts(sizes, n_combos - nonempty.size, eps_op, threshold, scope=p.scope, noise=noise,
-                                   label=kind)
-            empty_masks = distinct_empty_masks(kids.size, nonempty, res.zero_passed.size, noise)
-            kept_masks = np.concatenate([nonempty[res.passed], empty_masks])
-            kept_values = np.concatenate([res.explicit[res.passed], res.zero_passed])
-            if keep_trace:
-                trace.append(TraceEvent(kind.replace(" ", "_"), p.cut, node, eps_op, threshold, int(kept_masks.size)))
-            if leaf_level:
-                meter.released(kept_masks.size, int(np.clip(kept_values, 0, None).sum()))
-                for mask, value in zip(kept_masks.tolist(), kept_values.tolist()):
-                    out_sets.append(np.asarray(replace_node(p.cut, node, kids, mask), dtype=np.int64))
-                    out_counts.append(int(value))
-            else:
-                meter.queued(len(level) - i - 1 + len(next_level) + kept_masks.size)
-                child_unused = p.unused - eps_op
-                for mask in nonempty[res.passed].tolist():
-                    moves.append((p.pid, int(mask), next_pid))
-                    next_level.append(_LevelPartition(replace_node(p.cut, node, kids, int(mask)), next_pid, child_unused,
-                                                 p.scope.branch()))
-                    next_pid += 1
-                for mask in empty_masks.tolist():  # test-and-generate: a partition without records (pid -1)
-                    next_level.append(_LevelPartition(replace_node(p.cut, node, kids, mask), -1, child_unused,
-                                                 p.scope.branch()))
-            if bar is not None:
-                bar.update(1)
-        partitioner.route(moves)
-        level = next_level
-    if partitioner is not None:
-        partitioner.close()
-    if bar is not None:
-        bar.close()
-
-    n_released = int(np.clip(out_counts, 0, None).sum()) if out_counts else 0
+def _manifest(B: float, fanout: int, c1: float, c2: float, branching_bound: float | None,
+              spurious_bound: float | None, noise: NoiseSource, accountant: BudgetAccountant, universe: Universe,
+              n_released: int, n_distinct: int) -> dict[str, object]:
     size_note = release_size_note("diffpart", n_released, "records")
-    manifest = build_manifest(
+    return build_manifest(
         "diffpart",
         epsilon=B,
         notes=[size_note] if size_note else None,
@@ -499,7 +412,7 @@ def diffpart(
         noise=noise,
         accountant=accountant,
         domain=universe.describe(),
-        release={"records": n_released, "distinct_records": len(out_counts)},
+        release={"records": n_released, "distinct_records": n_distinct},
         budget_split={
             "leaf_counts": "B/2 + unused partitioning budget of the chain (Algorithm 1, line 12)",
             "partitioning": "B/2 in all; alpha = B~/|InternalNodes(cut)| per partition operation "
@@ -508,8 +421,6 @@ def diffpart(
         },
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
-    return SetValuedRelease(out_sets, np.asarray(out_counts, dtype=np.int64), universe, manifest,
-                            trace=trace, accountant=accountant)
 
 
 def _progress_bar(enabled: bool):

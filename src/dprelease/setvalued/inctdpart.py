@@ -65,11 +65,13 @@ from ..data.taxonomy import ContextFreeTaxonomy
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..engine.base import LevelOp, TransactionData
+from ..engine.kernels import group_by_mask
 from ..engine.local import LocalTransactions, as_transaction_data
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy.accountant import round_up
 from ..privacy import (
-    BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, threshold_counts, zero_cell_threshold,
+    BudgetAccountant, BudgetScope, NoiseSource, ThresholdRelease, check_epsilon, noisy_counts, threshold_counts,
+    zero_cell_threshold,
 )
 from .. import release as _release_module
 from ..release import SetValuedRelease, build_manifest
@@ -82,7 +84,6 @@ from .diffpart import (
     distinct_empty_masks,
     operation_budget,
     replace_node,
-    group_by_mask,
 )
 
 __all__ = [
@@ -577,11 +578,21 @@ class TBPTree(StreamAccounting):
             delta.trace.append(RouteEvent(p.id, v, eps_op, n_records, leaf_level))
         delta.chain_max = max(delta.chain_max, scope.chain_spent)
 
+        visit = self._store_cells(p, kids, explicit, res, empty_masks, eps_op, leaf_level, delta)
+        child_unused = unused - eps_op
+        return [(child_id, mask, child_unused, scope.branch()) for child_id, mask in visit]
+
+    def _store_cells(self, p: TBPNode, kids: np.ndarray, explicit: np.ndarray, res: ThresholdRelease,
+                     empty_masks: np.ndarray, eps_op: float, leaf_level: bool, delta: AppendDelta
+                     ) -> list[tuple[int, int]]:
+        """The noisy counts of an operation at ``p`` added to its children's p-sums (new cells that pass become
+        nodes); returns the (child id, mask) of the children whose p-sum passes theta_1, in visiting order."""
+        v = p.expand
         inv = 1.0 / eps_op
         # Every cell that releases a noisy count here, real (explicit) and test-and-generated (empty)
         # mixed, in ascending mask order: node ids, the visiting order and so every row of the state are
-        # then a function of public inputs and noisy values only (issue 8, defect 1). The old order (the
-        # explicit cells first, the generated ones after) is kept behind the private switch of
+        # then a function of public inputs and noisy values only (an order that put the real cells first would
+        # reveal which cells hold records). That old order is kept behind the private switch of
         # dprelease.release for the audit's broken fixture.
         cells: list[tuple[int, int, int]] = []  # (mask, noisy count, explicit index or -1 if generated)
         cells.extend((int(mask), int(res.explicit[j]), j) for j, mask in enumerate(explicit.tolist()))
@@ -609,8 +620,7 @@ class TBPTree(StreamAccounting):
             delta.counts.append((child_id, nc, eps_op))
             if not leaf_level and child.psum >= self.theta1(child):
                 visit.append((child_id, mask))
-        child_unused = unused - eps_op
-        return [(child_id, mask, child_unused, scope.branch()) for child_id, mask in visit]
+        return visit
 
     def _first_append(self, db: TransactionDB, noise: NoiseSource, delta: AppendDelta, inner: BudgetAccountant,
                       eps_p: float, keep_trace: bool) -> None:

@@ -48,6 +48,9 @@ import numpy as np
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..engine.base import TransactionData
+from ..engine.kernels import item_masks
+from ..engine import local as local_engine
+from ..engine.local import LocalTransactions, as_transaction_data
 from .. import limits
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, noisy_values
@@ -57,7 +60,7 @@ from ..release import SetValuedRelease, build_manifest, records_run_start, relea
 __all__ = [
     "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
     "DEFAULT_STRUCTURE_SHARE", "DEFAULT_RECORD_BOUND", "DEFAULT_BETA", "DEFAULT_THETA", "DEFAULT_MERGE_BELOW",
-    "item_masks", "PrefixTree", "build_prefix_tree", "build_prefix_tree_levelwise",
+    "PrefixTree", "build_prefix_tree", "build_prefix_tree_levelwise",
 ]
 
 MAX_PREFIX_ITEMS = 62  # records are int64 bit masks over F
@@ -79,21 +82,6 @@ class PrefixLevel:
     item: int
     cells: int
     kept: int
-
-
-def item_masks(db: TransactionDB, rank: np.ndarray) -> np.ndarray:
-    """Each record as an int64 bit mask over F: bit r set iff the record has the item of rank r (rank < 62)."""
-    r = rank[db.items]
-    keep = r >= 0
-    rows = db.row_ids()[keep]
-    r = r[keep].astype(np.int64)
-    masks = np.zeros(db.n_records, dtype=np.int64)
-    for lo in (0, 31):  # two exact float64 sums of < 2^31 each (distinct bits: a sum is an OR)
-        sel = (r >= lo) & (r < lo + 31)
-        if sel.any():
-            part = np.bincount(rows[sel], weights=np.ldexp(1.0, r[sel] - lo), minlength=db.n_records)
-            masks |= part.astype(np.int64) << np.int64(lo)
-    return masks
 
 
 def _validate(epsilon: float, selection_share: float, structure_share: float, record_bound: int, max_items: int,
@@ -143,8 +131,6 @@ def prefix_diffpart(
     (:func:`build_prefix_tree_levelwise`); with a seed it gives the same release on every engine. The in-memory
     build (:func:`build_prefix_tree`) sorts the records once by their prefix keys instead; both sum the weighted
     supports exactly, so they give the same release too."""
-    from ..engine.local import LocalTransactions, as_transaction_data
-
     B = _validate(epsilon, selection_share, structure_share, record_bound, max_items, beta, theta, merge_below)
     if level_wise is None:
         level_wise = not isinstance(db, (TransactionDB, LocalTransactions))
@@ -169,16 +155,7 @@ def prefix_diffpart(
     else:
         tree, node_counts = build_prefix_tree(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
     m = tree.m
-
-    # 3. counts of the disjoint classes (sensitivity 1), then post-processing
-    classes = np.flatnonzero(tree.is_class)
-    true_counts = node_counts[classes]
-    released = noisy_counts(true_counts, eps_counts, scope=scope, noise=noise, label="class counts")
-    total = np.zeros(tree.n_nodes, dtype=np.int64)
-    total[classes] = released
-    merge_at = max(1, math.ceil(merge_below / eps_counts - 1e-9))
-    itemsets, counts = tree.release(total, merge_at)
-
+    itemsets, counts = _class_counts(tree, node_counts, eps_counts, merge_below, scope=scope, noise=noise)
     n_released = int(counts.sum()) if counts.size else 0
     cap = limits.current().max_output_records
     if n_released > cap:  # a noisy count: refusing on it is post-processing
@@ -206,6 +183,18 @@ def prefix_diffpart(
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     return SetValuedRelease(itemsets, counts, universe, manifest, trace=trace, accountant=accountant)
+
+
+def _class_counts(tree: "PrefixTree", node_counts: np.ndarray, eps_counts: float, merge_below: float, *,
+                  scope: BudgetScope, noise: NoiseSource) -> tuple[list[np.ndarray], np.ndarray]:
+    """Step 3: one noisy count per disjoint class (sensitivity 1), then post-processing (small classes merged into
+    their parent prefix): the released itemsets and counts."""
+    classes = np.flatnonzero(tree.is_class)
+    released = noisy_counts(node_counts[classes], eps_counts, scope=scope, noise=noise, label="class counts")
+    total = np.zeros(tree.n_nodes, dtype=np.int64)
+    total[classes] = released
+    merge_at = max(1, math.ceil(merge_below / eps_counts - 1e-9))
+    return tree.release(total, merge_at)
 
 
 @dataclass(eq=False)
@@ -287,8 +276,6 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
     supports, hence the draws, are the ones :func:`build_prefix_tree_levelwise` gets); each record is then one
     64-bit sort key (:func:`prefix_sort_keys`), on which every cell of the trie is a range. So the build holds
     8 bytes per record beside the CSR arrays."""
-    from ..engine.local import LocalTransactions
-
     # 1. item order and the frequent part F (weighted supports: L1 sensitivity record_bound)
     supports = LocalTransactions(db).bounded_item_sums(record_bound)
     F, noisy_support = _item_order(supports, n_items, eps_order, scope=scope, noise=noise, record_bound=record_bound,
@@ -353,11 +340,9 @@ def prefix_sort_keys(db: TransactionDB, rank: np.ndarray) -> np.ndarray:
     Sorted so, the records of a trie cell at level j (those whose ranks below j form one pattern) are one
     contiguous range, and the cell's two children split it where bit 63 - j turns on. Empty records (key 0)
     come first. The masks are filled block by block (no per-occurrence array of the whole database)."""
-    from ..engine.local import PASS_ROWS, record_views
-
     masks = np.empty(db.n_records, dtype=np.int64)
     lo = 0
-    for block in record_views(db, PASS_ROWS):
+    for block in local_engine.record_views(db, local_engine.PASS_ROWS):
         masks[lo : lo + block.n_records] = item_masks(block, rank)
         lo += block.n_records
     keys = _reverse_bits(masks)

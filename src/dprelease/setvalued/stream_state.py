@@ -59,7 +59,9 @@ import numpy as np
 
 from .. import sqlite_state
 from ..data.io import read_transactions
+from ..data.parquet import is_parquet
 from ..data.universe import Universe, parse_universe_spec
+from ..engine import in_memory, open_transactions, unwrap
 from ..errors import BudgetExceededError, DPReleaseError, InputError, ParameterError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
 from ..release import records_run_start, release_size_note, write_set_valued_release
@@ -414,10 +416,10 @@ def _noise_info(meta: dict[str, object]) -> dict[str, object]:
 def check_engine(path: str | os.PathLike[str], engine: str = "local", level_wise: bool = False) -> None:
     """Refuse, before anything is read or reserved, an append on ``engine`` (or the level-wise loop) that the
     stream cannot take: Spark and the level-wise loop run tdpart streams with a declared universe only."""
-    if engine == "local" and not level_wise:
+    if in_memory(engine) and not level_wise:
         return
-    what, instead = (f"--engine {engine}", "--engine local") if engine != "local" else ("--level-wise", "the "
-                                                                                       "default loop")
+    what, instead = (f"--engine {engine}", "--engine local") if not in_memory(engine) else ("--level-wise", "the "
+                                                                                            "default loop")
     with closing(_open(path)) as conn:
         meta = _meta(conn)
     if _partitioning(meta) == "prefix":
@@ -429,23 +431,16 @@ def check_engine(path: str | os.PathLike[str], engine: str = "local", level_wise
 
 
 def _read_batch(batch: str | os.PathLike[str], universe: Universe | None, engine: str, master: str | None
-                ) -> tuple[Any, Universe]:  # a TransactionDB, or SparkTransactions
-    """The batch as a TransactionDB (FIMI text or Parquet, local) or on Spark; the universe (derived if None)."""
-    from ..engine.spark import is_parquet
-
-    if engine == "spark":
-        from ..engine.spark import read_transactions as spark_read
-
-        assert universe is not None  # check_engine
-        return spark_read(str(batch), universe, master), universe
-    if is_parquet(str(batch)):
-        if universe is None:
-            raise ParameterError("a Parquet batch needs a stream with a declared universe (stream init --universe)")
-        from ..engine.local import read_parquet_transactions
-
-        return read_parquet_transactions(str(batch), universe), universe
+                ) -> tuple[Any, Universe]:  # a TransactionDB, or another engine's TransactionData
+    """The batch on ``engine`` (FIMI text or Parquet; in memory as a TransactionDB); the universe (derived if
+    None)."""
+    if universe is not None:
+        return unwrap(open_transactions(batch, universe, engine=engine, master=master)), universe
+    assert in_memory(engine)  # check_engine: only an in-memory engine derives a universe
+    if is_parquet(batch):
+        raise ParameterError("a Parquet batch needs a stream with a declared universe (stream init --universe)")
     # None: the stream was opened with `stream init --universe derive` (the opt-in; the first batch fixes it)
-    return read_transactions(batch, universe, derive=universe is None)
+    return read_transactions(batch, universe, derive=True)
 
 
 @records_run_start
@@ -464,7 +459,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     loop the stream cannot take (:func:`check_engine`).
     """
     path = Path(path)
-    level_wise = bool(level_wise) or engine != "local"
+    level_wise = bool(level_wise) or not in_memory(engine)
     out = _check_output(output, path, batch, force)
     check_engine(path, engine, level_wise)
     ident = stream_identity(path)
