@@ -44,8 +44,10 @@ from ..privacy import (
     uniform_choice,
     zero_cell_threshold,
 )
-from ..limits import WorkMeter
-from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE
+from ..limits import WorkMeter, diffpart_range_notes
+from ..release import (
+    SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE,
+)
 
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
@@ -508,6 +510,8 @@ def diffpart(
         },
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
+    # parameters past their useful range (public rules of dprelease.limits; the CLI also says them on stderr)
+    add_notes(manifest, diffpart_range_notes(universe.size, fanout, B, c1, c2, spurious_bound))
     return SetValuedRelease(out_sets, np.asarray(out_counts, dtype=np.int64), universe, manifest,
                             trace=trace, accountant=accountant)
 

@@ -71,7 +71,7 @@ from ..privacy.accountant import round_up
 from ..privacy import (
     BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, threshold_counts, zero_cell_threshold,
 )
-from .. import release as _release_module
+from ..release import setvalued as _release_module  # its _CANONICAL_ORDER switch (tests, the audit)
 from ..release import SetValuedRelease, build_manifest
 from .diffpart import (
     partition_steps,
@@ -582,7 +582,7 @@ class TBPTree(StreamAccounting):
         # mixed, in ascending mask order: node ids, the visiting order and so every row of the state are
         # then a function of public inputs and noisy values only (issue 8, defect 1). The old order (the
         # explicit cells first, the generated ones after) is kept behind the private switch of
-        # dprelease.release for the audit's broken fixture.
+        # dprelease.release.setvalued for the audit's broken fixture.
         cells: list[tuple[int, int, int]] = []  # (mask, noisy count, explicit index or -1 if generated)
         cells.extend((int(mask), int(res.explicit[j]), j) for j, mask in enumerate(explicit.tolist()))
         cells.extend((int(mask), int(nc), -1) for mask, nc in zip(empty_masks.tolist(), res.zero_passed.tolist()))
