@@ -380,8 +380,9 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                    help="seed of the splits and the (seeded, experiment-mode) noise (default 0)")
     p.add_argument("--methods", default=None, metavar="LIST",
                    help=f"comma-separated methods to compare on the same splits ({','.join(METHODS)}; "
-                        "recommended = our best eps-DP method); writes a table and a plot to --out-dir "
-                        "(default results/diffgen-methods); default: off (DiffGen only, today's output)")
+                        "recommended = DiffGen+3, the default of `dprelease diffgen`; faithful = diffgen, its "
+                        "--method faithful; the others are the variants measured in docs/diffgen.md); writes a table "
+                        "and a plot to --out-dir (default results/diffgen-methods); default: off (DiffGen only)")
     p.add_argument("--peer-runs", type=positive_int, default=None, metavar="R",
                    help="runs of mst/aim with --methods (default: --runs); they take minutes each")
     p.add_argument("--recycle", action="store_true", help="improvement: unused line-9 budget to the counts")
