@@ -427,7 +427,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     release.manifest.update(build_manifest(
         "diffgen", epsilon=eps, noise=noise, accountant=accountant, domain=schema.describe(), parameters=parameters,
         release=release.facts(), budget_split=budget_split,
-        notes=[CITATION + "; DiffGen+ (dprelease issue 13: docs/diffgen.md)", counts_note],
+        notes=[CITATION + "; DiffGen+ (docs/diffgen.md)", counts_note],
         privacy_unit="record", neighbours=NEIGHBOURS_ROW))
     return release
 
