@@ -79,7 +79,7 @@ def _schema(args: argparse.Namespace):
 def _diffgen_method(args: argparse.Namespace) -> str:
     """Settle --method (public checks, before anything is read): an option of the faithful method (--score,
     --recycle, --local) selects it when --method is not given, and is refused beside --method recommended;
-    --engine spark runs the faithful method only."""
+    --engine spark runs the faithful method only (asked for explicitly: the engine never changes the method)."""
     from ..errors import ParameterError
 
     if args.method == _LOCAL:
@@ -87,13 +87,13 @@ def _diffgen_method(args: argparse.Namespace) -> str:
     given = [f"--{n}" for n in _FAITHFUL_ONLY if getattr(args, n) not in (None, False)]
     spark = getattr(args, "engine", "local") == "spark"
     if args.method is None:
-        args.method = FAITHFUL if given or spark else RECOMMENDED
+        args.method = FAITHFUL if given else RECOMMENDED
     if args.method == RECOMMENDED and given:
         raise ParameterError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --method faithful "
                              f"(DiffGen's Algorithm 1); this run asks for --method recommended (DiffGen+3)")
     if spark and (args.method != FAITHFUL or args.local):
-        raise ParameterError(f"--engine spark runs --method faithful (Algorithm 1, global scores) only, "
-                             f"not {'--local' if args.local else '--method ' + args.method}")
+        raise ParameterError(f"--engine spark runs --method faithful (DiffGen's Algorithm 1, global scores) only, "
+                             f"not {'--local' if args.local else '--method ' + args.method}; give --method faithful")
     if args.method == FAITHFUL and args.specializations is None:
         raise ParameterError("--specializations is required for --method faithful")
     return str(args.method)
@@ -200,8 +200,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                help_text="recommended (the default): DiffGen+3 (docs/diffgen.md): every round scores Gini gain + "
                          "misclassification gain and draws with the monotone exponential mechanism, counts "
                          "post-processed by Norm-Sub; faithful: DiffGen, the paper's Algorithm 1 (Mohammed et al., "
-                         "KDD 2011). Default recommended, or faithful when --score, --recycle or --local is given "
-                         "(or --engine spark)")
+                         "KDD 2011; the one --engine spark runs). Default recommended, or faithful when --score, "
+                         "--recycle or --local is given")
     p.add_argument("--score", choices=SCORES, default=None,
                    help="--method faithful: candidate score, Max (default) or InfoGain")
     p.add_argument("--recycle", action="store_true",
