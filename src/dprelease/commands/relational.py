@@ -8,7 +8,6 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-
 from .. import limits
 from .common import (
     FAITHFUL, RECOMMENDED, add_engine, add_epsilon, add_ledger, add_limits, add_method, add_output, add_quiet,
