@@ -313,3 +313,33 @@ def test_event_helpers():
     m = {"algorithm": "a", "created_utc": "now", "rng": {"seed": 3}, "release": {"records": 2}, "body_sha256": "f"}
     (only,) = manifest_events(m)
     assert "now" not in only and "seed" not in only and "records" in only
+
+
+# --- the sharper pairs (a tight PrivTree path, a 60-item record at the selection cutoff, DiffGen+3's pure leaf,
+# PrivBasis's l1 branch point) run on files and find no violation ------------------------------------------------
+
+
+@pytest.mark.parametrize("algorithm,name,runs", [
+    ("diffpart-prefix", "diffpart-prefix/privtree-tight-path", 2000),
+    ("diffpart-prefix", "diffpart-prefix/wide-record-at-selection-cutoff", 2000),
+    ("diffgen-plus3", "diffgen-plus3/pure-leaf-first-of-class", 1000),
+    ("privbasis", "privbasis/l1-branch-point", 400),
+])
+def test_sharper_pairs_find_no_violation(algorithm, name, runs):
+    case = _case(algorithm, name)
+    assert isinstance(case.d, str) and case.unit.startswith("one line" if algorithm != "diffgen-plus3" else "one row")
+    res = audit_case(case, runs=runs, seed=2026, n_cases=len(cases_for(algorithm, 1.0)))
+    assert not res.violation and not res.error, res.as_json()
+
+
+def test_tight_privtree_path_sits_at_the_threshold():
+    """The pair's construction: all records the same 6-item record, count (L - 1) * delta, so the depth-5 cell's
+    biased count is the threshold; the deepest kept cell shows more often on D' (one more record)."""
+    case = _case("diffpart-prefix", "diffpart-prefix/privtree-tight-path")
+    lines = case.d.splitlines()
+    assert set(lines) == {"1 2 3 4 5 6"} and len(lines) == 5 * 3  # delta = 3 at structure share 0.8, eps 1
+    from dprelease.privacy import SeededNoise
+
+    deep = [sum("deepest pattern 6" in case.events(case.run(data, SeededNoise(s))) for s in range(300))
+            for data in (case.d, case.d_prime)]
+    assert deep[0] < deep[1]

@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dprelease"
 # "package" (``ledger`` is dprelease/ledger.py).
 LAYERS: list[tuple[str, ...]] = [
     ("__init__",),                       # the version string only
-    ("errors",),
+    ("errors", "examples"),            # typed errors; the bundled example files (package data)
     ("limits", "progress"),              # work bounds from public inputs; progress bars on stderr
     ("privacy",),                        # mechanisms, samplers, the accountant
     ("data",),                           # readers, the domain, in-memory datasets, generators

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..privacy.noise import NoiseSource, SecureNoise, SeededNoise
-from .stats import log_ratio_lower_bound, smoothed_log_ratio
+from .stats import detectable_epsilon, log_ratio_lower_bound, smoothed_log_ratio
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -45,6 +45,8 @@ __all__ = [
     "algorithms",
     "audit_case",
     "cases_for",
+    "count_events",
+    "rank_candidates",
     "register_cases",
     "run_audit",
 ]
@@ -70,7 +72,7 @@ class AuditCase:
     Optional: ``description`` (one line for the docs and ``--list``); ``secure=True`` runs the case
     with :class:`SecureNoise` in every mode (it tests a secure-mode sampler); ``skip`` gives the reason
     the pair does not apply (e.g. the algorithm rejects D' as invalid input): the case is reported,
-    not run.
+    not run; ``unit`` names the neighbour when D and D' are file contents (:mod:`dprelease.audit.files`).
     """
 
     name: str
@@ -82,6 +84,7 @@ class AuditCase:
     description: str = ""
     secure: bool = False
     skip: str | None = None
+    unit: str = ""  # what D and D' differ in, as the command reads it ("one line of a FIMI file", ...)
 
 
 CaseFactory = Callable[[float], list[AuditCase]]
@@ -152,6 +155,11 @@ class CaseResult:
     p_d: float = math.nan  # rate of the event on D, test half
     p_d_prime: float = math.nan  # rate on D', test half
     violation: bool = False
+    # the audit's power: the smallest true loss of a candidate event that the test runs would flag (at the
+    # expected counts); its event (docs/audit.md, "Power")
+    power: float = math.inf
+    power_event: str = ""
+    n_test: int = 0  # test runs per dataset
     candidates: list[dict[str, object]] = field(default_factory=list)
     raised: dict[str, int] = field(default_factory=dict)  # exception name -> runs that raised it
     skipped: str | None = None
@@ -162,7 +170,7 @@ class CaseResult:
             "case": self.name, "epsilon": self.epsilon, "runs": self.runs,
             "epsilon_lower_bound": _finite(self.epsilon_lower_bound), "event": self.event,
             "direction": self.direction, "p_d": _finite(self.p_d), "p_d_prime": _finite(self.p_d_prime),
-            "violation": self.violation,
+            "violation": self.violation, "power": _finite(self.power), "power_event": self.power_event,
         }
         if self.raised:
             out["raised"] = dict(self.raised)
@@ -215,7 +223,7 @@ class AuditResult:
             "epsilon_lower_bound": round(self.epsilon_lower_bound, 6),
             "event": worst.event if worst else "", "violation": self.violation,
             "case": worst.name if worst else "", "direction": worst.direction if worst else "",
-            "mode": self.mode, "seed": self.seed, "alpha": self.alpha,
+            "power": _finite(worst.power) if worst else None, "mode": self.mode, "seed": self.seed, "alpha": self.alpha,
         }
         if self.errors:
             out["errors"] = self.errors
@@ -238,37 +246,23 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit=" runs", file=sys.stderr, mininterval=0.5, leave=False)
 
 
-def audit_case(case: AuditCase, *, runs: int, seed: int | None = 0, secure: bool = False,
-               noise_wrapper: Callable[[NoiseSource], NoiseSource] | None = None,
-               candidates: int = DEFAULT_CANDIDATES, alpha: float = DEFAULT_ALPHA, n_cases: int = 1,
-               progress: bool = False) -> CaseResult:
-    """Audit one case with ``runs`` runs (half on D, half on D'); see the module docstring.
+def count_events(case: AuditCase, seeds: list[int], *, secure: bool = False,
+                 noise_wrapper: Callable[[NoiseSource], NoiseSource] | None = None,
+                 watch: Iterable[str] | None = None, raised: Counter[str] | None = None,
+                 first_error: list[BaseException] | None = None, bar: Any = None
+                 ) -> tuple[Counter[str], Counter[str]]:
+    """Run ``case`` once per seed, alternating D (even positions) and D' (odd), and count the events.
 
-    ``seed`` seeds the per-run :class:`SeededNoise` sources (experiment mode; ``None`` draws a fresh
-    seed); ``secure=True`` (or ``case.secure``) uses :class:`SecureNoise` instead. ``noise_wrapper``
-    wraps every run's source (power tests: a deliberately broken source). The confidence ``1 - alpha``
-    is shared, by Bonferroni, among ``candidates`` candidates of each of ``n_cases`` cases and the two
-    one-sided bounds of each.
+    Returns (counts on D, counts on D'); with ``watch``, only those events are counted. A run that raises
+    shows the event ``raised <ExceptionName>`` (tallied in ``raised``, the first exception kept in
+    ``first_error``).
     """
-    runs = int(runs)
-    if runs < MIN_RUNS:
-        raise ParameterError(f"--runs must be at least {MIN_RUNS}, got {runs}")
-    result = CaseResult(case.name, float(case.epsilon), runs)
-    if case.skip:
-        result.skipped = case.skip
-        return result
-    per = runs // 4  # runs per dataset per half
-    level = alpha / (2.0 * candidates * max(1, n_cases))
-    if seed is None:
-        seed = int.from_bytes(SecureNoise()._uint64(1).tobytes(), "little") >> 1
-    seeds = _run_seeds(seed, case.name, 4 * per)
     secure_source = SecureNoise() if (secure or case.secure) else None
-    bar = _progress(4 * per, case.name, progress)
-    raised: Counter[str] = Counter()
-    first_error: list[BaseException] = []
-
-    def one(i: int) -> set[str]:
-        noise: NoiseSource = secure_source if secure_source is not None else SeededNoise(seeds[i])
+    watched = None if watch is None else set(watch)
+    on_d: Counter[str] = Counter()
+    on_dp: Counter[str] = Counter()
+    for i, s in enumerate(seeds):
+        noise: NoiseSource = secure_source if secure_source is not None else SeededNoise(s)
         if noise_wrapper is not None:
             noise = noise_wrapper(noise)
         data = case.d if i % 2 == 0 else case.d_prime
@@ -278,27 +272,42 @@ def audit_case(case: AuditCase, *, runs: int, seed: int | None = 0, secure: bool
             raise
         except Exception as exc:  # noqa: BLE001 - a refusal or a crash is an output too
             name = type(exc).__name__
-            raised[name] += 1
-            if not first_error:
+            if raised is not None:
+                raised[name] += 1
+            if first_error is not None and not first_error:
                 first_error.append(exc)
             evs = {f"raised {name}"}
         else:
             evs = set(case.events(out))
+        if watched is not None:
+            evs &= watched
+        (on_d if i % 2 == 0 else on_dp).update(evs)
         if bar is not None:
             bar.update(1)
-        return evs
+    return on_d, on_dp
 
-    # First half: every event, both datasets.
-    sel_d: Counter[str] = Counter()
-    sel_dp: Counter[str] = Counter()
-    for i in range(2 * per):
-        (sel_d if i % 2 == 0 else sel_dp).update(one(i))
-    names = sorted(set(sel_d) | set(sel_dp))
-    a = np.fromiter((sel_d[e] for e in names), dtype=np.float64, count=len(names))
-    b = np.fromiter((sel_dp[e] for e in names), dtype=np.float64, count=len(names))
-    # Candidates: (event index, complement?, direction) ranked by the bound the second half would give
-    # at the same counts, then by a smoothed point estimate.
-    cands: list[tuple[float, float, int, bool, bool]] = []
+
+# An event seen on more than this share of the runs on both sides (or less than 1 - it on both) shows almost
+# nothing either way: its bound is near 0 and its power an artefact of tight intervals near 0 or 1.
+_DEGENERATE = 0.99
+# Events well inside (0, 1): both rates within [_INTERIOR, 1 - _INTERIOR]. Among candidates that show nothing
+# (bound <= 0) these come first, and the power is taken over them.
+_INTERIOR = 0.05
+
+
+def rank_candidates(on_d: Counter[str], on_dp: Counter[str], per: int, level: float, k: int
+                    ) -> list[tuple[str, bool, bool, float]]:
+    """The ``k`` (event, complement?, forward?) candidates with the largest lower bound on ``per`` runs a side.
+
+    Ties are broken by a smoothed point estimate; events that show nothing (bound <= 0) and are not well inside
+    (0, 1) on both sides (see ``_INTERIOR``) come last. Returns (event, complement, forward, bound at these counts).
+    """
+    names = sorted(set(on_d) | set(on_dp))
+    a = np.fromiter((on_d[e] for e in names), dtype=np.float64, count=len(names))
+    b = np.fromiter((on_dp[e] for e in names), dtype=np.float64, count=len(names))
+    lo, hi = _INTERIOR * per, (1.0 - _INTERIOR) * per
+    interior = (a >= lo) & (a <= hi) & (b >= lo) & (b <= hi)
+    cands: list[tuple[bool, float, float, int, bool, bool]] = []
     for comp in (False, True):
         x, y = (per - a, per - b) if comp else (a, b)
         for forward in (True, False):
@@ -306,42 +315,104 @@ def audit_case(case: AuditCase, *, runs: int, seed: int | None = 0, secure: bool
             lb = log_ratio_lower_bound(num, per, den, per, level)
             pt = smoothed_log_ratio(num, per, den, per)
             for j in range(len(names)):
-                cands.append((float(lb[j]), float(pt[j]), j, comp, forward))
-    cands.sort(key=lambda t: (t[0], t[1]), reverse=True)
-    chosen = cands[:candidates]
-    # Second half: count only the chosen events.
-    watch = sorted({names[j] for _, _, j, _, _ in chosen})
-    test_d: Counter[str] = Counter()
-    test_dp: Counter[str] = Counter()
-    for i in range(2 * per, 4 * per):
-        evs = one(i)
-        (test_d if i % 2 == 0 else test_dp).update(e for e in watch if e in evs)
+                keep = lb[j] > 0 or interior[j]  # an event near 0 or 1 that shows nothing goes last
+                cands.append((bool(keep), float(lb[j]), float(pt[j]), j, comp, forward))
+    cands.sort(key=lambda t: (t[0], t[1], t[2]), reverse=True)
+    return [(names[j], comp, forward, lb) for _, lb, _, j, comp, forward in cands[:k]]
+
+
+def _label(event: str, comp: bool) -> str:
+    return ("not " if comp else "") + event
+
+
+def audit_case(case: AuditCase, *, runs: int, seed: int | None = 0, secure: bool = False,
+               noise_wrapper: Callable[[NoiseSource], NoiseSource] | None = None,
+               candidates: int = DEFAULT_CANDIDATES, alpha: float = DEFAULT_ALPHA, n_cases: int = 1,
+               progress: bool = False, chosen: list[tuple[str, bool, bool]] | None = None,
+               seed_key: str | None = None) -> CaseResult:
+    """Audit one case with ``runs`` runs (half on D, half on D'); see the module docstring.
+
+    ``seed`` seeds the per-run :class:`SeededNoise` sources (experiment mode; ``None`` draws a fresh
+    seed); ``secure=True`` (or ``case.secure``) uses :class:`SecureNoise` instead. ``noise_wrapper``
+    wraps every run's source (power tests: a deliberately broken source). The confidence ``1 - alpha``
+    is shared, by Bonferroni, among ``candidates`` candidates of each of ``n_cases`` cases and the two
+    one-sided bounds of each.
+
+    ``chosen``: (event, complement?, forward?) candidates fixed beforehand on other runs (the search
+    chooses them on its own runs): then every run tests them and none is spent on choosing. ``seed_key``
+    replaces the case's name in the per-run seeds (fresh runs for a pair the search already ran).
+    """
+    runs = int(runs)
+    if runs < MIN_RUNS:
+        raise ParameterError(f"--runs must be at least {MIN_RUNS}, got {runs}")
+    result = CaseResult(case.name, float(case.epsilon), runs)
+    if case.skip:
+        result.skipped = case.skip
+        return result
+    per = runs // 4  # runs per dataset per half
+    n_cand = len(chosen) if chosen is not None else candidates
+    level = alpha / (2.0 * max(1, n_cand) * max(1, n_cases))
+    if seed is None:
+        seed = int.from_bytes(SecureNoise()._uint64(1).tobytes(), "little") >> 1
+    seeds = _run_seeds(seed, seed_key or case.name, 4 * per)
+    bar = _progress(4 * per, case.name, progress)
+    raised: Counter[str] = Counter()
+    first_error: list[BaseException] = []
+    kw = {"secure": secure, "noise_wrapper": noise_wrapper, "raised": raised, "first_error": first_error,
+          "bar": bar}
+
+    if chosen is None:
+        # First half: every event, both datasets; the candidates are the events whose bound at these counts
+        # is largest. Second half: fresh runs count only those.
+        sel_d, sel_dp = count_events(case, seeds[:2 * per], **kw)  # type: ignore[arg-type]
+        picks = [(e, comp, fwd) for e, comp, fwd, _ in rank_candidates(sel_d, sel_dp, per, level, candidates)]
+        test_seeds, n_test = seeds[2 * per:], per
+    else:
+        picks = [(str(e), bool(c), bool(f)) for e, c, f in chosen]
+        test_seeds, n_test = seeds, 2 * per
+    test_d, test_dp = count_events(case, test_seeds, watch={e for e, _, _ in picks}, **kw)  # type: ignore[arg-type]
     if bar is not None:
         bar.close()
 
-    best = -math.inf
-    for _, _, j, comp, forward in chosen:
-        e = names[j]
+    scored = []
+    for e, comp, forward in picks:
         x, y = float(test_d[e]), float(test_dp[e])
         if comp:
-            x, y = per - x, per - y
+            x, y = n_test - x, n_test - y
         num, den = (x, y) if forward else (y, x)
-        lb = float(log_ratio_lower_bound(np.array([num]), per, np.array([den]), per, level)[0])
-        label = ("not " if comp else "") + e
-        result.candidates.append({"event": label, "direction": D_OVER_D_PRIME if forward else D_PRIME_OVER_D,
-                                  "p_d": x / per, "p_d_prime": y / per, "lower_bound": _finite(lb)})
-        if lb > best or not result.event:
-            best = lb
-            result.epsilon_lower_bound = lb
-            result.event = label
-            result.direction = D_OVER_D_PRIME if forward else D_PRIME_OVER_D
-            result.p_d, result.p_d_prime = x / per, y / per
+        lb = float(log_ratio_lower_bound(np.array([num]), n_test, np.array([den]), n_test, level)[0])
+        power = detectable_epsilon(num / n_test, n_test, level, case.epsilon)
+        direction = D_OVER_D_PRIME if forward else D_PRIME_OVER_D
+        result.candidates.append({"event": _label(e, comp), "direction": direction, "p_d": x / n_test,
+                                  "p_d_prime": y / n_test, "lower_bound": _finite(lb), "power": _finite(power)})
+        scored.append((lb, power, _label(e, comp), direction, x / n_test, y / n_test))
+    if scored:
+        lb, power, label, direction, pd, pdp = max(scored, key=lambda t: (t[0], -t[1]))
+        result.epsilon_lower_bound, result.event, result.direction = lb, label, direction
+        result.p_d, result.p_d_prime = pd, pdp
+        # The audit flags the case when any candidate's bound exceeds epsilon, so its reach is the best power
+        # among the candidates, taken over the events well inside (0, 1) on both sides (near 0 or 1 the tight
+        # intervals promise a reach the event cannot have: it hardly moves); failing those, the events that are
+        # not near-certain (or near-impossible) on both sides; failing those, the reported event.
+        useful = ([t for t in scored if _interior(t[4], t[5])] or [t for t in scored if not _degenerate(t[4], t[5])]
+                  or [(lb, power, label, direction, pd, pdp)])
+        best = min(useful, key=lambda t: t[1])
+        result.power, result.power_event = best[1], best[2]
+    result.n_test = n_test
     result.violation = result.epsilon_lower_bound > case.epsilon
     result.raised = dict(sorted(raised.items()))
     if raised and sum(raised.values()) == 4 * per:
         exc = first_error[0]
         result.error = f"every run raised ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     return result
+
+
+def _interior(p: float, q: float) -> bool:
+    return _INTERIOR <= p <= 1.0 - _INTERIOR and _INTERIOR <= q <= 1.0 - _INTERIOR
+
+
+def _degenerate(p: float, q: float) -> bool:
+    return (p > _DEGENERATE and q > _DEGENERATE) or (p < 1.0 - _DEGENERATE and q < 1.0 - _DEGENERATE)
 
 
 def run_audit(algorithm: str, *, epsilon: float = DEFAULT_EPSILON, runs: int = DEFAULT_RUNS, seed: int | None = 0,

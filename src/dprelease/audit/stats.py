@@ -8,10 +8,13 @@ by the union bound the difference is a lower bound with confidence at least 1 - 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import betaincinv  # scipy.stats would take seconds to import
 
-__all__ = ["cp_lower", "cp_upper", "log_ratio_lower_bound", "smoothed_log_ratio"]
+__all__ = ["cp_lower", "cp_upper", "detectable_epsilon", "expected_log_ratio_bound", "log_ratio_lower_bound",
+           "smoothed_log_ratio"]
 
 
 def cp_lower(successes: np.ndarray, trials: int, level: float) -> np.ndarray:
@@ -48,3 +51,41 @@ def smoothed_log_ratio(a: np.ndarray, n: int, b: np.ndarray, m: int) -> np.ndarr
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     return np.log((a + 0.5) / (n + 1.0)) - np.log((b + 0.5) / (m + 1.0))
+
+
+def expected_log_ratio_bound(p: float, q: float, n: float, level: float) -> float:
+    """The bound :func:`log_ratio_lower_bound` gives when the counts are their expectations n*p and n*q.
+
+    Clopper-Pearson bounds are Beta quantiles, which take fractional counts; ``-inf`` when p is 0.
+    """
+    if p <= 0.0:
+        return -math.inf
+    p_lo = float(betaincinv(n * p, n - n * p + 1.0, level))
+    q_hi = 1.0 if q >= 1.0 else float(betaincinv(n * q + 1.0, n - n * q, 1.0 - level))
+    return math.log(p_lo) - math.log(q_hi) if p_lo > 0 else -math.inf
+
+
+def detectable_epsilon(p: float, n: float, level: float, claim: float) -> float:
+    """The audit's power for an event seen with rate ``p`` on the side in the numerator of its direction.
+
+    The smallest true loss e such that an event with rate p on that side and p * exp(-e) on the other
+    would give, at the expected counts of ``n`` runs per side, a lower bound above ``claim``:
+    solves ``expected_log_ratio_bound(p, p * exp(-e), n, level) = claim`` (the left side grows with e).
+    ``inf`` when even an event that never happens on the other side would not be flagged (p * n too small).
+    """
+    if not (p > 0.0 and n > 0):
+        return math.inf
+    if expected_log_ratio_bound(p, 0.0, n, level) <= claim:
+        return math.inf
+    lo, hi = 0.0, 1.0
+    while expected_log_ratio_bound(p, p * math.exp(-hi), n, level) <= claim:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e3:
+            return math.inf
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if expected_log_ratio_bound(p, p * math.exp(-mid), n, level) > claim:
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -361,8 +361,8 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("privbasis", help="PB vs TF (best m) vs DiffPart-mined top-k (PrivBasis sec. 5)",
                          description="PrivBasis section 5 on mushroom, retail and msnbc: FNR and median relative "
                                      "error of PB, TF (best m) and DiffPart; CSV + PNG (seeded experiment mode).")
-    p.add_argument("--datasets", default=str(Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets"),
-                   metavar="DIR", help="folder with mushroom/, retail/, msnbc/ (default ../shared/datasets beside the repository)")
+    p.add_argument("--datasets", default="../shared/datasets", metavar="DIR",
+                   help="folder with mushroom/, retail/, msnbc/ (default ../shared/datasets, from the current directory)")
     p.add_argument("--out", default="results/privbasis", metavar="DIR",
                    help="CSV + PNG go here; runs.csv is appended to (default results/privbasis)")
     p.add_argument("--runs", type=positive_int, default=5, metavar="N", help="seeded runs per setting (default 5)")

@@ -270,7 +270,6 @@ def _run_methods(args: argparse.Namespace, table, methods: list[str], out: Path)
     return 0
 
 
-ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
 _EXPERIMENT_FILES = ("diffgen_runs.csv", "diffgen_summary.csv", "diffgen_figure3.png")
 _METHODS_FILES = ("methods_runs.csv", "methods_summary.csv", "methods_accuracy.png")
 
@@ -284,7 +283,9 @@ def _experiment_schema(args: argparse.Namespace):
         if not (data.is_dir() and (data / "adult.data").exists()):
             raise ParameterError(f"--schema is required for {data}: the bundled Adult schema applies only to the "
                                  f"Adult folder (adult.data + adult.test)")
-        args.schema = str(ADULT_SCHEMA)
+        from .. import examples
+
+        args.schema = str(examples.path("adult-schema.yaml"))
     return _schema(args)
 
 
@@ -364,8 +365,8 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                    help="the table (required): the Adult directory (adult.data + adult.test), or a CSV/Parquet "
                         "table with its --schema")
     p.add_argument("--schema", default=None, metavar="SCHEMA",
-                   help="table schema; required unless --data is the Adult directory (default there: "
-                        "examples/adult-schema.yaml)")
+                   help="table schema; required unless --data is the Adult directory (default there: the "
+                        "bundled Adult schema, examples/adult-schema.yaml)")
     _add_delimiter(p)
     p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E",
                    help="one or more total budgets (required)")

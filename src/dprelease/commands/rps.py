@@ -32,7 +32,6 @@ DEGREE_METHODS = ("rps", "hay", "cumulative")  # == dprelease.graphs.degrees.DEG
 DEGREES_METHOD_NAMES = (RECOMMENDED, FAITHFUL, *DEGREE_METHODS)
 DEGREE_SUMMARIES = ("counts", "cumulative")
 GRAPH_MODELS = ("configuration", "havel-hakimi")
-ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
 
 
 def _share(text: str) -> float:
@@ -403,7 +402,9 @@ def _run_rps_classification(args: argparse.Namespace) -> int:
 
     settings = len(args.epsilon) * len(args.depth) * (1 + len(args.mondrian or []))
     limits.check_runs(f"experiment rps-classification --runs {args.runs}", args.runs, settings)
-    schema = load_schema(args.schema)
+    from .. import examples
+
+    schema = load_schema(args.schema or examples.path("adult-schema.yaml"))
     table = read_table(args.data, schema)
     with timed(args, "experiment"):
         rows = exp.classification_runs(table, epsilons=args.epsilon, depths=args.depth, runs=args.runs,
@@ -455,7 +456,8 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                          description="Random 2/3-1/3 splits; RPS on the train split; the DiffGen classifier trained on "
                                      "the synthetic table and scored on the raw test split; BA and LA as for diffgen.")
     p.add_argument("--data", required=True, metavar="DIR", help="the Adult directory (adult.data + adult.test) or a table (required)")
-    p.add_argument("--schema", default=str(ADULT_SCHEMA), help="table schema (default: examples/adult-schema.yaml)")
+    p.add_argument("--schema", default=None,
+                   help="table schema (default: the bundled Adult schema, examples/adult-schema.yaml)")
     p.add_argument("--epsilon", "-e", type=epsilon_arg, nargs="+", required=True, metavar="E",
                    help="privacy budget(s) epsilon (required)")
     p.add_argument("--depth", "-H", type=_nonneg_int, nargs="+", required=True, metavar="H", help="tree depth(s) h (required)")

@@ -203,15 +203,24 @@ STATS_EXTENSIONS: list = []
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from ..data.generators import write_kosarak_like  # streamed in chunks: memory does not grow with --records
+    from ..data.generators import TRANSACTION_SHAPES, write_transaction_shape  # streamed in chunks
     from ..data.io import atomic_output
 
+    _, default_records, default_items, default_mean, _ = TRANSACTION_SHAPES[args.shape]
+    if args.shape == "dense-ties" and args.items is not None:
+        raise ParameterError(f"--items: --shape dense-ties has a fixed universe of {default_items} items")
+    if args.shape != "kosarak" and args.mean_length is not None:
+        raise ParameterError(f"--mean-length: applies to --shape kosarak only (--shape {args.shape} has its own "
+                             f"length distribution, mean about {default_mean:g})")
+    records = default_records if args.records is None else args.records
+    items = default_items if args.items is None else args.items
+    mean_length = default_mean if args.mean_length is None else args.mean_length
     prepare_output(args, args.output, option="OUTPUT")
-    limits.check_generate(args.records, args.items, args.mean_length)
+    limits.check_generate(records, items, mean_length)
     with atomic_output(args.output, "wb") as fh:
-        n_records, mean = write_kosarak_like(fh, args.records, args.items, args.mean_length, seed=args.seed)
-    say(args, f"generated {n_records:,} records over {args.items:,} items "
-              f"(mean length {mean:.2f}); universe: --universe 1..{args.items}")
+        n_records, items, mean = write_transaction_shape(fh, args.shape, records, items, mean_length, seed=args.seed)
+    say(args, f"generated {n_records:,} records over {items:,} items "
+              f"(mean length {mean:.2f}); universe: --universe 1..{items}")
     print(args.output)
     return 0
 
@@ -364,15 +373,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_run_stats)
 
     p = sub.add_parser("generate", help="generate a kosarak-scale synthetic transaction file",
-                       description="Generate a sparse long-tail transaction file (Zipf-like item popularity, "
-                                   "log-normal record lengths). It is generated data: label it so.")
+                       description="Generate a synthetic transaction file: by default sparse long-tail data (Zipf-like "
+                                   "item popularity, log-normal record lengths, kosarak's shape); --shape picks "
+                                   "another shape. It is generated data: label it so.")
     p.add_argument("output", metavar="OUTPUT", help="the transaction file to write (an existing one only with --force)")
-    p.add_argument("--records", type=positive_int, default=1_000_000, metavar="N",
-                   help="number of records (default 1000000, about kosarak's 990,002)")
-    p.add_argument("--items", type=positive_int, default=41_270, metavar="N",
-                   help="size of the item universe 1..N (default 41270, kosarak's)")
-    p.add_argument("--mean-length", type=at_least_one, default=8.0, metavar="L",
-                   help="mean record length, a number >= 1 (default 8.0, kosarak's 8.1)")
+    p.add_argument("--shape", choices=("kosarak", "dense-ties", "long-baskets"), default="kosarak",
+                   help="kosarak: sparse click-stream (the default); dense-ties: 30 core items in nearly every "
+                        "record, so the top itemsets tie within a few records of N (120 items); long-baskets: "
+                        "sparse baskets over 5,000 items, mean length about 14 with 10%% of 30-80 items, bundles "
+                        "of mid-frequency items (docs/unseen.md)")
+    p.add_argument("--records", type=positive_int, default=None, metavar="N",
+                   help="number of records (default 1000000 for kosarak, about kosarak's 990,002; 20000 for "
+                        "dense-ties; 50000 for long-baskets)")
+    p.add_argument("--items", type=positive_int, default=None, metavar="N",
+                   help="size of the item universe 1..N (default 41270 for kosarak, kosarak's; 5000 for "
+                        "long-baskets; dense-ties has 120, fixed)")
+    p.add_argument("--mean-length", type=at_least_one, default=None, metavar="L",
+                   help="kosarak only: mean record length, a number >= 1 (default 8.0, kosarak's 8.1)")
     p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the generator (default 0)")
     add_force(p)
     add_limits(p)

@@ -405,18 +405,15 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
 
 def register_experiment(kinds: argparse._SubParsersAction) -> None:
-    from pathlib import Path
-
     from ..experiments.inctdpart import DEFAULT_METHODS, METHODS
     from .common import choice_list, epsilon_list
 
-    default_data = Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets" / "msnbc" / "msnbc.dat"
     p = kinds.add_parser("inctdpart", help="IncTDPart vs Solutions 1 and 2: relative error vs U (section 5.1)",
                          description="IncTDPart section 5.1: relative error after the last update vs U, against "
                                      "Solutions 1 and 2; CSV + PNG (seeded experiment mode). The file must hold at "
                                      "least initial + max(U) x batch records.")
-    p.add_argument("--data", default=str(default_data.resolve()), metavar="FILE",
-                   help="transaction file (default ../shared/datasets/msnbc/msnbc.dat beside the repository)")
+    p.add_argument("--data", default="../shared/datasets/msnbc/msnbc.dat", metavar="FILE",
+                   help="transaction file (default ../shared/datasets/msnbc/msnbc.dat, from the current directory)")
     p.add_argument("--universe", default="1..17", metavar="SPEC", help="the public item universe (default 1..17, MSNBC's)")
     p.add_argument("--label", default=None,
                    help="dataset name in the CSV and plot (default: the file name, e.g. msnbc; say 'generated' for "

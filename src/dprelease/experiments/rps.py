@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import examples
 from ..data.table import EncodedTable
 from ..privacy import make_noise
 from .common import mean_se, save_png, write_csv
@@ -34,7 +35,6 @@ __all__ = ["ExperimentConfig", "synthetic_accuracy", "classification_runs", "sum
            "run_e1", "run_e2", "run_e3", "PEER_FIGURES"]
 
 # MST and AIM on Adult, DiffGen's protocol, one run each (seed 0, run 0): docs/diffgen.md, "Peers".
-ADULT_SCHEMA = Path(__file__).resolve().parents[3] / "examples" / "adult-schema.yaml"
 PEER_FIGURES = {("mst", 1.0): 79.26, ("aim", 1.0): 83.24, ("mst", 0.1): 72.99, ("aim", 0.1): 80.11}
 
 
@@ -340,7 +340,7 @@ def run_e2(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> list[Pa
     from ..data.table import load_schema, read_table
 
     quick = cfg.quick
-    table = read_table(cfg.adult, load_schema(ADULT_SCHEMA))
+    table = read_table(cfg.adult, load_schema(examples.path("adult-schema.yaml")))
     epsilons = [0.1, 1.0] if quick else [0.1, 0.25, 0.5, 1.0]
     depths = [10] if quick else [8, 10, 12]
     ks = [10, 100] if quick else [10, 25, 50, 100, 250, 500]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
+from ..search import register_space
 
 _SCHEMA = {
     "class": {"name": "cls", "values": ["no", "yes"]},
@@ -54,6 +56,7 @@ def _events(rel) -> list[str]:
 
 
 @register_cases("diffgen")
+@file_level
 def _diffgen_cases(epsilon: float) -> list[AuditCase]:
     from ...data.table import parse_schema
     from ...relational.diffgen import diffgen
@@ -76,3 +79,23 @@ def _diffgen_cases(epsilon: float) -> list[AuditCase]:
                         f"{params}; D' adds (x={extra[0]}, c={['a1', 'a2', 'b'][extra[1]]}, "
                         f"{['no', 'yes'][extra[2]]}), which moves the numeric split scores"))
     return cases
+
+
+# --- search space (dprelease audit diffgen --search): CSV tables, one row ------------------------------------------
+
+
+@register_space("diffgen")
+def _diffgen_space(epsilon: float):
+    from ...data.table import parse_schema
+    from ...relational.diffgen import diffgen
+    from ..spaces import table_space
+
+    schema = parse_schema(_SCHEMA, "audit schema")
+    configs = [{"h": 2, "score": "max"}, {"h": 2, "score": "infogain"}, {"h": 1, "score": "max"},
+               {"h": 2, "score": "max", "local": True, "recycle": True}]
+
+    def release(table, noise, cfg):
+        return diffgen(table, epsilon, cfg["h"], noise=noise, score=cfg["score"], local=cfg.get("local", False),
+                       recycle=cfg.get("recycle", False))
+
+    return [table_space("diffgen", schema, configs, release, lambda d, dp, cfg: _events, claim=epsilon)]

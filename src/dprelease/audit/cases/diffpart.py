@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import manifest_events, set_valued_events
+from ..search import register_space
 
 
 def _events(grid: range):
@@ -52,6 +54,7 @@ def _c1_just_above_two(db, universe, epsilon: float) -> float:
 
 
 @register_cases("diffpart")
+@file_level
 def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -129,6 +132,7 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("basic")
+@file_level
 def _basic_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -148,3 +152,41 @@ def _basic_cases(epsilon: float) -> list[AuditCase]:
                   TransactionDB.from_lists(base + [[0, 1]], 5), epsilon, run, _events(range(6)),
                   description="universe 1..5; the same D; D' adds {1,2} (its count 3 -> 4)"),
     ]
+
+
+# --- search spaces (dprelease audit diffpart|basic --search): FIMI files, one line ---------------------------------
+
+
+def set_valued_search_events(records_d, records_dp, cfg):
+    """Events of a set-valued release for a searched pair: the grid of count thresholds runs from 0 to a few
+    above the largest true cell count, so a count at a threshold is seen wherever the search puts it."""
+    from ..spaces import supports
+
+    top = max(supports(records_dp).values(), default=0)
+    return _events(range(0, min(top, 80) + 6))
+
+
+@register_space("diffpart")
+def _diffpart_space(epsilon: float):
+    from ...setvalued.diffpart import diffpart
+    from ..spaces import transaction_space
+
+    configs = [{"n_items": n, "fanout": f, "c1": c, "c2": c} for n, f in ((4, 4), (4, 2), (8, 4), (8, 2))
+               for c in (1.5, 0.5)]
+
+    def release(db, universe, noise, cfg):
+        return diffpart(db, universe, epsilon, noise=noise, fanout=cfg["fanout"], c1=cfg["c1"], c2=cfg["c2"])
+
+    return [transaction_space("diffpart", configs, release, set_valued_search_events, claim=epsilon)]
+
+
+@register_space("basic")
+def _basic_space(epsilon: float):
+    from ...setvalued.basic import basic
+    from ..spaces import transaction_space
+
+    def release(db, universe, noise, cfg):
+        return basic(db, universe, epsilon, noise=noise)
+
+    return [transaction_space("basic", [{"n_items": 3}, {"n_items": 5}], release, set_valued_search_events,
+                              claim=epsilon)]

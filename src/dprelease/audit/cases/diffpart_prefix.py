@@ -12,12 +12,25 @@ itemset, the manifest (number of selected items, PrivTree scale) without clock a
 from __future__ import annotations
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import manifest_events, set_valued_events
+from ..search import register_space
 
 
 def _events(grid: range):
     def events(release) -> list[str]:
         return set_valued_events(release.itemsets, release.counts, grid=grid) + manifest_events(release.manifest)
+
+    return events
+
+
+def _deepest_events(grid: range):
+    """The set-valued events plus the deepest kept cell of a one-path release: the longest released pattern."""
+    base = _events(grid)
+
+    def events(release) -> list[str]:
+        deepest = max((len(s) for s in release.itemsets), default=0)
+        return base(release) + [f"deepest pattern {deepest}"] + [f"deepest pattern >= {g}" for g in range(1, deepest + 1)]
 
     return events
 
@@ -32,6 +45,7 @@ def _run(universe, epsilon: float, **params):
 
 
 @register_cases("diffpart-prefix")
+@file_level
 def _prefix_cases(epsilon: float) -> list[AuditCase]:
     import math
 
@@ -82,6 +96,44 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
         epsilon, _run(u3, epsilon), _events(range(0, 10)),
         description="universe 1..3; items 1 and 2 tie (8 records each); D' adds {2,3}, which breaks the tie"))
 
+    # A tight PrivTree path: most of eps on the structure (0.8; selection 0.05, counts 0.15), every record the
+    # same L-item record, so each cell on its path holds the same count c. With c = (L - 1) delta the cell at
+    # depth d has biased count c - d delta = theta + (L - 1 - d) delta: the cell at depth L - 1 sits at the
+    # threshold and each one above it exactly delta higher (the worst case of PrivTree's geometric series).
+    # Depth L - 1 is the deepest decision a reader sees: if that cell is not kept, the released pattern drops
+    # item L (a record is cut after the level where its path failed). Event: the deepest kept cell (the
+    # pattern's length).
+    s_struct, s_sel = 0.8, 0.05
+    _, d_tight = privtree_scale(s_struct * epsilon, DEFAULT_BETA)
+    n_path = 6
+    c_path = (n_path - 1) * d_tight
+    path = [list(range(n_path))] * c_path
+    cases.append(AuditCase(
+        "diffpart-prefix/privtree-tight-path", TransactionDB.from_lists(path, n_path),
+        TransactionDB.from_lists(path + [list(range(n_path))], n_path), epsilon,
+        _run(Universe.from_range(1, n_path), epsilon, structure_share=s_struct, selection_share=s_sel),
+        _deepest_events(range(max(0, c_path - 12), c_path + 14, 2)),
+        description=f"universe 1..{n_path}, structure share {s_struct}, selection {s_sel}: D = {c_path} x "
+                    f"{{1..{n_path}}} (delta = {d_tight}: the cell at depth d has biased count theta + "
+                    f"({n_path - 1} - d) delta, depth {n_path - 1} at the threshold); D' adds {{1..{n_path}}}; "
+                    "event: the deepest kept cell"))
+
+    # Contribution bounding at the selection cutoff: a 60-item record holding the cutoff item adds only
+    # record_bound/60 to its weighted support (record_bound in all), however many items it has.
+    n_big = 80
+    cut_big = DEFAULT_RECORD_BOUND / (DEFAULT_SELECTION_SHARE * epsilon) * math.log(n_big / 2.0)
+    n_cut_big = max(1, int(round(cut_big)))
+    sel_big = [[7]] * n_cut_big + [[0, 1]] * 3
+    wide60 = [7] + [i for i in range(n_big) if i != 7][:59]
+    cases.append(AuditCase(
+        "diffpart-prefix/wide-record-at-selection-cutoff", TransactionDB.from_lists(sel_big, n_big),
+        TransactionDB.from_lists(sel_big + [wide60], n_big), epsilon,
+        _run(Universe.from_range(1, n_big), epsilon, max_items=max_items),
+        _events(range(max(0, n_cut_big - 4), n_cut_big + 6)),
+        description=f"universe 1..{n_big}, max_items {max_items}; D = {n_cut_big} x {{8}} + 3 x {{1,2}} (item 8 at "
+                    f"the selection cutoff {cut_big:.3g}); D' adds a 60-item record holding item 8 (weight "
+                    f"{DEFAULT_RECORD_BOUND}/60 per item)"))
+
     u4 = Universe.from_range(1, 4)
     emp = [[0, 1]] * 5 + [[2]]
     cases.append(AuditCase(
@@ -90,3 +142,22 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
         description="universe 1..4; D = 5 x {1,2} + {3}; D' adds an empty record (API): it belongs to no "
                     "class"))
     return cases
+
+
+# --- search space (dprelease audit diffpart-prefix --search): FIMI files, one line ---------------------------------
+
+
+@register_space("diffpart-prefix")
+def _prefix_space(epsilon: float):
+    from ...setvalued.prefixpart import prefix_diffpart
+    from ..spaces import transaction_space
+    from .diffpart import set_valued_search_events
+
+    configs = [{"n_items": 4, "max_items": 62}, {"n_items": 8, "max_items": 62}, {"n_items": 12, "max_items": 3},
+               {"n_items": 8, "max_items": 62, "structure_share": 0.8, "selection_share": 0.1}]
+
+    def release(db, universe, noise, cfg):
+        kw = {k: v for k, v in cfg.items() if k != "n_items"}
+        return prefix_diffpart(db, universe, epsilon, noise=noise, **kw)
+
+    return [transaction_space("diffpart-prefix", configs, release, set_valued_search_events, claim=epsilon)]

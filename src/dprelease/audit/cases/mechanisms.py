@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core import AuditCase, register_cases
 from ..events import value_events
+from ..search import register_space
 
 
 def _scope(epsilon: float):
@@ -359,3 +360,47 @@ def get_lambda_cases(epsilon: float, fn: Callable | None = None) -> list[AuditCa
 
 
 register_cases("get_lambda")(get_lambda_cases)
+
+
+# --- search spaces (dprelease audit MECHANISM --search) ---------------------------------------------------------
+# A mechanism takes a statistic of a list of records, not a file: the space mutates the records of its built-in
+# pairs (which cells, how many, which record D' adds); GetLambda reads FIMI files like PrivBasis.
+
+
+def _list_space_factory(name: str, cases_fn):
+    def factory(epsilon: float):
+        from ..spaces import list_space
+
+        space = list_space(name, cases_fn(epsilon))
+        return [space] if space is not None else []
+
+    return factory
+
+
+for _name, _fn in (("noisy_counts", noisy_counts_cases), ("noisy_values", noisy_values_cases),
+                   ("threshold_counts", threshold_counts_cases), ("exponential_mechanism", exponential_mechanism_cases),
+                   ("exponential_top_k", exponential_top_k_cases),
+                   ("exponential_mechanism_disjoint", exponential_mechanism_disjoint_cases),
+                   ("exponential_top_k_implicit", exponential_top_k_implicit_cases),
+                   ("laplace_top_k_implicit", laplace_top_k_implicit_cases)):
+    register_space(_name)(_list_space_factory(_name, _fn))
+
+
+@register_space("get_lambda")
+def _get_lambda_space(epsilon: float, fn: Callable | None = None):
+    from ...itemsets.exact import kth_support
+    from ...itemsets.privbasis import get_lambda
+    from ..spaces import transaction_space
+
+    fn = fn or get_lambda
+
+    def release(db, universe, noise, cfg):
+        k1 = math.ceil(cfg["k"] * 1.2 - 1e-9)
+        return fn(db.item_supports(), kth_support(db, k1), db.n_records, epsilon, scope=_scope(epsilon), noise=noise,
+                  max_lambda=k1)
+
+    def events(records_d, records_dp, cfg):
+        return lambda lam: [f"lambda={int(lam)}"] + [f"lambda>={g}" for g in range(2, 8) if lam >= g]
+
+    configs = [{"n_items": 3, "k": 2}, {"n_items": 4, "k": 2}, {"n_items": 6, "k": 4}]
+    return [transaction_space("get_lambda", configs, release, events, claim=epsilon, max_base=30)]

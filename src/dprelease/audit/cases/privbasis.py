@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import itemset_label, manifest_events, ranked_events, value_events
+from ..search import register_space
 
 
 def _events(step: int, top: int):
@@ -30,6 +32,7 @@ def _events(step: int, top: int):
 
 
 @register_cases("privbasis")
+@file_level
 def _privbasis_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -92,6 +95,7 @@ def _choice_events(epsilon: float):
 
 
 @register_cases("privbasis")
+@file_level
 def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -115,7 +119,28 @@ def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
         return privbasis(db, universe, 20, epsilon, noise=noise, params=params)
 
     d = TransactionDB.from_lists(recs, n_items)
+    # l1 at its branch point: the default PrivBasis takes the bounded selection when the private 0.9-quantile
+    # l1 of the record lengths is at most 2/3 lambda. D: 270 records of 8 items and 30 of 9, so the quantile
+    # sits at the step from 8 to 9 (A(8) = 0.9 n exactly); D' adds a 24-item record, which moves it to 9.
+    # Both branches are taken in about half of the runs each (lambda near 13, 2/3 lambda between 8 and 9).
+    rng_l1 = np.random.default_rng(20120829)
+
+    def draw(size: int) -> list[int]:
+        return sorted(rng_l1.choice(n_items, size=size, replace=False, p=p).tolist())
+
+    l1_recs = [draw(8) for _ in range(270)] + [draw(9) for _ in range(30)]
+    l1_default = PrivBasisParams()
+
+    def run_l1(db, noise):
+        return privbasis(db, universe, 20, epsilon, noise=noise, params=l1_default)
+
     return [
+        AuditCase("privbasis/l1-branch-point", TransactionDB.from_lists(l1_recs, n_items),
+                  TransactionDB.from_lists(l1_recs + [list(range(n_items))], n_items), epsilon, run_l1,
+                  _choice_events(epsilon),
+                  description="default PrivBasis, k = 20, 24 items: 270 records of 8 items + 30 of 9 (the "
+                              "0.9-quantile of the lengths at the step 8 -> 9); D' adds {1..24}, which moves l1 "
+                              "across the bounded-selection branch point (l1 <= 2/3 lambda)"),
         AuditCase("privbasis/default-choices-long-record", d,
                   TransactionDB.from_lists(recs + [list(range(n_items))], n_items), epsilon, run,
                   _choice_events(epsilon),
@@ -132,6 +157,7 @@ def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("privbasis")
+@file_level
 def _privbasis_faithful_cases(epsilon: float) -> list[AuditCase]:
     """The same two pairs as the first factory, run with the paper's configuration (section 4.4: alpha =
     0.1/0.4/0.5, exponential-mechanism selection of items and pairs, no bin cut, possibly fewer than k
@@ -167,3 +193,44 @@ def _privbasis_faithful_cases(epsilon: float) -> list[AuditCase]:
                   description="--faithful; universe 1..20, k = 15: the multi-basis pair above (exponential-"
                               "mechanism selection of items and pairs when lambda > 12); D' adds {1..20}"),
     ]
+
+
+# --- search space (dprelease audit privbasis --search): FIMI files, one line --------------------------------------
+
+
+def _search_events(records_d, records_dp, cfg):
+    n = max(len(records_d), len(records_dp))
+    return _choice_events_for(cfg["_epsilon"], max(2, n // 10), n + 10) if cfg.get("default") else \
+        _events(max(2, n // 10), n + 10)
+
+
+def _choice_events_for(epsilon: float, step: int, top: int):
+    """:func:`_choice_events` with the count grid of a searched pair."""
+    base = _events(step, top)
+    choices = _choice_events(epsilon)
+
+    def events(rel) -> list[str]:
+        return base(rel) + [e for e in choices(rel) if e.startswith(("path ", "items share", "pairs share",
+                                                                      "basisfreq share", "sd at k"))]
+
+    return events
+
+
+@register_space("privbasis")
+def _privbasis_space(epsilon: float):
+    from ...itemsets.privbasis import PrivBasisParams, privbasis
+    from ..spaces import transaction_space
+
+    configs = [{"n_items": 6, "k": 3, "default": True}, {"n_items": 10, "k": 5, "default": True},
+               {"n_items": 16, "k": 12, "default": True, "margin": 0.03},
+               {"n_items": 6, "k": 3, "faithful": True}, {"n_items": 16, "k": 12, "faithful": True}]
+    configs = [{**c, "_epsilon": epsilon} for c in configs]
+
+    def release(db, universe, noise, cfg):
+        if cfg.get("faithful"):
+            params = PrivBasisParams.faithful()
+        else:
+            params = PrivBasisParams(selection_margin=cfg["margin"]) if "margin" in cfg else PrivBasisParams()
+        return privbasis(db, universe, cfg["k"], epsilon, noise=noise, params=params)
+
+    return [transaction_space("privbasis", configs, release, _search_events, claim=epsilon, mean_size=3.0)]

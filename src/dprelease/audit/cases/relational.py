@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import value_events
+from ..search import register_space
 
 _SCHEMA = {
     "class": {"name": "cls", "values": ["n", "y"]},
@@ -60,6 +62,7 @@ def _table_events(release) -> list[str]:
 
 
 @register_cases("diffgen-plus")
+@file_level
 def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
     from ...relational.diffgen_plus import diffgen_plus
 
@@ -80,6 +83,7 @@ def _diffgen_plus_cases(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("diffgen-plus2")
+@file_level
 def _diffgen_plus2_cases(epsilon: float) -> list[AuditCase]:
     """DiffGen+2 (TV and stop only while eps N~ < 5,000): the auto path on a tiny table offers "stop" (TV regime);
     the regime above it (all R rounds, no stop, Gini) is exercised with the same settings forced."""
@@ -99,6 +103,7 @@ def _diffgen_plus2_cases(epsilon: float) -> list[AuditCase]:
 
 
 @register_cases("diffgen-plus3")
+@file_level
 def _diffgen_plus3_cases(epsilon: float) -> list[AuditCase]:
     """DiffGen+3 (Gini + misclassification gain, Delta 3, monotone exponential mechanism, every round): the
     default path (rounds from the noisy size), and one forced round where the added record decides the split."""
@@ -116,7 +121,18 @@ def _diffgen_plus3_cases(epsilon: float) -> list[AuditCase]:
     tight_rows = ([(x, 0, 1) for x in range(4)] * 2 + [(x, 1, 1) for x in range(4)] * 2
                   + [(x, 2, 0) for x in range(4, 8)] * 3 + [(1, 2, 0)])
     tight_d, tight_flip = _table(tight_rows), _table(tight_rows + [(0, 2, 1)])
+    # The same construction with a large pure leaf (60 b-rows of class n at x >= 4, plus the one exception),
+    # one round and a tiny count share (0.02): nearly the whole budget is the one selection, and the added
+    # (x = 0, c = b, y) is the first y in the best candidate's large pure b child.
+    pure_rows = ([(x, 0, 1) for x in range(4)] * 3 + [(x, 1, 1) for x in range(4)] * 3
+                 + [(x, 2, 0) for x in range(4, 8)] * 15 + [(1, 2, 0)])
+    pure_d, pure_flip = _table(pure_rows), _table(pure_rows + [(0, 2, 1)])
+    tiny = lambda data, noise: diffgen_plus3(data, epsilon, noise=noise, rounds=1, count_share=0.02)  # noqa: E731
     return [
+        AuditCase("diffgen-plus3/pure-leaf-first-of-class", pure_d, pure_flip, epsilon, tiny, _table_events,
+                  description=f"{len(pure_rows)} records, x < 4 <=> c in A <=> y but (x=1, b, n), 60 b-rows of n; "
+                              "one round, count share 0.02; D' adds (x=0, c=b, y): the first y in the large "
+                              "pure b child of the best split"),
         AuditCase("diffgen-plus3/monotone-tight", tight_d, tight_flip, epsilon, one, _table_events,
                   description="29 records, x < 4 <=> c in A <=> y but (x=1, b, n); D' adds (x=0, c=b, y): "
                               "one monotone round whose two best splits move by ~-2.9 and ~-0.1"),
@@ -146,6 +162,7 @@ def _tree_events(model) -> list[str]:
 
 
 @register_cases("diffp-c45")
+@file_level
 def _diffp_c45_cases(epsilon: float) -> list[AuditCase]:
     from ...relational.diffp_c45 import diffp_c45
 
@@ -159,3 +176,59 @@ def _diffp_c45_cases(epsilon: float) -> list[AuditCase]:
         AuditCase("diffp-c45/depth-0-majority", d, flip, epsilon, run0, _tree_events,
                   description="same pair, a single leaf: the noisy size and the class counts that set the label"),
     ]
+
+
+# --- search spaces (dprelease audit diffgen-plus|diffgen-plus2|diffgen-plus3|diffp-c45 --search): CSV tables, one row
+
+
+def _relational_space(algorithm: str, configs: list[dict], release, events, epsilon: float):
+    from ...data.table import parse_schema
+    from ..spaces import table_space
+
+    schema = parse_schema(_SCHEMA)
+    return [table_space(algorithm, schema, configs, release, lambda d, dp, cfg: events, claim=epsilon)]
+
+
+@register_space("diffgen-plus")
+def _diffgen_plus_space(epsilon: float):
+    from ...relational.diffgen_plus import diffgen_plus
+
+    configs = [{"rounds": 2, "score": "gini"}, {}, {"rounds": 1, "score": "tv", "stop": False},
+               {"rounds": 1, "score": "gini", "count_share": 0.05}]
+
+    def release(table, noise, cfg):
+        return diffgen_plus(table, epsilon, noise=noise, **{k: v for k, v in cfg.items() if not k.startswith("_")})
+
+    return _relational_space("diffgen-plus", configs, release, _table_events, epsilon)
+
+
+@register_space("diffgen-plus2")
+def _diffgen_plus2_space(epsilon: float):
+    from ...relational.diffgen_plus import diffgen_plus2
+
+    def release(table, noise, cfg):
+        return diffgen_plus2(table, epsilon, noise=noise, **{k: v for k, v in cfg.items() if not k.startswith("_")})
+
+    return _relational_space("diffgen-plus2", [{}, {"rounds": 1}], release, _table_events, epsilon)
+
+
+@register_space("diffgen-plus3")
+def _diffgen_plus3_space(epsilon: float):
+    from ...relational.diffgen_plus import diffgen_plus3
+
+    configs = [{"rounds": 1}, {}, {"rounds": 1, "count_share": 0.05}, {"rounds": 2}]
+
+    def release(table, noise, cfg):
+        return diffgen_plus3(table, epsilon, noise=noise, **{k: v for k, v in cfg.items() if not k.startswith("_")})
+
+    return _relational_space("diffgen-plus3", configs, release, _table_events, epsilon)
+
+
+@register_space("diffp-c45")
+def _diffp_c45_space(epsilon: float):
+    from ...relational.diffp_c45 import diffp_c45
+
+    def release(table, noise, cfg):
+        return diffp_c45(table, epsilon, noise=noise, depth=cfg["depth"])
+
+    return _relational_space("diffp-c45", [{"depth": 0}, {"depth": 1}, {"depth": 2}], release, _tree_events, epsilon)

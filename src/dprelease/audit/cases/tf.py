@@ -14,7 +14,9 @@ import math
 import numpy as np
 
 from ..core import AuditCase, register_cases
+from ..files import file_level
 from ..events import itemset_label, manifest_events, ranked_events, value_events
+from ..search import register_space
 
 _K = 2
 _M = 2
@@ -42,6 +44,7 @@ def _n_hat(rel) -> float:
 
 
 @register_cases("tf")
+@file_level
 def _tf_cases(epsilon: float) -> list[AuditCase]:
     from ...data.transactions import TransactionDB
     from ...data.universe import Universe
@@ -74,3 +77,24 @@ def _tf_cases(epsilon: float) -> list[AuditCase]:
             TransactionDB.from_lists(base + [list(range(_ITEMS))], _ITEMS), epsilon, run, _events(grid, n_grid),
             description=f"the same D ({variant}); D' adds {{1..{_ITEMS}}}: c_k and the truncation floor rise by one"))
     return cases
+
+
+# --- search space (dprelease audit tf --search): FIMI files, one line -----------------------------------------------
+
+
+@register_space("tf")
+def _tf_space(epsilon: float):
+    from ...itemsets.tf import tf
+    from ..spaces import transaction_space
+
+    configs = [{"n_items": n, "k": k, "m": m, "variant": v} for n, k, m in ((6, 2, 2), (5, 3, 3))
+               for v in ("laplace", "exponential")]
+
+    def release(db, universe, noise, cfg):
+        return tf(db, universe, cfg["k"], epsilon, cfg["m"], noise=noise, variant=cfg["variant"])
+
+    def events(records_d, records_dp, cfg):
+        n = max(len(records_d), len(records_dp))
+        return _events(range(0, n + 12, 2), range(max(0, n - 24), n + 26, 4))
+
+    return [transaction_space("tf", configs, release, events, claim=epsilon, mean_size=2.5)]
