@@ -151,7 +151,8 @@ def bench_headerless(path: Path, schema_path: Path, h: int, eps: float, seed: in
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "dprelease.cli"]
 
     def diffgen_cmd(data: Path, out: Path) -> list[str]:
-        return [*cmd, "diffgen", str(data), "--schema", str(schema_path), "-e", str(eps), "--specializations", str(h),
+        return [*cmd, "diffgen", str(data), "--schema", str(schema_path), "-e", str(eps), "--method", "faithful",
+                "--specializations", str(h),
                 "-o", str(out), "--seed", str(seed), "-q", "--force"]
 
     one_row = tmp / "one-row.csv"

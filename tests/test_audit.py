@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-import dprelease.release as release_module
+import dprelease.release.setvalued as release_module
 from dprelease.audit import AuditCase, audit_case, cases_for, run_audit
 from dprelease.audit.cases.mechanisms import (
     get_lambda_cases,

@@ -190,7 +190,7 @@ def test_search_flags_the_threshold_rule_mismatch():
 
 @pytest.mark.slow
 def test_search_flags_the_old_release_order(monkeypatch):
-    import dprelease.release as release_module
+    import dprelease.release.setvalued as release_module
 
     monkeypatch.setattr(release_module, "_CANONICAL_ORDER", False)
     res = search("diffpart", budget=DEFAULT_BUDGET, seed=1)

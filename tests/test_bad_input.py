@@ -267,7 +267,7 @@ def test_stream_append_bad_path_spends_nothing(template: Path, tmp_path: Path, c
 def test_stream_write_failure_after_commit_says_how_to_recover(template: Path, tmp_path: Path, capsys, monkeypatch):
     """If the release cannot be written after the commit, the message says the append is committed and how to
     re-emit it; `stream release` then writes it without spending anything."""
-    import dprelease.setvalued.stream_state as ss
+    from dprelease.release import SetValuedRelease
 
     w = tmp_path / "w"
     shutil.copytree(template, w, symlinks=True)
@@ -275,7 +275,7 @@ def test_stream_write_failure_after_commit_says_how_to_recover(template: Path, t
     def fail(*_a, **_k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(ss, "write_set_valued_release", fail)
+    monkeypatch.setattr(SetValuedRelease, "write", fail)
     code, _, err = _run(["stream", "append", str(w / "state.db"), str(w / "small.dat"), "-o", str(w / "r2.dat")], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1

@@ -17,7 +17,8 @@ TABLE = str(REPO / "examples" / "table1-jobs.csv")
 
 def test_diffgen_cli_writes_table_records_and_manifest(tmp_path: Path, capsys):
     out = tmp_path / "rel.csv"
-    assert main(["diffgen", TABLE, "--schema", SCHEMA, "-e", "1", "-H", "2", "-o", str(out), "--records",
+    assert main(["diffgen", TABLE, "--schema", SCHEMA, "-e", "1", "-H", "2", "--method", "faithful", "-o", str(out),
+                 "--records",
                  "--seed", "4", "-q"]) == 0
     table = pd.read_csv(out)
     assert list(table.columns) == ["Job", "Age", "Class", "count"]

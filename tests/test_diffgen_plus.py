@@ -300,7 +300,14 @@ def test_cli_diffgen_method_recommended(tmp_path):
     manifest = json.loads((tmp_path / "rel.csv.manifest.json").read_text())
     assert manifest["parameters"]["method"] == "diffgen-plus3"
     assert manifest["privacy"]["epsilon_spent"] == pytest.approx(1.0)
-    r = _cli("diffgen", str(data), "--schema", schema, "--epsilon", "1", "-o", str(tmp_path / "x.csv"))
+    # the default is DiffGen+3: the same release, and no -H needed (its rounds come from a noisy record count)
+    r = _cli("diffgen", str(data), "--schema", schema, "--epsilon", "1", "-o", str(tmp_path / "d.csv"),
+             "--seed", "1", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "d.csv").read_bytes() == out.read_bytes()
+    # the paper's Algorithm 1 needs h
+    r = _cli("diffgen", str(data), "--schema", schema, "--epsilon", "1", "--method", "faithful",
+             "-o", str(tmp_path / "x.csv"))
     assert r.returncode == 2 and "--specializations is required" in r.stderr
     assert not (tmp_path / "x.csv").exists()
 

@@ -203,7 +203,7 @@ def test_spark_diffgen_and_rps_cli_match_local(spark, tmp_path):
                                  ("spark-pq", tmp_path / "adult.parquet", "spark")]:
         out = tmp_path / f"{name}.csv"
         assert main(["diffgen", str(source), "--schema", str(schema_path), "-e", "1", "-H", "8", "--seed", "5",
-                     "--engine", engine, "--spark-master", "local[2]", "-o", str(out), "-q"]) == 0
+                     "--method", "faithful", "--engine", engine, "--spark-master", "local[2]", "-o", str(out), "-q"]) == 0
         bodies[name] = out.read_bytes()
     assert bodies["local"] == bodies["spark"] == bodies["spark-pq"]
     assert bodies["local"].count(b"\n") > 10

@@ -67,11 +67,12 @@ def test_cli_refuses_methods_spark_does_not_run(tmp_path, capsys):
     data.write_text("1 2\n2 3\n")
     out = tmp_path / "o.dat"
     schema = REPO / "examples" / "adult-schema.yaml"
-    for method in (["--method", "diffgen-plus"], ["--method", "diffgen-local", "-H", "3"]):
+    # the engine never changes the method: the default (DiffGen+3) is refused too, naming --method faithful
+    for method in ([], ["--method", "recommended"], ["--method", "faithful", "--local", "-H", "3"]):
         assert main(["diffgen", str(data), "--schema", str(schema), "-e", "1", *method, "--engine", "spark",
                      "-o", str(out)]) == 2
         err = capsys.readouterr().err
-        assert "--engine spark runs --method diffgen" in err and err.count("\n") == 1
+        assert "--engine spark runs --method faithful" in err and err.count("\n") == 1
     assert not out.exists()
 
 

@@ -238,8 +238,8 @@ def test_public_refusals_spend_nothing_and_late_failures_stay_counted(tmp_path, 
          "--ledger", str(led)],  # the work bound
         ["basic", str(BASKETS), "--universe", "1..30", "-e", "0.5", "-o", str(tmp_path / "o.dat"), "--ledger",
          str(led)],  # basic's universe limit
-        ["diffgen", str(TABLE), "--schema", str(SCHEMA), "-e", "0.5", "-o", str(tmp_path / "o.csv"), "--ledger",
-         str(led)],  # --specializations missing
+        ["diffgen", str(TABLE), "--schema", str(SCHEMA), "-e", "0.5", "--method", "faithful", "-o",
+         str(tmp_path / "o.csv"), "--ledger", str(led)],  # --specializations missing (Algorithm 1 needs h)
         ["rps", str(TABLE), "--schema", str(REPO / "examples" / "adult-schema.yaml"), "-e", "0.5", "-H", "40",
          "-o", str(tmp_path / "o.csv"), "--ledger", str(led)],  # the work bound (2^40 regions)
         ["degrees", str(tmp_path / "missing.txt"), "-e", "0.5", "--theta", "3", "-o", str(tmp_path / "o.txt"),

@@ -253,7 +253,7 @@ def test_sigkill_at_each_step_never_loses_a_charge(tmp_path, step):
     committed, and no data read), while reading the data, while writing, after the write and inside the
     completion's transaction (an incomplete charge, still counted). Never a release without its charge."""
     import dprelease.data.io as io_mod
-    import dprelease.release as release_mod
+    from dprelease.release import SetValuedRelease
     from dprelease.cli import main
 
     led = tmp_path / "l.db"
@@ -271,7 +271,7 @@ def test_sigkill_at_each_step_never_loses_a_charge(tmp_path, step):
         elif step == "writing":  # the body is staged, the manifest not yet renamed
             _block_at(io_mod.StagedFile, "sha256", sig_w)
         elif step == "written":
-            _block_at(release_mod, "write_set_valued_release", sig_w, after=True)
+            _block_at(SetValuedRelease, "write", sig_w, after=True)
         else:  # inside complete() (the second write transaction): the lock is held, nothing committed
             _block_at(ledger.sqlite_state, "begin_immediate", sig_w, after=True, nth=2)
         return main(_release_argv(data, out, led))

@@ -38,6 +38,8 @@ CASES: dict[str, list[str]] = {
     "tf-exponential": ["tf", "{baskets}", "--universe", "1..12", "-e", "1", "-k", "10", "-m", "2",
                        "--variant", "exponential"],
     "diffgen-default": ["diffgen", "{table}", "--schema", "{table_schema}", "-e", "1", "-H", "6"],
+    "diffgen-faithful": ["diffgen", "{table}", "--schema", "{table_schema}", "-e", "1", "-H", "6", "--method",
+                         "faithful"],
     "diffgen-recommended": ["diffgen", "{table}", "--schema", "{table_schema}", "-e", "1", "-H", "6",
                             "--method", "recommended"],
     "diffgen-jobs": ["diffgen", "{jobs}", "--schema", "{jobs_schema}", "-e", "1", "-H", "2"],

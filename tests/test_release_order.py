@@ -14,7 +14,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-import dprelease.release as release_module
+import dprelease.release.setvalued as release_module
 from dprelease.data import TransactionDB, Universe
 from dprelease.errors import InputError
 from dprelease.privacy import SeededNoise

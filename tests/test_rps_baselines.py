@@ -9,7 +9,7 @@ from test_rps import random_table
 from dprelease.data.generators import gaussian_mixture_points, integer_table_schema, points_table, zipf_points
 from dprelease.errors import InputError, ParameterError
 from dprelease.evaluation.ranges import (
-    BoxData, answer, answer_histogram, evaluate_ranges, make_range_workload, points_data, read_released, table_data,
+    BoxData, answer, answer_histogram, evaluate_ranges, make_range_workload, points_data, read_released, released_boxes, table_data,
 )
 from dprelease.relational.mondrian import expand, mondrian
 from dprelease.relational.rps import PointDomain, table_domain
@@ -74,14 +74,23 @@ def test_histogram_answers_match_the_points():
 
 
 def test_read_released_errors_name_row_and_column(tmp_path):
+    import pandas as pd
+
     table = random_table(np.random.default_rng(0), 5, 1, 1, 0)
     names = list(table_domain(table.schema).names)
     f = tmp_path / "r.csv"
-    f.write_text(",".join(names) + "\n" + ",".join(["a", "c0_0", "[0-1)"]) + "\n" + ",".join(["a", "nope", "0"]))
-    with pytest.raises(InputError, match="row 2 .*'cat0'.*'nope'"):
-        read_released(f, table.schema)
-    f.write_text(",".join(names) + "\n" + ",".join(["a", "Any", "[x-1)"]) + "\n")
+
+    def rows(text: str):
+        f.write_text(text)
+        return pd.read_csv(f, dtype=str, keep_default_na=False, skipinitialspace=True)
+
+    frame = rows(",".join(names) + "\n" + ",".join(["a", "c0_0", "[0-1)"]) + "\n" + ",".join(["a", "nope", "0"]))
+    with pytest.raises(InputError, match="r.csv: row 2 .*'cat0'.*'nope'"):
+        released_boxes(frame, table.schema, where=str(f))
+    frame = rows(",".join(names) + "\n" + ",".join(["a", "Any", "[x-1)"]) + "\n")
     with pytest.raises(InputError, match="row 1 .*'int0'"):
+        released_boxes(frame, table.schema, where=str(f))
+    with pytest.raises(InputError, match="no manifest"):  # read_released reads a release: the file with its manifest
         read_released(f, table.schema)
 
 

@@ -370,21 +370,21 @@ def test_rps_fixed_without_noise_returns_the_projected_histogram(summarize, mode
                       model=model)  # single degrees
     assert rel.degrees.tolist() == sorted(proj.tolist())[0 if model == DECLARED_NODES else 1:]
     assert math.fsum(e.epsilon for e in rel.accountant.ledger) == pytest.approx(1.0, rel=1e-12)
-    sens = rel.manifest["sensitivity"]
+    sens = rel.details["sensitivity"]
     if model == DECLARED_NODES:
         assert sens == ({"median_quality_per_level": 15, "leaf_counts": 15} if summarize == "counts"
                         else {"median_quality_per_level": 15, "boundary_cumulative_counts": 8})
-        assert rel.manifest["leaves"] == [[k, k] for k in range(8)]
+        assert rel.details["leaves"] == [[k, k] for k in range(8)]
     else:  # degrees 1..7: seven single-degree leaves, tail counts at min(7, theta) + theta = 14
         assert sens == ({"median_quality_per_level": 15, "leaf_counts": 15} if summarize == "counts"
                         else {"median_quality_per_level": 15, "boundary_tail_counts": 14})
-        assert rel.manifest["leaves"] == [[k, k] for k in range(1, 8)]
+        assert rel.details["leaves"] == [[k, k] for k in range(1, 8)]
 
 
 def test_rps_tail_counts_sensitivity_follows_the_number_of_leaves():
     proj = np.arange(0, 17)
     rel = rps_degrees(proj, 16, 1.0, noise=ZeroNoise(), partitioning="fixed", summarize="cumulative", depth=2)
-    assert len(rel.manifest["leaves"]) == 4 and rel.manifest["sensitivity"]["boundary_tail_counts"] == 4 + 16
+    assert len(rel.details["leaves"]) == 4 and rel.details["sensitivity"]["boundary_tail_counts"] == 4 + 16
 
 
 def test_a_degree_above_theta_is_projected_not_refused():
@@ -407,7 +407,7 @@ def test_the_declared_model_is_refused_for_a_node_set_read_off_the_edges():
         release_degrees(g, 4, 1.0, noise=ZeroNoise(), model=DECLARED_NODES)
     rel = release_degrees(graph_from_edges(np.array([1]), np.array([2]), extra_nodes=np.array([7])), 4, 1.0,
                           noise=ZeroNoise(), model=EDGE_LIST, method="cumulative")  # always allowed
-    assert rel.degrees.tolist() == [1, 1] and rel.manifest["model"] == EDGE_LIST
+    assert rel.degrees.tolist() == [1, 1] and rel.manifest["domain"]["neighbour_model"] == EDGE_LIST
 
 
 @pytest.mark.parametrize("model, useful", [(EDGE_LIST, 6), (DECLARED_NODES, 7)])
@@ -418,8 +418,8 @@ def test_depth_past_its_useful_range_warns_and_a_meaningless_one_is_refused(mode
     with pytest.raises(ParameterError, match="--depth 1000 is meaningless"):
         check_degree_depth(64, 1000, model)
     rel = rps_degrees(np.arange(1, 30), 64, 1.0, noise=SeededNoise(1), depth=useful + 2, model=model)
-    assert "past its useful range" in rel.manifest["warnings"][0]
-    assert "warnings" not in rps_degrees(np.arange(1, 30), 64, 1.0, noise=SeededNoise(1), model=model).manifest
+    assert "past its useful range" in rel.details["warnings"][0]
+    assert "warnings" not in rps_degrees(np.arange(1, 30), 64, 1.0, noise=SeededNoise(1), model=model).details
 
 
 # -- metrics and regeneration -------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def test_tds_is_k_anonymous(k):
     table = synthetic(600, 2, seed=k)
     rel = tds(table, k)
     _check_k_anonymous_and_exact(table, rel, k)
-    assert "NOT differential privacy" in rel.manifest["privacy_model"]
+    assert "NOT differential privacy" in rel.manifest["privacy"]["warning"]
 
 
 def test_tds_stops_only_when_no_valid_beneficial_specialization():

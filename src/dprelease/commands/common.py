@@ -25,9 +25,9 @@ if TYPE_CHECKING:  # the algorithms' modules are imported when a command runs, n
 __all__ = [
     "add_epsilon", "add_seed", "add_universe", "check_universe_declared", "derives_universe", "add_engine", "add_quiet", "add_output", "add_force", "add_limits",
     "epsilon_arg", "positive_int", "nonneg_int", "positive_float", "seed_arg", "float_list", "int_list",
-    "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed", "add_notes",
+    "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed", "add_method", "method_arg",
     "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED", "LEDGER_ENV", "LedgerCost", "add_ledger",
-    "release_cost", "run_charged", "command_name",
+    "release_cost", "run_charged", "command_name", "RECOMMENDED", "FAITHFUL",
 ]
 
 # Below this budget the noise scales (sensitivity / epsilon, and DiffPart's alpha = epsilon / 2 / |internal
@@ -241,6 +241,67 @@ def add_engine(p: argparse.ArgumentParser) -> None:
                         "(default local[*]; under spark-submit, its --master wins)")
 
 
+# The method vocabulary of every releasing command: ``--method faithful`` is the paper's algorithm (for
+# reproduction); ``--method recommended`` names the default, the project's best epsilon-DP method for that kind
+# of release. A command may offer more names (its own algorithms, baselines).
+RECOMMENDED = "recommended"
+FAITHFUL = "faithful"
+
+
+def method_arg(choices: Iterable[str], renamed: dict[str, tuple[str | None, str]] | None = None
+               ) -> Callable[[str], str]:
+    """argparse type of ``--method``: one of ``choices``; a name that left the command line maps to its
+    replacement with a one-line note on stderr (``renamed[name] = (value, note)``), or is refused with the note
+    when it has no exact replacement (``value`` None)."""
+    allowed = tuple(choices)
+    renamed = dict(renamed or {})
+
+    def parse(text: str) -> str:
+        if text in allowed:
+            return text
+        if text in renamed:
+            value, note = renamed[text]
+            if value is None:
+                raise argparse.ArgumentTypeError(note)
+            print(f"note: --method {text}: {note}", file=sys.stderr)
+            return value
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(allowed)})")
+
+    return parse
+
+
+def add_method(p: argparse.ArgumentParser, choices: Iterable[str], help_text: str, *, default: str | None = RECOMMENDED,
+               renamed: dict[str, tuple[str | None, str]] | None = None) -> None:
+    """``--method`` with the shared vocabulary (``recommended``, ``faithful``) and the command's own names."""
+    allowed = tuple(choices)
+    p.add_argument("--method", type=method_arg(allowed, renamed), default=default,
+                   metavar="{" + ",".join(allowed) + "}", help=help_text)
+
+
+class RenamedFlag(argparse.Action):
+    """A flag that left the command line for ``--method NAME``: it still works, with a one-line note naming its
+    replacement; it sets ``renamed_method`` (checked against an explicit ``--method`` by the command)."""
+
+    def __init__(self, option_strings: list[str], dest: str, method: str = FAITHFUL, **kwargs: object) -> None:
+        self.method = method
+        super().__init__(option_strings, dest, nargs=0, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
+        print(f"note: {option_string} is now --method {self.method}", file=sys.stderr)
+        namespace.renamed_method = (self.method, option_string)
+
+
+def resolve_renamed_method(args: argparse.Namespace, default: str = RECOMMENDED) -> str:
+    """``--method``, or the method a renamed flag asked for; both given and different is an error."""
+    from ..errors import ParameterError
+
+    method, option = getattr(args, "renamed_method", None) or (None, None)
+    if method is not None and args.method is not None and args.method != method:
+        raise ParameterError(f"--method {args.method} and {option} (= --method {method}) do not go together; "
+                             f"give one --method")
+    return args.method or method or default
+
+
 def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress or timing on stderr (warnings are still printed); default: off")
@@ -286,19 +347,6 @@ def warn(message: str) -> None:
 
     progress.pause()
     print(f"warning: {message}", file=sys.stderr, flush=True)
-
-
-def add_notes(manifest: dict, notes: Iterable[str]) -> None:
-    """Append notes (public: warnings about parameters, sizes) to a manifest's ``notes``, once each."""
-    notes = list(notes)
-    if not notes:
-        return
-    have = manifest.setdefault("notes", [])
-    if have is None:
-        have = manifest["notes"] = []
-    for note in notes:
-        if note not in have:
-            have.append(note)
 
 
 def print_json(obj: object) -> None:

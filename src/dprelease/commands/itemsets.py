@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 from pathlib import Path
@@ -15,108 +13,25 @@ import numpy as np
 from . import setvalued
 from .. import limits, progress
 from .common import (
-    add_engine, add_epsilon, add_ledger, add_limits, add_notes, add_output, add_quiet, add_seed, add_universe,
-    choice_list, epsilon_list, int_list, release_cost,
+    add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
+    FAITHFUL, RECOMMENDED, RenamedFlag, add_method, choice_list, epsilon_list, int_list, release_cost,
+    resolve_renamed_method,
     load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, seed_arg, timed, universe_inputs, warn,
 )
 
 if TYPE_CHECKING:  # the algorithms are imported inside the functions that use them (a light parser)
-    from ..data.universe import Universe
-    from ..itemsets.privbasis import ItemsetRelease, PrivBasisParams
+    from ..itemsets.privbasis import PrivBasisParams
 
-__all__ = ["register", "register_evaluate", "register_experiment", "write_itemset_release", "read_itemset_release",
-           "privbasis_params"]
-
-HEADER = ("itemset", "count", "frequency")
-
-
-# --- release files ---------------------------------------------------------------------------------------
-
-
-def write_itemset_release(release: ItemsetRelease, output: str, manifest: dict[str, object]):
-    """CSV with header itemset,count,frequency (items space-separated, universe labels) + the manifest."""
-    from ..release import write_with_manifest
-
-    labels = release.universe.labels
-
-    def body(handle) -> None:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(HEADER)
-        for items, count, freq in zip(release.itemsets, release.counts.tolist(), release.frequencies.tolist()):
-            writer.writerow((" ".join(labels[i] for i in items), f"{count:.3f}", f"{freq:.8g}"))
-
-    return write_with_manifest(output, body, manifest)
-
-
-def read_itemset_release(path: str, universe: Universe) -> tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]:
-    """Read a published itemset CSV back to item ids (InputError names the line of a bad row).
-
-    The file must not be binary; a UTF-8 byte-order mark is dropped. Pair checking against the
-    manifest is the caller's (:func:`dprelease.release.read_manifest`)."""
-    from ..errors import InputError
-
-    itemsets: list[tuple[int, ...]] = []
-    counts: list[float] = []
-    freqs: list[float] = []
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the published itemsets ({exc.strerror})") from None
-    if b"\x00" in raw:
-        raise InputError(f"{path}: not a text file (it holds NUL bytes); expected the CSV written by privbasis or tf")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}: not valid UTF-8 text; expected the CSV written by privbasis or tf") from None
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline="")))
-    except csv.Error as exc:
-        raise InputError(f"{path}: not a readable CSV ({exc})") from None
-    if not rows or tuple(h.strip() for h in rows[0]) != HEADER:
-        raise InputError(f"{path}:1: expected the header 'itemset,count,frequency'")
-    for lineno, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        if len(row) != 3:
-            raise InputError(f"{path}:{lineno}: expected 3 fields, got {len(row)}")
-        tokens = row[0].split()
-        ids = universe.ids_of_tokens(tokens) if tokens else np.zeros(0, dtype=np.int64)
-        if not tokens or (ids < 0).any():
-            raise InputError(f"{path}:{lineno}: itemset {row[0]!r} is empty or not in the universe")
-        try:
-            counts.append(float(row[1]))
-            freqs.append(float(row[2]))
-        except ValueError:
-            raise InputError(f"{path}:{lineno}: count and frequency must be numbers") from None
-        itemsets.append(tuple(sorted(int(i) for i in ids.tolist())))
-    return itemsets, np.asarray(counts), np.asarray(freqs)
+__all__ = ["register", "register_evaluate", "register_experiment", "privbasis_params"]
 
 
 # --- handlers --------------------------------------------------------------------------------------------
 
 
-def _manifest(algorithm: str, args: argparse.Namespace, release: ItemsetRelease, universe: Universe, noise) -> dict:
-    from ..release import NEIGHBOURS_LINE, build_manifest
-
-    parts = release.manifest
-    info = {"rows": len(release.itemsets), "columns": list(HEADER),
-            "frequency": "noisy count / noisy N (N from the noisy release itself)"}
-    extra = parts.get("release")
-    if isinstance(extra, dict):
-        info.update(extra)  # public: requested k, why fewer, the k-th count's noise sd
-    return build_manifest(
-        algorithm, epsilon=args.epsilon, parameters=parts["parameters"], noise=noise,
-        accountant=release.accountant, domain=universe.describe(), release=info,
-        budget_split=parts["budget_split"], notes=parts.get("notes"),
-        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
-    )
-
-
 def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
-    """PrivBasisParams from the command line: the improved default, or the paper's with --faithful;
-    every explicit option overrides either."""
+    """PrivBasisParams from the command line: the improved default (``--method recommended``), or the paper's
+    with ``--method faithful``; every explicit option overrides either."""
     from ..itemsets.privbasis import PrivBasisParams
 
     given = {name: getattr(args, name) for name in (
@@ -128,7 +43,9 @@ def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
         given["bin_cut"] = None if args.bin_cut == "off" else float(args.bin_cut)
     if getattr(args, "exact_k", None) is not None:
         given["exact_k"] = args.exact_k
-    return PrivBasisParams.faithful(**given) if args.faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
+    args.method = resolve_renamed_method(args)
+    faithful = args.method == FAITHFUL
+    return PrivBasisParams.faithful(**given) if faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
 
 
 def _declared_size(args: argparse.Namespace) -> int | None:
@@ -177,16 +94,12 @@ def _run_privbasis(args: argparse.Namespace) -> int:
     noise = noise_from_args(args)
     with timed(args, "privbasis"):
         release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
-    manifest = _manifest("PrivBasis", args, release, universe, noise)
-    # The range notes were said above; the size notes below come from the release.
-    size_notes = list(manifest.get("notes") or [])  # type: ignore[call-overload]
-    add_notes(manifest, notes)
-    # The released size is public (issue 8, defect 8): a short release is said on stderr; the API's manifest
-    # already carries the note and the public reason (release.short_reason).
-    for note in size_notes:
-        warn(str(note))
-    paths = write_itemset_release(release, args.output, manifest)
-    report_written(args, *paths)
+    # The range notes were said above; the others (a short release, with its public reason) are said now: the
+    # released size is public, and the manifest carries the same notes.
+    for note in release.manifest.get("notes") or []:
+        if note not in notes:
+            warn(str(note))
+    report_written(args, *release.write(args.output))
     return 0
 
 
@@ -205,32 +118,21 @@ def _run_tf(args: argparse.Namespace) -> int:
     print(f"note: TF truncates counts below f_k*N - gamma*N with gamma*N = {gamma:.0f} (from k, epsilon, m, "
           f"|I| and rho); where the k-th largest count is below gamma*N the truncation prunes nothing and the "
           f"selection is close to random (PrivBasis section 3.1)", file=sys.stderr)
-    manifest = _manifest("TF", args, release, universe, noise)
-    note = report_release_size(args, "tf", len(release.itemsets), "itemsets", requested=args.k)
-    if note:
-        manifest.setdefault("notes", []).append(note)
-    paths = write_itemset_release(release, args.output, manifest)
-    report_written(args, *paths)
+    report_release_size(args, "tf", len(release.itemsets), "itemsets", requested=args.k)  # in the manifest too
+    report_written(args, *release.write(args.output))
     return 0
 
 
 def _run_eval_itemsets(args: argparse.Namespace) -> int:
-    from ..errors import InputError
-    from ..release import read_manifest
+    from ..evaluation.itemsets import itemset_metrics
+    from ..release.itemsets import ItemsetRelease
 
     limits.check_topk(f"evaluate itemsets -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
-    from ..evaluation.itemsets import itemset_metrics
-
-    manifest = read_manifest(args.published)  # the CSV and its manifest: one release
-    algorithm = str(manifest.get("algorithm", ""))
-    if algorithm.lower() in ("diffpart", "diffpart-prefix", "basic", "inctdpart", "inctdpart-prefix", "diffgen",
-                             "tds") or algorithm.startswith("solution"):
-        raise InputError(f"{args.published} is a {algorithm} release; evaluate itemsets reads the CSV written by "
-                         f"privbasis or tf")
-    published, _, freqs = read_itemset_release(args.published, universe)
+    published = ItemsetRelease.read(args.published, universe)  # the CSV and its manifest: one release
     with progress.phase("evaluate itemsets"):
-        result = itemset_metrics(raw, published, freqs, args.k, tolerance=_tolerance(args, manifest))
+        result = itemset_metrics(raw, published.itemsets, published.frequencies, args.k,
+                                 tolerance=_tolerance(args, published.manifest))
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
     result = {key: (v if np.isfinite(v) else None) for key, v in result.items()}
     if args.json:
@@ -357,10 +259,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_epsilon(p)
     add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
                             "An existing file or manifest is replaced only with --force; the folder must exist")
-    p.add_argument("--faithful", action="store_true",
-                   help="the paper's Algorithm 3 exactly (alpha = 0.1/0.4/0.5, exponential-mechanism selection, no "
-                        "bin cut, possibly fewer than k itemsets); default: off, the improved PrivBasis of "
-                        "docs/privbasis.md. Explicit options below override either")
+    add_method(p, (RECOMMENDED, FAITHFUL), default=None,
+               help_text="recommended: the improved PrivBasis of docs/privbasis.md (the default); faithful: the "
+                         "paper's Algorithm 3 exactly (alpha = 0.1/0.4/0.5, exponential-mechanism selection, no bin "
+                         "cut, possibly fewer than k itemsets). Explicit options below override either")
+    p.add_argument("--faithful", action=RenamedFlag, method=FAITHFUL, help="the same as --method faithful, kept for older command lines (default: off)")
     p.add_argument("--alpha1", type=_unit_float, default=None, metavar="A", help="share of epsilon for lambda (default 0.1)")
     p.add_argument("--alpha2", type=_unit_float, default=None, metavar="A",
                    help="share for frequent items and pairs in the paper's split (default 0.4)")
@@ -378,22 +281,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="GetLambda candidates: 1..ceil(eta*k) (default, section 4.4 text) or 1..|I| (pseudocode)")
     p.add_argument("--single-alpha2", type=_unit_float, default=None, metavar="A",
                    help="share of epsilon for the items when lambda <= 12, the basis counts get the rest "
-                        "(default 0.2; --faithful: alpha2)")
+                        "(default 0.2; --method faithful: alpha2)")
     p.add_argument("--multi-alpha2", type=_unit_float, default=None, metavar="A",
                    help="share of epsilon for items+pairs with exponential-mechanism selection when lambda > 12, the "
                         "basis counts get the rest (default: alpha2, as the paper)")
     p.add_argument("--selection", choices=("bounded", "exponential"), default=None,
                    help="items and pairs when lambda > 12: Laplace on contribution-bounded counts where records are "
-                        "short (bounded, default) or the paper's exponential mechanism (exponential; --faithful)")
+                        "short (bounded, default) or the paper's exponential mechanism (exponential; --method faithful)")
     p.add_argument("--bound-quantile", type=_unit_float, default=None, metavar="Q",
                    help="bounded selection: the contribution bounds are private Q-quantiles (default 0.9)")
     p.add_argument("--bound-alpha", type=_unit_float, default=None, metavar="A",
                    help="bounded selection: share of epsilon for each of the two bound quantiles (default 0.02)")
     p.add_argument("--bin-cut", type=_bin_cut_arg, default=None, metavar="E",
                    help="zero noisy basis bins below the level about E empty bins would reach, in bases where no "
-                        "real mass hides below it (default 1; --faithful: off)")
+                        "real mass hides below it (default 1; --method faithful: off)")
     p.add_argument("--exact-k", dest="exact_k", action="store_true", default=None,
-                   help="publish exactly k itemsets where the universe allows (default; --faithful: off)")
+                   help="publish exactly k itemsets where the universe allows (default; --method faithful: off)")
     p.add_argument("--no-exact-k", dest="exact_k", action="store_false",
                    help="keep the drawn lambda and the bases even when they hold fewer than k itemsets "
                         "(default: off)")
@@ -415,6 +318,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-m", type=positive_int, required=True, metavar="M", help="largest itemset length considered (required)")
     add_output(p, help_text="the CSV of itemsets (required); its manifest goes to OUTPUT.manifest.json. "
                             "An existing file or manifest is replaced only with --force; the folder must exist")
+    add_method(p, (FAITHFUL, RECOMMENDED), default=FAITHFUL,
+               help_text="faithful (the default), the only method: TF as Bhaskar et al. define it (a baseline; the best top-k "
+                         "itemsets under epsilon-DP come from `dprelease privbasis`); recommended names it too")
     p.add_argument("--variant", choices=("laplace", "exponential"), default="laplace",
                    help="selection: Laplace noise on truncated frequencies (default) or repeated exponential mechanism")
     p.add_argument("--rho", type=_unit_float, default=0.9, metavar="R",

@@ -8,53 +8,51 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from typing import TYPE_CHECKING
-
 from .. import limits
 from .common import (
-    add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args, positive_int,
-    prepare_output, print_json, release_cost, say, seed_arg, timed,
+    FAITHFUL, RECOMMENDED, add_engine, add_epsilon, add_ledger, add_limits, add_method, add_output, add_quiet,
+    add_seed, epsilon_arg, noise_from_args, positive_int, prepare_output, print_json, release_cost, say, seed_arg,
+    timed,
 )
 
-if TYPE_CHECKING:
-    from ..relational.diffgen import GeneralizedTable
-
-__all__ = ["register", "register_experiment", "records_path"]
+__all__ = ["register", "register_experiment"]
 
 SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked in tests/test_cli.py)
-# == dprelease.experiments.diffgen.METHODS (checked in tests/test_diffgen_plus.py)
-METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "tds",
-           "diffp-c45", "mst", "aim")
-RELEASE_METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended")
+# == dprelease.experiments.diffgen.METHODS (checked in tests/test_diffgen_plus.py): the experiment keeps every
+# variant, so that the published numbers of docs/diffgen.md can be reproduced
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "faithful",
+           "tds", "diffp-c45", "mst", "aim")
+# `dprelease diffgen --method`: the default is DiffGen+3 (docs/diffgen.md: the best epsilon-DP method measured);
+# faithful is Algorithm 1 of Mohammed et al.
+RELEASE_METHODS = (RECOMMENDED, FAITHFUL)
+_LOCAL = "diffgen-local"  # an old name: --method faithful --local (the parser maps it, with a note)
+_RENAMED: dict[str, tuple[str | None, str]] = {
+    "diffgen": (FAITHFUL, "it is now --method faithful (DiffGen, the paper's Algorithm 1)"),
+    "diffgen-local": (_LOCAL, "it is now --method faithful --local"),
+    "diffgen-plus3": (RECOMMENDED, "DiffGen+3 is now the default, --method recommended"),
+    **{old: (None, f"{old} is no longer offered: DiffGen+3, the default (--method recommended), supersedes it; "
+                   f"`dprelease experiment diffgen-classification --methods {old}` reproduces its published numbers")
+       for old in ("diffgen-plus", "diffgen-plus2")},
+}
+# options of the faithful method only (default None or off: "not given")
+_FAITHFUL_ONLY = ("score", "recycle", "local")
 
 # pandas/pyarrow (data.table, relational.diffgen, relational.tds) are imported inside the handlers, so
 # that `dprelease --help` and the set-valued commands start without them.
 
 
-def records_path(output: str | Path) -> Path:
-    """Where ``--records`` puts the expanded record form: OUTPUT with ``.records`` before its suffix."""
-    output = Path(output)
-    return output.with_name(f"{output.stem}.records{output.suffix or '.csv'}")
+def _records_companion(args: argparse.Namespace) -> list[Path]:
+    """The record form's path (``--records``), checked with the output before anything is computed."""
+    from ..release.table import records_path
+
+    return [records_path(args.output)] if args.records and Path(args.output).name else []
 
 
-def _write_release(args: argparse.Namespace, release: GeneralizedTable, manifest: dict) -> list[Path]:
-    """The contingency table (and, with --records, the record form) and the manifest, as one unit."""
-    from ..data.table import frame_writer
-    from ..release import write_with_manifest
-
-    output = Path(args.output)
-    extra = []
-    if args.records:
-        rp = records_path(output)
-        extra.append((rp, frame_writer(release.arrow(records=True), rp), "wb"))
-    manifest["release"]["files"] = {"contingency_table": output.name,
-                                    **({"records": records_path(output).name} if args.records else {})}
-    body, mpath = write_with_manifest(output, frame_writer(release.arrow(), output), manifest, "wb", extra=extra)
-    print(f"release: {body}")
-    for rp, _, _ in extra:
+def _report_written(written) -> None:
+    print(f"release: {written.body}")
+    for rp in written.others:
         print(f"records: {rp}")
-    print(f"manifest: {mpath}")
-    return [body, *(e[0] for e in extra), mpath]
+    print(f"manifest: {written.manifest}")
 
 
 def _table_inputs(args: argparse.Namespace) -> list[str]:
@@ -77,100 +75,80 @@ def _schema(args: argparse.Namespace):
     return schema
 
 
-def _release_facts(release: GeneralizedTable) -> dict[str, object]:
-    return {
-        "final_cut": release.cut_labels(),
-        "leaf_partitions": int(release.cells.shape[0]),
-        "rows": int(release.cells.shape[0] * release.schema.n_classes),
-        "released_records": release.n_records,  # sum of the noisy counts (post-processing)
-        "columns": [a.name for a in release.schema.attributes] + [release.schema.class_attribute.name, "count"],
-    }
+def _diffgen_method(args: argparse.Namespace) -> str:
+    """Settle --method (public checks, before anything is read): an option of the faithful method (--score,
+    --recycle, --local) selects it when --method is not given, and is refused beside --method recommended;
+    --engine spark runs the faithful method only (asked for explicitly: the engine never changes the method)."""
+    from ..engine import in_memory
+    from ..errors import ParameterError
+
+    if args.method == _LOCAL:
+        args.method, args.local = FAITHFUL, True
+    given = [f"--{n}" for n in _FAITHFUL_ONLY if getattr(args, n) not in (None, False)]
+    engine = getattr(args, "engine", "local")
+    spark = not in_memory(engine)
+    if args.method is None:
+        args.method = FAITHFUL if given else RECOMMENDED
+    if args.method == RECOMMENDED and given:
+        raise ParameterError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --method faithful "
+                             f"(DiffGen's Algorithm 1); this run asks for --method recommended (DiffGen+3)")
+    if spark and (args.method != FAITHFUL or args.local):
+        raise ParameterError(f"--engine {engine} runs --method faithful (DiffGen's Algorithm 1, global scores) only, "
+                             f"not {'--local' if args.local else '--method ' + args.method}; give --method faithful")
+    if args.method == FAITHFUL and args.specializations is None:
+        raise ParameterError("--specializations is required for --method faithful")
+    return str(args.method)
 
 
 def _diffgen_checks(args: argparse.Namespace) -> None:
     """The public checks of :func:`_run_diffgen` (method options, schema, work bound), run before a ledger
     reservation."""
-    from ..errors import ParameterError
-
-    if args.method in ("diffgen", "diffgen-local") and args.specializations is None:
-        raise ParameterError(f"--specializations is required for --method {args.method}")
+    _diffgen_method(args)
     limits.check_diffgen(_schema(args), args.specializations or 12)
 
 
 def _run_diffgen(args: argparse.Namespace) -> int:
-    from ..engine import in_memory, open_table, unwrap
-    from ..errors import ParameterError
-    from ..relational.diffgen import diffgen
-    from ..release import NEIGHBOURS_ROW, build_manifest
+    from ..engine import open_table, unwrap
 
-    method = "diffgen-plus3" if args.method == "recommended" else args.method  # our best eps-DP method
-    if method in ("diffgen", "diffgen-local") and args.specializations is None:
-        raise ParameterError(f"--specializations is required for --method {args.method}")
-    prepare_output(args, args.output, inputs=_table_inputs(args),
-                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
+    method = _diffgen_method(args)
+    prepare_output(args, args.output, inputs=_table_inputs(args), companions=_records_companion(args))
     schema = _schema(args)
-    # public: the schema and h (DiffGen+: its rounds, at most 12 when chosen from the noisy size)
+    # public: the schema and h (DiffGen+3: its rounds, at most 12 when chosen from the noisy size)
     limits.check_diffgen(schema, args.specializations or 12)
-    # -H past what the schema allows (DiffGen's h splits the budget; DiffGen+'s rounds stop by themselves)
-    range_notes = limits.diffgen_range_notes(schema, args.specializations) if method in ("diffgen", "diffgen-local") \
-        else []
-    for note in range_notes:
-        print(f"warning: {note}", file=sys.stderr)
-    engine = getattr(args, "engine", "local")
-    if not in_memory(engine) and (method != "diffgen" or args.local):
-        raise ParameterError(f"--engine {engine} runs --method diffgen (Algorithm 1, global scores) only, "
-                             f"not {'--local' if args.local else '--method ' + args.method}")
+    if method == FAITHFUL:  # -H past what the schema allows (DiffGen's h splits the budget; the manifest notes it)
+        for note in limits.diffgen_range_notes(schema, args.specializations):
+            print(f"warning: {note}", file=sys.stderr)
     with timed(args, "read"):
-        table = unwrap(open_table(args.table, schema, engine=engine, master=getattr(args, "spark_master", None)))
+        table = unwrap(open_table(args.table, schema, engine=getattr(args, "engine", "local"),
+                                  master=getattr(args, "spark_master", None)))
     noise = noise_from_args(args)
-    notes = ["Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)",
-             "counts: discrete Laplace, rounded to non-negative integers (post-processing)"]
     with timed(args, "diffgen"):
-        if method in ("diffgen-plus", "diffgen-plus2", "diffgen-plus3"):
-            from ..relational.diffgen_plus import diffgen_plus, diffgen_plus3
+        if method == RECOMMENDED:
+            from ..relational.diffgen_plus import diffgen_plus3
 
-            if method == "diffgen-plus3":
-                release = diffgen_plus3(table, args.epsilon, noise=noise, rounds=args.specializations)
-            else:
-                release = diffgen_plus(table, args.epsilon, noise=noise, rounds=args.specializations,
-                                       stop="auto" if method == "diffgen-plus2" else True)
-            notes = [notes[0] + "; DiffGen+ (dprelease issue 13: docs/diffgen.md)",
-                     "counts: discrete Laplace, then per class one shift and clipping at 0 keeping the noisy class "
-                     "total (Norm-Sub, post-processing)"]
+            release = diffgen_plus3(table, args.epsilon, noise=noise, rounds=args.specializations)
         else:
-            release = diffgen(table, args.epsilon, args.specializations, noise=noise, score=args.score,
-                              recycle=args.recycle, local=args.local or method == "diffgen-local")
-    parts = release.manifest
-    parts["parameters"].setdefault("method", args.method)
-    manifest = build_manifest(
-        "diffgen", epsilon=args.epsilon, parameters=parts["parameters"], noise=noise, accountant=release.accountant,
-        domain=schema.describe(), release=_release_facts(release), budget_split=parts["budget_split"],
-        notes=notes + range_notes, privacy_unit="record", neighbours=NEIGHBOURS_ROW)
+            from ..relational.diffgen import diffgen
+
+            release = diffgen(table, args.epsilon, args.specializations, noise=noise, score=args.score or "max",
+                              recycle=args.recycle, local=args.local)
     with timed(args, "write"):
-        _write_release(args, release, manifest)
+        _report_written(release.write(args.output, records=args.records))
     return 0
 
 
 def _run_tds(args: argparse.Namespace) -> int:
     from ..data.table import read_table
     from ..relational.tds import tds
-    from ..release import build_manifest
 
-    prepare_output(args, args.output, inputs=_table_inputs(args),
-                   companions=[records_path(args.output)] if args.records and Path(args.output).name else [])
+    prepare_output(args, args.output, inputs=_table_inputs(args), companions=_records_companion(args))
     schema = _schema(args)
     table = read_table(args.table, schema)
     print("warning: TDS publishes a k-anonymous table with EXACT counts: it is NOT differentially private",
           file=sys.stderr)
     with timed(args, "tds"):
         release = tds(table, args.k)
-    manifest = build_manifest(
-        "tds", epsilon=None, parameters=release.manifest["parameters"], noise=None, accountant=None,
-        domain=schema.describe(), release=_release_facts(release),
-        privacy={"model": f"{args.k}-anonymity", "differentially_private": False,
-                 "warning": "exact counts and data-dependent choices: NOT differential privacy"},
-        notes=["Fung, Wang and Yu, Anonymizing classification data for privacy preservation, TKDE 2007"])
-    _write_release(args, release, manifest)
+    _report_written(release.write(args.output, records=args.records))
     return 0
 
 
@@ -204,37 +182,44 @@ def _table_args(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("diffgen", help="publish a table for classification with DiffGen (epsilon-DP)",
-                       description="Generalize a table by h specializations chosen under epsilon-DP and publish noisy "
-                                   "counts of every leaf partition x class (Mohammed et al., KDD 2011).")
+                       description="Generalize a table by specializations chosen under epsilon-DP and publish noisy "
+                                   "counts of every leaf partition x class (DiffGen, Mohammed et al., KDD 2011): by "
+                                   "default DiffGen+3, the best method measured in docs/diffgen.md; --method "
+                                   "faithful runs the paper's Algorithm 1.")
     _table_args(p)
     add_epsilon(p)
     p.add_argument("--specializations", "-H", type=positive_int, default=None, metavar="H",
-                   help="number of specializations h (the paper's Figure 3 peaks near 10 on Adult; bounded by "
-                        "--max-output-records: the table has a row per leaf partition and class); required for "
-                        "--method diffgen/diffgen-local; for diffgen-plus(2,3) the number of rounds (default: chosen "
-                        "from a noisy record count)")
-    p.add_argument("--method", choices=RELEASE_METHODS, default="diffgen",
-                   help="release method: diffgen (default: faithful Algorithm 1), diffgen-local (= --local), "
-                        "diffgen-plus (issue 13), diffgen-plus2 (TV and its stop rule only while eps x records < 5,000, "
-                        "else Gini and every round), diffgen-plus3 (Gini + misclassification gain, monotone "
-                        "exponential mechanism, every round), recommended (our best eps-DP method, now diffgen-plus3)")
-    p.add_argument("--score", choices=SCORES, default="max", help="candidate score: Max (default) or InfoGain")
+                   help="recommended: the number of rounds (default: chosen from a noisy record count); faithful: "
+                        "the number of specializations h (required; the paper's Figure 3 peaks near 10 on Adult). "
+                        "Bounded by --max-output-records: the table has a row per leaf partition and class")
+    add_method(p, RELEASE_METHODS, default=None, renamed=_RENAMED,
+               help_text="recommended (the default): DiffGen+3 (docs/diffgen.md): every round scores Gini gain + "
+                         "misclassification gain and draws with the monotone exponential mechanism, counts "
+                         "post-processed by Norm-Sub; faithful: DiffGen, the paper's Algorithm 1 (Mohammed et al., "
+                         "KDD 2011; the one --engine spark runs). Default recommended, or faithful when --score, "
+                         "--recycle or --local is given")
+    p.add_argument("--score", choices=SCORES, default=None,
+                   help="--method faithful: candidate score, Max (default) or InfoGain")
     p.add_argument("--recycle", action="store_true",
-                   help="improvement: give unused line-9 budget to the counts (default: faithful, charged as reserved)")
+                   help="--method faithful, improvement: give unused line-9 budget to the counts (default: off, "
+                        "charged as reserved, as the paper)")
     p.add_argument("--local", action="store_true",
-                   help="improvement: score candidates by Max within the current partitions (sensitivity 1)")
+                   help="--method faithful, improvement: score candidates by Max within the current partitions "
+                        "(sensitivity 1); default: off")
     add_engine(p)
     add_seed(p)
     add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(_table_inputs, checks=_diffgen_checks,
-                               companions=lambda a: [records_path(a.output)] if a.records and Path(a.output).name else []))
+    add_ledger(p, release_cost(_table_inputs, checks=_diffgen_checks, companions=_records_companion))
     p.set_defaults(handler=_run_diffgen)
 
     p = sub.add_parser("tds", help="TDS k-anonymity baseline (NOT differentially private)",
                        description="Top-down specialization to a k-anonymous table (Fung et al.). NOT differentially private.")
     _table_args(p)
     p.add_argument("-k", type=positive_int, default=5, metavar="K", help="anonymity threshold k (default 5)")
+    add_method(p, (FAITHFUL, RECOMMENDED), default=FAITHFUL,
+               help_text="faithful (the default), the only method: TDS as Fung et al. define it (a k-anonymity baseline, not DP); "
+                         "recommended names it too")
     add_quiet(p)
     p.set_defaults(handler=_run_tds)
 
@@ -392,8 +377,9 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                    help="seed of the splits and the (seeded, experiment-mode) noise (default 0)")
     p.add_argument("--methods", default=None, metavar="LIST",
                    help=f"comma-separated methods to compare on the same splits ({','.join(METHODS)}; "
-                        "recommended = our best eps-DP method); writes a table and a plot to --out-dir "
-                        "(default results/diffgen-methods); default: off (DiffGen only, today's output)")
+                        "recommended = DiffGen+3, the default of `dprelease diffgen`; faithful = diffgen, its "
+                        "--method faithful; the others are the variants measured in docs/diffgen.md); writes a table "
+                        "and a plot to --out-dir (default results/diffgen-methods); default: off (DiffGen only)")
     p.add_argument("--peer-runs", type=positive_int, default=None, metavar="R",
                    help="runs of mst/aim with --methods (default: --runs); they take minutes each")
     p.add_argument("--recycle", action="store_true", help="improvement: unused line-9 budget to the counts")

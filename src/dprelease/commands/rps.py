@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from .common import (
-    add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
+    FAITHFUL, RECOMMENDED, add_method, add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
     positive_int,
     prepare_output, print_json, release_cost, say, seed_arg, timed, warn,
 )
@@ -26,7 +26,10 @@ DEFAULT_SPLIT_SHARE = 0.3
 PARTITIONINGS = ("balanced", "fixed")
 CLASS_SPLITS = ("first", "last")
 DEFAULT_CLASS_SPLIT = "last"
-DEGREE_METHODS = ("rps", "hay", "cumulative")
+DEGREE_METHODS = ("rps", "hay", "cumulative")  # == dprelease.graphs.degrees.DEGREE_METHODS
+# `degrees --method`: recommended (the default) and faithful are the paper's RPS (rps names it too); hay and
+# cumulative are the baselines of Hay et al. and Day et al.
+DEGREES_METHOD_NAMES = (RECOMMENDED, FAITHFUL, *DEGREE_METHODS)
 DEGREE_SUMMARIES = ("counts", "cumulative")
 GRAPH_MODELS = ("configuration", "havel-hakimi")
 
@@ -61,26 +64,6 @@ def _finite(text: str) -> float:
     return value
 
 
-def table_writer(table, output: str | Path):
-    """A body writer for write_with_manifest: the pyarrow table as CSV, or Parquet for .parquet/.pq."""
-
-    def write(fh) -> None:
-        import pyarrow as pa
-
-        if Path(output).suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, fh)
-        else:
-            import pyarrow.csv as pacsv
-
-            plain = pa.table({n: (c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c)
-                              for n, c in zip(table.column_names, table.columns)})
-            pacsv.write_csv(plain, fh, pacsv.WriteOptions(quoting_style="needed"))
-
-    return write
-
-
 def _table_inputs(args: argparse.Namespace) -> list[str]:
     table = Path(args.table)
     inputs = [str(table), args.schema]
@@ -89,31 +72,9 @@ def _table_inputs(args: argparse.Namespace) -> list[str]:
     return inputs
 
 
-def _verified(path: str) -> dict:
-    """The manifest of a release read for evaluation: the pair must match (``release.read_manifest``).
-
-    A file another release lists under ``other_files`` (DiffGen's ``--records`` form) is checked through that
-    release's manifest."""
-    from ..errors import InputError
-    from ..release import manifest_path, read_manifest
-
-    p = Path(path)
-    if manifest_path(p).exists():
-        return read_manifest(p)
-    for mp in sorted(p.parent.glob("*.manifest.json")):
-        try:
-            m = json.loads(mp.read_text(encoding="utf-8-sig"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(m, dict) and p.name in dict(m.get("other_files") or {}):
-            return read_manifest(mp.with_name(mp.name[: -len(".manifest.json")]))
-    raise InputError(f"{p}: no manifest beside it (nor one listing it); a release is read together with the "
-                     f"manifest dprelease wrote for it")
-
-
-def _report(paths) -> None:
-    print(f"release: {paths[0]}")
-    print(f"manifest: {paths[1]}")
+def _report(written) -> None:
+    print(f"release: {written.body}")
+    print(f"manifest: {written.manifest}")
 
 
 # -- rps ------------------------------------------------------------------------------------------------
@@ -124,6 +85,7 @@ def _rps_checks(args: argparse.Namespace):
     from ..data.table import load_schema
     from ..relational.rps import table_domain, validate_parameters, work_estimate
 
+    _rps_method(args)
     validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
     prepare_output(args, args.output, inputs=_table_inputs(args))
     schema = load_schema(args.schema)
@@ -135,10 +97,16 @@ def _rps_checks(args: argparse.Namespace):
     return schema
 
 
+def _rps_method(args: argparse.Namespace) -> None:
+    """--method faithful is the paper's RPS: the improvements beyond it (--consistency) are refused there."""
+    if args.method == FAITHFUL and args.consistency:
+        raise ParameterError("--consistency (constrained inference, Hay et al.) is an improvement beyond the paper's "
+                             "RPS; it does not go with --method faithful")
+
+
 def _run_rps(args: argparse.Namespace) -> int:
     from ..engine import open_table, unwrap
     from ..relational.rps import rps
-    from ..release import NEIGHBOURS_ROW, build_manifest, write_with_manifest
 
     schema = _rps_checks(args)
     with timed(args, "read"):
@@ -149,64 +117,24 @@ def _run_rps(args: argparse.Namespace) -> int:
         release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
                       partitioning=args.partitioning, stop_threshold=args.stop_threshold,
                       consistency=args.consistency, class_split=args.class_split)
-    facts = release.facts()
-    manifest = build_manifest(
-        "rps", epsilon=args.epsilon, parameters=release.manifest["parameters"], noise=noise,
-        accountant=release.accountant, domain=schema.describe(), release=facts,
-        budget_split=release.manifest["budget_split"], privacy_unit="record", neighbours=NEIGHBOURS_ROW,
-        notes=["Qardaji and Li, Recursive partitioning and summarization, ASIACCS 2012 (readings: docs/rps.md)",
-               "leaf counts: discrete Laplace; max(0, count) records per leaf, each value uniform in the leaf "
-               "(post-processing)"])
     with timed(args, "write"):
-        paths = write_with_manifest(args.output, table_writer(release.arrow(), args.output), manifest, mode="wb")
-    _report(paths)
+        _report(release.write(args.output))
     return 0
 
 
 def _run_mondrian(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ..data.table import load_schema, read_table
-    from ..relational.mondrian import expand, mondrian
-    from ..release import build_manifest, write_with_manifest
+    from ..relational.mondrian import mondrian_release
 
     prepare_output(args, args.output, inputs=_table_inputs(args))
     schema = load_schema(args.schema)
     table = read_table(args.table, schema)
     print("warning: Mondrian publishes a k-anonymous table built from EXACT data: it is NOT differentially private",
           file=sys.stderr)
-    noise = noise_from_args(args)
     with timed(args, "mondrian"):
-        groups = mondrian(table, args.k)
-        seed = noise.integers(2**62, 2)
-        synth = expand(groups, np.random.Generator(np.random.PCG64([int(s) for s in seed])))
-    manifest = build_manifest(
-        "mondrian", epsilon=None, parameters=groups.manifest["parameters"], noise=noise, accountant=None,
-        domain=schema.describe(), release={"records": synth.n_records, "groups": groups.n_groups,
-                                           "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name]},
-        notes=["LeFevre, DeWitt and Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
-               "records keep their class; predictors drawn uniformly in their group's bounding box"],
-        privacy={"model": f"{args.k}-anonymity", "differentially_private": False,
-                 "warning": "exact group sizes and data-dependent cuts: NOT differential privacy"})
-    paths = write_with_manifest(args.output, table_writer(_arrow(schema, synth), args.output), manifest, mode="wb")
-    _report(paths)
+        release = mondrian_release(table, args.k, noise=noise_from_args(args))
+    _report(release.write(args.output))
     return 0
-
-
-def _arrow(schema, table):
-    import numpy as np
-    import pyarrow as pa
-
-    cols: dict[str, object] = {}
-    for a, col in zip(schema.attributes, table.columns):
-        if a.kind == "categorical":
-            cols[a.name] = pa.DictionaryArray.from_arrays(col.astype(np.int32),
-                                                          pa.array(list(a.taxonomy.leaf_labels), pa.string()))
-        else:
-            cols[a.name] = pa.array(col.astype(np.int64), pa.int64()) if a.integer else pa.array(col, pa.float64())
-    cols[schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
-        table.y.astype(np.int32), pa.array(list(schema.class_attribute.values), pa.string()))
-    return pa.table(cols)
 
 
 # -- degrees ------------------------------------------------------------------------------------------------
@@ -220,6 +148,16 @@ def _degree_inputs(args: argparse.Namespace) -> list[str]:
     return [args.graph] + ([args.nodes] if getattr(args, "nodes", None) else [])
 
 
+def _degrees_method(args: argparse.Namespace) -> str:
+    """The degree method --method names: recommended and faithful are RPS today (the paper's RPS on the degree
+    domain; docs/rps.md measured no better default on every metric), hay and cumulative the baselines; --method
+    faithful refuses the improvement beyond the paper (--summarize cumulative)."""
+    if args.method == FAITHFUL and args.summarize == "cumulative":
+        raise ParameterError("--summarize cumulative is an improvement beyond the paper's RPS; it does not go with "
+                             "--method faithful")
+    return "rps" if args.method in (RECOMMENDED, FAITHFUL) else str(args.method)
+
+
 def _degrees_checks(args: argparse.Namespace) -> str | None:
     """The public checks of ``degrees`` (options, outputs, work bound), also run before a ledger reservation;
     returns the depth warning, if any (printed once by the handler)."""
@@ -228,16 +166,18 @@ def _degrees_checks(args: argparse.Namespace) -> str | None:
     from ..relational.rps import work_estimate
 
     theta = check_theta(args.theta)
-    if args.method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
-                                 or args.summarize):
-        raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to --method rps only")
+    method = _degrees_method(args)
+    if method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
+                            or args.summarize):
+        raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to RPS only (--method "
+                             "recommended, faithful or rps)")
     prepare_output(args, args.output, inputs=_degree_inputs(args))
     if args.graph_out:
         prepare_output(args, args.graph_out, inputs=_degree_inputs(args) + [args.output], option="--graph-out")
         if Path(args.graph_out).resolve() == Path(args.output).resolve():
             raise ParameterError("--graph-out must differ from -o")
     warning = None
-    if args.method == "rps":
+    if method == "rps":
         model = _degree_model(args)
         depth = default_degree_depth(theta, model) if args.depth is None else args.depth
         if args.depth is not None:
@@ -250,78 +190,27 @@ def _degrees_checks(args: argparse.Namespace) -> str | None:
 
 
 def _run_degrees(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from ..data.graphs import read_edge_list
-    from ..graphs.degrees import DECLARED_NODES, release_degrees
-    from ..graphs.regenerate import regenerate_graph
-    from ..release import build_manifest, write_with_manifest
+    from ..graphs.degrees import release_degrees
+    from ..graphs.regenerate import regenerated_graph
 
     warning = _degrees_checks(args)
     if warning:
         warn(warning)
-    model = _degree_model(args)
+    method = _degrees_method(args)
     with timed(args, "read"):
         graph = read_edge_list(args.graph, nodes=args.nodes)
     noise = noise_from_args(args)
-    with timed(args, f"degrees ({args.method})"):
-        rel = release_degrees(graph, args.theta, args.epsilon, method=args.method, noise=noise, depth=args.depth,
+    with timed(args, f"degrees ({method})"):
+        rel = release_degrees(graph, args.theta, args.epsilon, method=method, noise=noise, depth=args.depth,
                               split_share=args.split_share, partitioning=args.partitioning or "balanced",
-                              summarize=args.summarize or "counts", model=model)
-    params = {"theta": rel.theta, "method": rel.method, **rel.manifest.get("parameters", {}),
-              "projection": rel.manifest["projection"]}
-    low = 0 if model == DECLARED_NODES else 1
-    facts = {"nodes": rel.n_nodes, "max_degree": int(rel.degrees.max(initial=0)),
-             "format": "one degree per line, sorted ascending",
-             "degrees": f"{low}..{rel.theta}: {rel.manifest['released_nodes']}",
-             **({"leaves": rel.manifest["leaves"]} if "leaves" in rel.manifest else {})}
-    budget = {**rel.manifest.get("budget_split", {}), "sensitivity": rel.manifest.get("sensitivity", {})}
-    notes = {"rps": "Qardaji and Li, ASIACCS 2012, on the degree domain [0, theta] (docs/rps.md)"
-                    if model == DECLARED_NODES else
-                    "Qardaji and Li, ASIACCS 2012, on the degree domain [1, theta] (docs/rps.md)",
-             "hay": "Hay, Li, Miklau and Jensen, Accurate estimation of the degree distribution of private networks, "
-                    "ICDM 2009, at node-DP sensitivity",
-             "cumulative": "Day, Li and Lyu, Publishing graph degree distribution with node differential privacy, "
-                           "SIGMOD 2016 (theta-cumulative histogram)"
-                           + ("" if model == DECLARED_NODES else ", as tail counts #{deg >= i}, i = 1..theta")}
-    model_note = ("neighbour model declared-nodes: the node list given by --nodes is the node set (isolated nodes "
-                  "included; its size is private and not published); a neighbour removes one node from it and its "
-                  "edges from the edge file" if model == DECLARED_NODES else
-                  "neighbour model edge-list: the nodes are the ids that occur in the edge file, so removing a node's "
-                  "lines also removes its friends that have no other edge; only nodes of projected degree >= 1 are "
-                  "released, at sensitivities that hold for such neighbours (give --nodes FILE to release degree-0 "
-                  "nodes too)")
-    domain: dict[str, object] = {
-        "source": "declared", "theta": rel.theta, "neighbour_model": model,
-        "neighbours": "node-DP: one node and all its edges, on the files as read",
-        "node_set": ("declared: the node list --nodes" if model == DECLARED_NODES else
-                     "not public: the ids of the edge file; the release counts the nodes of projected degree >= 1 "
-                     "under noise"),
-        **({"node_list": str(args.nodes)} if model == DECLARED_NODES else {})}
-    all_notes = [notes[rel.method], model_note] + [f"warning: {w}" for w in rel.manifest.get("warnings", [])]
-    manifest = build_manifest(f"degrees-{rel.method}", epsilon=args.epsilon, parameters=params, noise=noise,
-                              accountant=rel.accountant, domain=domain, release=facts, budget_split=budget,
-                              notes=all_notes, privacy_unit="node", neighbours=rel.manifest["neighbours"])
-    body = "".join(f"{int(d)}\n" for d in rel.degrees.tolist())
-    paths = write_with_manifest(args.output, lambda fh: fh.write(body), manifest)
-    _report(paths)
+                              summarize=args.summarize or "counts", model=_degree_model(args), node_list=args.nodes)
+    _report(rel.write(args.output))
     if args.graph_out:
-        seed = noise.integers(2**62, 2)
-        edges = regenerate_graph(rel.degrees, np.random.Generator(np.random.PCG64([int(s) for s in seed])),
-                                 args.graph_model)
-        gm = build_manifest(f"degrees-{rel.method}-graph", epsilon=args.epsilon,
-                            parameters={**params, "graph_model": args.graph_model}, noise=noise,
-                            accountant=rel.accountant, domain=manifest["domain"],
-                            release={"nodes": rel.n_nodes, "edges": int(edges.shape[0]),
-                                     "derived_from": Path(args.output).name,
-                                     "format": "one edge 'u v' per line, nodes 0..n-1 in the sorted degree order"},
-                            budget_split=budget, notes=all_notes + ["graph regenerated from the released "
-                                                                    "sequence (post-processing)"],
-                            privacy_unit="node", neighbours=rel.manifest["neighbours"])
-        text = "".join(f"{u} {v}\n" for u, v in edges.tolist())
-        gpaths = write_with_manifest(args.graph_out, lambda fh: fh.write(text), gm)
-        print(f"graph: {gpaths[0]}")
-        print(f"graph manifest: {gpaths[1]}")
+        graph_release = regenerated_graph(rel, args.graph_model, noise, derived_from=Path(args.output).name)
+        written = graph_release.write(args.graph_out)
+        print(f"graph: {written.body}")
+        print(f"graph manifest: {written.manifest}")
     return 0
 
 
@@ -351,8 +240,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where the class is split: at the last level of every region, so each final box keeps "
                         "its per-class counts (default, last), or at the root (first)")
     p.add_argument("--consistency", action="store_true",
-                   help="also count every level and make the leaf counts consistent with them (constrained "
-                        "inference, Hay et al. VLDB 2010) before synthesizing (default: off)")
+                   help="improvement: also count every level and make the leaf counts consistent with them "
+                        "(constrained inference, Hay et al. VLDB 2010) before synthesizing (default: off; not with "
+                        "--method faithful)")
+    add_method(p, (RECOMMENDED, FAITHFUL),
+               help_text="recommended (the default) and faithful: RPS as the paper describes it, with the readings "
+                         "of docs/rps.md (balanced medians, the class split last); faithful refuses the "
+                         "improvements beyond the paper (--consistency)")
     add_engine(p)
     add_seed(p)
     add_limits(p)
@@ -371,6 +265,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output(p)
     p.add_argument("--seed", type=seed_arg, default=None, metavar="S",
                    help="seed of the uniform expansion (default: random); recorded in the manifest")
+    add_method(p, (FAITHFUL, RECOMMENDED), default=FAITHFUL,
+               help_text="faithful (the default), the only method: Mondrian as LeFevre et al. define it (a k-anonymity baseline, "
+                         "not DP); recommended names it too")
     add_quiet(p)
     p.set_defaults(handler=_run_mondrian)
 
@@ -394,9 +291,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="public degree bound theta: the graph is projected onto max degree theta (higher degrees "
                         "are cut, never refused; required)")
     add_output(p)
-    p.add_argument("--method", choices=DEGREE_METHODS, default="rps",
-                   help="rps (default), hay (sorted sequence + isotonic regression) or cumulative (theta-cumulative "
-                        "histogram)")
+    add_method(p, DEGREES_METHOD_NAMES,
+               help_text="recommended (the default) and faithful: RPS (Qardaji and Li, ASIACCS 2012) on the degree "
+                         "domain, the method this command reproduces (rps names it too; docs/rps.md); hay: Hay et "
+                         "al.'s sorted sequence + isotonic regression (ICDM 2009); cumulative: Day et al.'s "
+                         "theta-cumulative histogram (SIGMOD 2016)")
     p.add_argument("--depth", "-H", type=_nonneg_int, default=None, metavar="H",
                    help="rps only: depth of the tree over the degrees, 1..theta (0..theta with --nodes); default "
                         "ceil(log2(number of degrees)), where fixed midpoints reach single degrees. Deeper warns; "
@@ -433,10 +332,9 @@ def _run_eval_ranges(args: argparse.Namespace) -> int:
     from .. import limits
 
     limits.check_queries(f"evaluate ranges --queries {args.queries}", args.queries)  # before the tables are read
-    _verified(args.released)
     schema = load_schema(args.schema)
+    released = read_released(args.released, schema)  # checked against its manifest before the raw table is read
     raw = table_data(read_table(args.raw, schema))
-    released = read_released(args.released, schema)
     workload = make_range_workload(table_domain(schema), args.queries, seed=args.seed)
     result = evaluate_ranges(raw, released, workload)
     print_json(result) if args.json else print(json.dumps(result, indent=2))
@@ -444,16 +342,17 @@ def _run_eval_ranges(args: argparse.Namespace) -> int:
 
 
 def _run_eval_degrees(args: argparse.Namespace) -> int:
-    from ..data.graphs import read_degree_file, read_edge_list
+    from ..data.graphs import read_edge_list
     from ..evaluation.degrees import degree_metrics
+    from ..release.degrees import DegreeRelease, read_degrees_release
 
-    manifest = _verified(args.released)
-    domain = manifest.get("domain") if isinstance(manifest.get("domain"), dict) else {}
+    release = read_degrees_release(args.released)  # a sequence, or a graph regenerated from one
+    domain = release.manifest.get("domain") if isinstance(release.manifest.get("domain"), dict) else {}
     nodes = args.nodes
     if nodes is None and domain.get("node_list") and Path(str(domain["node_list"])).is_file():
         nodes = str(domain["node_list"])  # the release declared its nodes: compare with every one of them
     true = read_edge_list(args.graph, nodes=nodes).degrees()
-    released = read_degree_file(args.released)
+    released = release.degrees if isinstance(release, DegreeRelease) else release.degrees()
     result = degree_metrics(true, released)
     print_json(result) if args.json else print(json.dumps(result, indent=2))
     return 0
@@ -480,7 +379,9 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                                      "of GRAPH: Kolmogorov-Smirnov and L1 distances of the normalised histograms, and "
                                      "the Earth Mover's distance of the sequences.")
     p.add_argument("graph", metavar="GRAPH", help="the raw edge list")
-    p.add_argument("released", metavar="RELEASED", help="released degree sequence, one degree per line")
+    p.add_argument("released", metavar="RELEASED",
+                   help="released degree sequence, one degree per line, or a graph regenerated from one "
+                        "(degrees --graph-out), with its manifest")
     p.add_argument("--nodes", metavar="FILE", default=None,
                    help="the declared node list (isolated nodes count at degree 0); default: the node list the "
                         "release's manifest names, if it exists here, else the ids of GRAPH")

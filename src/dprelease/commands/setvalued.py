@@ -15,8 +15,8 @@ from ..setvalued.prefixpart import (
 )
 from ..errors import ParameterError
 from .common import (
-    add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
-    add_notes, at_least_one, epsilon_list, release_cost,
+    FAITHFUL, RECOMMENDED, add_method, add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
+    at_least_one, epsilon_list, release_cost,
     int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
     report_release_size, report_written, say, seed_arg, timed, universe_inputs, warn,
 )
@@ -82,16 +82,8 @@ def _basic_checks(args: argparse.Namespace) -> None:
     limits.check_basic(declared.size, args.epsilon)
 
 
-def _note_release_size(args: argparse.Namespace, release, what: str) -> None:
-    note = report_release_size(args, what, release.n_records, "records")
-    if note:
-        notes = release.manifest.setdefault("notes", [])
-        if note not in notes:
-            notes.append(note)
-
-
-METHODS = ("prefix", "faithful")
-DEFAULT_METHOD = "prefix"
+METHODS = ("prefix", "faithful", "recommended")
+DEFAULT_METHOD = "prefix"  # --method recommended: the project's best eps-DP method for set-valued data
 # options of one method only (default None: "not given"); giving one with the other method is an error
 _FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
 _PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
@@ -106,6 +98,8 @@ def _check_method_options(args: argparse.Namespace) -> None:
     commands written before the prefix method existed keep their meaning); giving an option of the other
     method beside an explicit --method is an error."""
     faithful_opts, prefix_opts = _given(args, _FAITHFUL_ONLY), _given(args, _PREFIX_ONLY)
+    if args.method == "recommended":
+        args.method = DEFAULT_METHOD
     if args.method is None:
         if faithful_opts and prefix_opts:
             raise ParameterError(f"{', '.join(faithful_opts)} (--method faithful) and {', '.join(prefix_opts)} "
@@ -124,7 +118,6 @@ def _check_method_options(args: argparse.Namespace) -> None:
 
 
 def _run_diffpart(args: argparse.Namespace) -> int:
-    from ..release import write_set_valued_release
     from ..setvalued import diffpart
     from ..setvalued.prefixpart import prefix_diffpart
 
@@ -134,13 +127,14 @@ def _run_diffpart(args: argparse.Namespace) -> int:
     declared = _declared_universe(args.universe)
     if declared is not None and faithful:  # public: bound the work before reading the data
         limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
-    notes = _warn_all(_diffpart_range_notes(args, declared.size)) if declared is not None else []
+    if declared is not None:  # the algorithm records them in the manifest too
+        _warn_all(_diffpart_range_notes(args, declared.size))
     with timed(args, "read"):
         db, universe = load_transactions(args.input, args.universe, args)
     if declared is None and faithful:
         limits.check_diffpart(universe.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
-    if declared is None:  # derived (--universe derive): its size is known now, and recorded in the manifest
-        notes = _warn_all(_diffpart_range_notes(args, universe.size))
+    if declared is None:  # derived (--universe derive): its size is known now
+        _warn_all(_diffpart_range_notes(args, universe.size))
     noise = noise_from_args(args)
     with timed(args, f"diffpart ({args.method})"):
         if faithful:
@@ -152,16 +146,14 @@ def _run_diffpart(args: argparse.Namespace) -> int:
             kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
             release = prefix_diffpart(db, universe, args.epsilon, noise=noise,
                                       level_wise=True if args.level_wise else None, **kw)
-    _note_release_size(args, release, "diffpart")
-    add_notes(release.manifest, notes)
+    report_release_size(args, "diffpart", release.n_records, "records")  # the manifest notes it too
     with timed(args, "write"):
-        paths = write_set_valued_release(release, args.output)
-    report_written(args, *paths)
+        written = release.write(args.output)
+    report_written(args, *written)
     return 0
 
 
 def _run_basic(args: argparse.Namespace) -> int:
-    from ..release import write_set_valued_release
     from ..setvalued import basic
 
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
@@ -174,9 +166,8 @@ def _run_basic(args: argparse.Namespace) -> int:
         limits.check_basic(universe.size, args.epsilon)
     with timed(args, "basic"):
         release = basic(db, universe, args.epsilon, noise=noise_from_args(args), max_items=args.max_items)
-    _note_release_size(args, release, "basic")
-    paths = write_set_valued_release(release, args.output)
-    report_written(args, *paths)
+    report_release_size(args, "basic", release.n_records, "records")  # the manifest notes it too
+    report_written(args, *release.write(args.output))
     return 0
 
 
@@ -234,42 +225,15 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-_NOT_SET_VALUED = ("privbasis", "tf", "diffgen", "tds")
-
-
-def read_release_db(path: str, universe: Universe):
-    """A published set-valued release (checked against its manifest), as a database; an empty release is
-    allowed (DiffPart can release nothing), it then has no records."""
-    from ..data.io import read_transactions
-    from ..data.transactions import TransactionDB
-    from ..errors import InputError
-    from ..release import read_manifest
-
-    manifest = read_manifest(path)
-    algorithm = str(manifest.get("algorithm", ""))
-    if algorithm.lower() in _NOT_SET_VALUED:
-        raise InputError(f"{path} is a {algorithm} release; this evaluation reads set-valued releases "
-                         f"(diffpart, basic, stream)")
-    release = manifest.get("release") or {}
-    if isinstance(release, dict) and release.get("records") == 0:
-        return TransactionDB.from_lists([], universe.size), manifest
-    try:
-        db, _ = read_transactions(path, universe)
-    except InputError as exc:
-        if "no transactions" in str(exc):  # an empty body is an empty release
-            return TransactionDB.from_lists([], universe.size), manifest
-        raise
-    return db, manifest
-
-
 def _run_eval_counting(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_counting
+    from ..release import SetValuedRelease
     from ..evaluation.occurrence import occurrence_share
 
     limits.check_queries(f"evaluate counting --queries {args.queries}", args.queries)
     raw, universe = load_transactions(args.raw, args.universe, args)
     with progress.phase(f"read {Path(args.released).name}"):
-        released, _ = read_release_db(args.released, universe)
+        released = SetValuedRelease.read(args.released, universe).to_db()
     with progress.phase("evaluate counting"):
         result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
         result["occurrence"] = occurrence_share(raw, released)
@@ -281,12 +245,13 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
 
 def _run_eval_topk(args: argparse.Namespace) -> int:
     from ..evaluation import topk_utility
+    from ..release import SetValuedRelease
     from ..evaluation.occurrence import occurrence_share
 
     limits.check_topk(f"evaluate topk -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
     with progress.phase(f"read {Path(args.released).name}"):
-        released, _ = read_release_db(args.released, universe)
+        released = SetValuedRelease.read(args.released, universe).to_db()
     with progress.phase("evaluate topk"):
         result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
                                      "occurrence": occurrence_share(raw, released)}
@@ -355,11 +320,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output(p)
     add_epsilon(p)
     p.add_argument("--method", choices=METHODS, default=None,
-                   help=f"prefix: partition over a private frequency-ordered item prefix hierarchy and release "
-                        f"generalized records; faithful: the paper's Algorithm 1 (releases nothing on universes of "
-                        f"thousands of items). Default {DEFAULT_METHOD}, or faithful when an option of the faithful "
-                        f"method (--fanout, --c1, --c2, --spurious-bound, --branching-bound, --no-branching-guard) "
-                        f"is given")
+                   help=f"prefix (DiffPart-Prefix): partition over a private frequency-ordered item prefix hierarchy "
+                        f"and release generalized records; faithful: the paper's Algorithm 1 (releases nothing on "
+                        f"universes of thousands of items); recommended: the default, now {DEFAULT_METHOD}. Default "
+                        f"{DEFAULT_METHOD}, or faithful when an option of the faithful method (--fanout, --c1, --c2, "
+                        f"--spurious-bound, --branching-bound, --no-branching-guard) is given")
     _prefix_options(p)
     p.add_argument("--level-wise", action="store_true",
                    help="grow the partition tree (faithful) or the prefix trie (prefix) one level at a time, one data "
@@ -381,6 +346,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", metavar="INPUT", help="transaction file: one record per line, items separated by spaces")
     add_output(p)
     add_epsilon(p)
+    add_method(p, (FAITHFUL, RECOMMENDED), default=FAITHFUL,
+               help_text="faithful (the default), the only method: Basic as DiffPart's section 4.1 defines it (a baseline; the best "
+                         "set-valued releases come from `dprelease diffpart`); recommended names it too")
     p.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, metavar="N",
                    help=f"refuse universes of more than N items: Basic makes 2^N - 1 noisy counts "
                         f"(default {DEFAULT_MAX_ITEMS}, about a million cells)")

@@ -31,7 +31,7 @@ def nonneg_int_arg(text: str) -> int:
 # --partitioning, a tdpart option selects tdpart (commands written before the default changed keep their
 # meaning); given with the other partitioning, it is refused.
 DEFAULT_PARTITIONING = "prefix"
-METHOD_ALIASES = {"prefix": "prefix", "faithful": "tdpart"}
+METHOD_ALIASES = {"prefix": "prefix", "faithful": "tdpart", "recommended": DEFAULT_PARTITIONING}
 _TDPART_ONLY = {"fanout": DEFAULT_FANOUT, "c1": DEFAULT_C1, "c2": DEFAULT_C2, "theta_rule": "example3",
                 "new_cells": "first-visit", "routing": "paper"}
 _PREFIX_ONLY = ("no_refine", "no_expand")
@@ -290,8 +290,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "context-free taxonomy (the paper; --method faithful). --fanout, --c1, --c2, --theta-rule, "
                         "--new-cells and --routing apply to tdpart only (given alone, they select it)")
     q.add_argument("--method", choices=tuple(METHOD_ALIASES), default=None,
-                   help="the vocabulary of the other releasing commands: prefix is --partitioning prefix (the "
-                        "default), faithful is --partitioning tdpart (the paper's IncTDPart)")
+                   help="the vocabulary of the other releasing commands: recommended (the default) and prefix are "
+                        "--partitioning prefix, faithful is --partitioning tdpart (the paper's IncTDPart)")
     q.add_argument("--no-refine", action="store_true",
                    help="--partitioning prefix: do not split classes whose p-sum has grown large (accumulate, then "
                         "split); default: refine")
@@ -445,8 +445,9 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
                    help="IncTDPart's routing of later batches: paper (a noisy count of every stored child of every "
                         "visited node; default) or free (split nodes route without counts; improvement)")
     p.add_argument("--no-expand", action="store_true",
-                   help="IncTDPart-Prefix: release generalized classes as bare prefixes (the release before issue 12 "
-                        "section 2's expansion); default: expand them from the noisy item supports")
+                   help="IncTDPart-Prefix: release generalized classes as bare prefixes, without filling in their "
+                        "dropped items (the release as first measured, docs/inctdpart.md); default: expand them from "
+                        "the noisy item supports")
     p.add_argument("--methods", type=choice_list(METHODS), default=DEFAULT_METHODS, metavar="NAMES",
                    help="comma-separated methods among IncTDPart, Solution 1, Solution 2, IncTDPart-Prefix (default "
                         "the first three)")

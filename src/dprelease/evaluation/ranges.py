@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..relational.rps import PointDomain, table_domain, table_points
 
 __all__ = ["RangeWorkload", "BoxData", "make_range_workload", "points_data", "answer", "evaluate_ranges",
-           "read_released", "answer_histogram", "table_data", "MAX_DIMENSIONS"]
+           "read_released", "released_boxes", "answer_histogram", "table_data", "MAX_DIMENSIONS"]
 
 MAX_DIMENSIONS = 8
 _INTERVAL = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*[-,]\s*(-?[0-9.eE+]+)\s*\)$")  # [lo-hi) or [lo, hi)
@@ -172,20 +172,20 @@ def _label_ranges(tax) -> dict[str, tuple[float, float]]:
 
 
 def read_released(path: str | os.PathLike, schema) -> BoxData:
-    """Read a released CSV/Parquet table against the schema: plain values, taxonomy nodes, ``[lo-hi)``
-    intervals, and an optional ``count`` column (weights). Identical rows are merged."""
+    """A released table (read by :func:`dprelease.release.table.table_frame`: checked against its manifest) as
+    boxes under the schema (:func:`released_boxes`)."""
+    from ..release.table import table_frame
+
+    return released_boxes(table_frame(path), schema, where=str(Path(path)))
+
+
+def released_boxes(frame, schema, where: str = "the table") -> BoxData:
+    """The rows of a released table (every value a string) as boxes under the schema: plain values, taxonomy
+    nodes, ``[lo-hi)`` intervals, and an optional ``count`` column (weights). Identical rows are merged; an error
+    names ``where``, the row and the column."""
     import pandas as pd
 
-    path = Path(path)
-    try:
-        if path.suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
-
-            frame = pq.read_table(path).to_pandas().astype(str)
-        else:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"{path}: cannot read table ({str(exc).splitlines()[0]})") from None
+    path = where
     domain = table_domain(schema)
     names = list(domain.names)
     missing = [c for c in names if c not in frame.columns]

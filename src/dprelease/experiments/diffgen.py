@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.table import EncodedTable, TableSchema, read_table
+from ..evaluation.splits import split_table
 from ..privacy import make_noise
 from ..relational.classify import (
     TREE_SETTINGS,
@@ -33,7 +34,7 @@ from ..relational.diffgen import diffgen
 from ..relational.tds import tds
 
 __all__ = ["RunRow", "split_table", "run_one", "classification_experiment", "summarize", "write_csv", "plot_figure3",
-           "peers_available", "run_peer", "METHODS", "RECOMMENDED", "release_method", "methods_experiment",
+           "peers_available", "run_peer", "METHODS", "RECOMMENDED", "FAITHFUL", "release_method", "methods_experiment",
            "summarize_methods", "methods_json", "plot_methods"]
 
 
@@ -49,14 +50,6 @@ class RunRow:
     baseline_accuracy: float
     lower_bound_accuracy: float
     seconds: float
-
-
-def split_table(table: EncodedTable, seed: int, run: int) -> tuple[EncodedTable, EncodedTable]:
-    """A random 2/3 train, 1/3 test split (section 5), reproducible from (seed, run)."""
-    rng = np.random.default_rng([seed, run])
-    perm = rng.permutation(table.n_records)
-    n_train = (2 * table.n_records) // 3
-    return table.take(np.sort(perm[:n_train])), table.take(np.sort(perm[n_train:]))
 
 
 def run_one(args: tuple) -> list[RunRow]:
@@ -252,19 +245,22 @@ def load_adult(data: str | os.PathLike, schema: TableSchema) -> EncodedTable:
 
 
 # -- issue 13: several methods side by side (accuracy vs epsilon) ----------------------------------
-#: every name `--methods` accepts; "recommended" is our best eps-DP release method (RECOMMENDED)
-METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "tds",
-           "diffp-c45", "mst", "aim")
+#: every name `--methods` accepts: "recommended" is the default of `dprelease diffgen` (RECOMMENDED), "faithful"
+#: its --method faithful (FAITHFUL); the other variants stay here so that docs/diffgen.md's numbers can be reproduced
+METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "faithful",
+           "tds", "diffp-c45", "mst", "aim")
 RECOMMENDED = "diffgen-plus3"
+FAITHFUL = "diffgen"
+_ALIASES = {"recommended": RECOMMENDED, "faithful": FAITHFUL}
 PEERS = ("mst", "aim")
 
 
 def release_method(name: str, train: EncodedTable, epsilon: float, h: int, noise):
-    """One eps-DP release of a table method (a GeneralizedTable); ``recommended`` is :data:`RECOMMENDED`."""
+    """One eps-DP release of a table method (a GeneralizedTable); ``recommended`` is :data:`RECOMMENDED`,
+    ``faithful`` :data:`FAITHFUL`."""
     from ..relational.diffgen_plus import diffgen_plus, diffgen_plus2, diffgen_plus3
 
-    if name == "recommended":
-        name = RECOMMENDED
+    name = _ALIASES.get(name, name)
     if name == "diffgen":
         return diffgen(train, epsilon, h, noise=noise)
     if name == "diffgen-local":
@@ -279,7 +275,7 @@ def release_method(name: str, train: EncodedTable, epsilon: float, h: int, noise
 
 
 def _method_seed(seed: int, run: int, eps: float, name: str) -> int:
-    key = RECOMMENDED if name == "recommended" else name
+    key = _ALIASES.get(name, name)  # an alias draws what the method it names draws
     return int(np.random.default_rng([seed, run, int(round(eps * 1e6)), sum(map(ord, key)), len(key)]).integers(2**62))
 
 
@@ -393,8 +389,8 @@ def plot_methods(summary: list[dict[str, object]], path: Path, title: str = "Adu
         xs = [s["epsilon"] for s in rows]
         mu = np.asarray([s["accuracy"] for s in rows])
         sd = np.asarray([s["stdev"] for s in rows])
-        alias = f" = {RECOMMENDED}" if m == "recommended" else ""
-        style = {"ls": "--", "marker": "x"} if m == "recommended" else {"marker": "o"}
+        alias = f" = {_ALIASES[m]}" if m in _ALIASES else ""
+        style = {"ls": "--", "marker": "x"} if m in _ALIASES else {"marker": "o"}
         (line,) = ax.plot(xs, mu, label=f"{m}{alias} ({rows[0]['runs']} runs)", **style)
         ax.fill_between(xs, mu - sd, mu + sd, color=line.get_color(), alpha=0.15)
     ba = statistics.fmean(s["baseline_accuracy"] for s in summary)

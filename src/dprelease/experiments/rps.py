@@ -73,7 +73,8 @@ def _classification_task(args: tuple) -> list:
     from ..relational.diffgen import diffgen
     from ..relational.mondrian import expand, mondrian
     from ..relational.rps import rps
-    from .diffgen import RunRow, split_table
+    from ..evaluation.splits import split_table
+    from .diffgen import RunRow
 
     table, seed, run, epsilons, variants, ks, diffgen_h = args
     train, test = split_table(table, seed, run)

@@ -42,7 +42,7 @@ number of (released) nodes                                      1               
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -51,13 +51,15 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..relational.rps import (DEFAULT_SPLIT_SHARE, PointDomain, check_release_size, remaining_budget,
                               rps_partition, synthesize)
-from ..release import records_run_start
+from ..release import build_manifest, records_run_start
+from ..release.degrees import DegreeRelease
 from .projection import edge_addition
 
 __all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DEGREE_MODELS", "EDGE_LIST", "DECLARED_NODES", "DegreeRelease",
            "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees", "check_theta", "check_model",
            "default_degree_depth", "check_degree_depth", "degree_sensitivities", "released_degrees",
-           "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "neighbours_text", "HAY_NODE_SHARE"]
+           "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "neighbours_text", "HAY_NODE_SHARE",
+           "degrees_manifest"]
 
 DEGREE_METHODS = ("rps", "hay", "cumulative")
 DEGREE_SUMMARIES = ("counts", "cumulative")
@@ -65,26 +67,6 @@ EDGE_LIST = "edge-list"
 DECLARED_NODES = "declared-nodes"
 DEGREE_MODELS = (EDGE_LIST, DECLARED_NODES)
 HAY_NODE_SHARE = 0.1
-
-
-@dataclass(frozen=True, eq=False)
-class DegreeRelease:
-    """A released degree sequence (sorted ascending), the method, theta, the accountant and manifest parts.
-
-    ``model``: the neighbour model the release is private under (:data:`DEGREE_MODELS`); under ``"edge-list"``
-    every released degree is >= 1 (the nodes of projected degree 0 are not released).
-    """
-
-    degrees: np.ndarray
-    method: str
-    theta: int
-    accountant: BudgetAccountant
-    manifest: dict[str, object] = field(default_factory=dict)
-    model: str = EDGE_LIST
-
-    @property
-    def n_nodes(self) -> int:
-        return int(self.degrees.size)
 
 
 def check_theta(theta: object) -> int:
@@ -280,7 +262,8 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
         "released_nodes": _MODEL_NOTE[model],
         **({"warnings": warnings} if warnings else {}),
     }
-    return DegreeRelease(np.sort(np.asarray(deg, dtype=np.int64)), "rps", theta, part.accountant, manifest, model)
+    return DegreeRelease(np.sort(np.asarray(deg, dtype=np.int64)), "rps", theta, part.accountant, model=model,
+                         details=manifest)
 
 
 @records_run_start
@@ -312,7 +295,7 @@ def hay_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
         "sensitivity": {"node_count": sens["node_count"], "sorted_sequence": sens["sorted_sequence"]},
         "released_nodes": _MODEL_NOTE[model],
     }
-    return DegreeRelease(np.sort(fit), "hay", theta, acc, manifest, model)
+    return DegreeRelease(np.sort(fit), "hay", theta, acc, model=model, details=manifest)
 
 
 @records_run_start
@@ -339,20 +322,21 @@ def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noi
         "sensitivity": {key: sens},
         "released_nodes": _MODEL_NOTE[model],
     }
-    return DegreeRelease(deg, "cumulative", theta, acc, manifest, model)
+    return DegreeRelease(deg, "cumulative", theta, acc, model=model, details=manifest)
 
 
 @records_run_start
 def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "rps", noise: NoiseSource,
                     depth: int | None = None, split_share: float | None = None,
                     partitioning: str = "balanced", summarize: str = "counts",
-                    model: str | None = None) -> DegreeRelease:
+                    model: str | None = None, node_list: str | None = None) -> DegreeRelease:
     """Project onto max degree theta (edge addition, public random node order), then release by ``method``.
 
     ``model``: the neighbour model (:data:`DEGREE_MODELS`); by default ``"declared-nodes"`` when the graph's node
     set was declared (``graph.declared_nodes``, a node list) and ``"edge-list"`` otherwise. Asking for
     ``"declared-nodes"`` on a graph whose nodes come from its edges is refused: its sensitivities do not hold
-    for the neighbours such an input has.
+    for the neighbours such an input has. ``node_list``: where the declared node list was read (recorded in the
+    manifest, so that an evaluation can count its isolated nodes).
     """
     theta = check_theta(theta)
     check_epsilon(epsilon)
@@ -376,8 +360,55 @@ def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "
         rel = hay_degrees(projected, theta, epsilon, noise=noise, model=model)
     else:
         rel = cumulative_degrees(projected, theta, epsilon, noise=noise, model=model)
-    rel.manifest["projection"] = ("edge addition onto max degree theta (Day, Li and Lyu, SIGMOD 2016) in a stable "
-                                  "public order: node priorities = keyed hash of the id, key from the noise source")
-    rel.manifest["model"] = model
-    rel.manifest["neighbours"] = neighbours_text(model)
-    return rel
+    details = rel.details
+    details["projection"] = ("edge addition onto max degree theta (Day, Li and Lyu, SIGMOD 2016) in a stable "
+                             "public order: node priorities = keyed hash of the id, key from the noise source")
+    details["model"] = model
+    details["neighbours"] = neighbours_text(model)
+    return replace(rel, manifest=degrees_manifest(rel, check_epsilon(epsilon), noise, node_list))
+
+
+# the papers, as the manifest of each method names them
+_CITATIONS = {
+    "rps": "Qardaji and Li, ASIACCS 2012, on the degree domain [{low}, theta] (docs/rps.md)",
+    "hay": "Hay, Li, Miklau and Jensen, Accurate estimation of the degree distribution of private networks, ICDM "
+           "2009, at node-DP sensitivity",
+    "cumulative": "Day, Li and Lyu, Publishing graph degree distribution with node differential privacy, SIGMOD 2016 "
+                  "(theta-cumulative histogram){tail}",
+}
+_MODEL_NOTES = {
+    DECLARED_NODES: "neighbour model declared-nodes: the node list given by --nodes is the node set (isolated nodes "
+                    "included; its size is private and not published); a neighbour removes one node from it and its "
+                    "edges from the edge file",
+    EDGE_LIST: "neighbour model edge-list: the nodes are the ids that occur in the edge file, so removing a node's "
+               "lines also removes its friends that have no other edge; only nodes of projected degree >= 1 are "
+               "released, at sensitivities that hold for such neighbours (give --nodes FILE to release degree-0 "
+               "nodes too)",
+}
+
+
+def degrees_manifest(rel: DegreeRelease, epsilon: float, noise: NoiseSource, node_list: str | None = None
+                     ) -> dict[str, object]:
+    """The manifest of a degree release, from the method's own facts (``rel.details``)."""
+    details = rel.details
+    model = rel.model
+    params = {"theta": rel.theta, "method": rel.method, **details.get("parameters", {}),
+              "projection": details["projection"]}
+    facts = {"nodes": rel.n_nodes, "max_degree": int(rel.degrees.max(initial=0)),
+             "format": "one degree per line, sorted ascending",
+             "degrees": f"{_low(model)}..{rel.theta}: {details['released_nodes']}",
+             **({"leaves": details["leaves"]} if "leaves" in details else {})}
+    budget = {**details.get("budget_split", {}), "sensitivity": details.get("sensitivity", {})}
+    citation = _CITATIONS[rel.method].format(
+        low=_low(model), tail="" if model == DECLARED_NODES else ", as tail counts #{deg >= i}, i = 1..theta")
+    domain: dict[str, object] = {
+        "source": "declared", "theta": rel.theta, "neighbour_model": model,
+        "neighbours": "node-DP: one node and all its edges, on the files as read",
+        "node_set": ("declared: the node list --nodes" if model == DECLARED_NODES else
+                     "not public: the ids of the edge file; the release counts the nodes of projected degree >= 1 "
+                     "under noise"),
+        **({"node_list": str(node_list)} if model == DECLARED_NODES and node_list is not None else {})}
+    notes = [citation, _MODEL_NOTES[model]] + [f"warning: {w}" for w in details.get("warnings", [])]
+    return build_manifest(f"degrees-{rel.method}", epsilon=epsilon, parameters=params, noise=noise,
+                          accountant=rel.accountant, domain=domain, release=facts, budget_split=budget, notes=notes,
+                          privacy_unit="node", neighbours=details["neighbours"])

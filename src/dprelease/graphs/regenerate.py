@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import ParameterError
+from ..release import build_manifest, epsilon_notes
+from ..release.degrees import DegreeRelease, GraphRelease
 
-__all__ = ["GRAPH_MODELS", "regenerate_graph"]
+if TYPE_CHECKING:
+    from ..privacy import NoiseSource
+
+__all__ = ["GRAPH_MODELS", "regenerate_graph", "regenerated_graph"]
 
 GRAPH_MODELS = ("configuration", "havel-hakimi")
 
@@ -37,3 +44,21 @@ def regenerate_graph(degrees: np.ndarray, rng: np.random.Generator, model: str =
     if edges.size:
         edges = edges[np.lexsort((edges[:, 1], edges[:, 0]))]
     return edges
+
+
+def regenerated_graph(rel: DegreeRelease, model: str, noise: NoiseSource, derived_from: str) -> GraphRelease:
+    """A graph regenerated from the degree release ``rel`` (post-processing; the generator's seed is drawn from
+    ``noise``), with its manifest: ``rel``'s parameters, domain, budget and notes, and the file it derives from."""
+    seed = noise.integers(2**62, 2)
+    edges = regenerate_graph(rel.degrees, np.random.Generator(np.random.PCG64([int(s) for s in seed])), model)
+    m = rel.manifest
+    eps = m.get("epsilon")
+    notes = [n for n in m.get("notes") or [] if n not in epsilon_notes(eps)]
+    manifest = build_manifest(
+        f"degrees-{rel.method}-graph", epsilon=eps, parameters={**m["parameters"], "graph_model": model}, noise=noise,
+        accountant=rel.accountant, domain=m["domain"],
+        release={"nodes": rel.n_nodes, "edges": int(edges.shape[0]), "derived_from": derived_from,
+                 "format": "one edge 'u v' per line, nodes 0..n-1 in the sorted degree order"},
+        budget_split=m["budget_split"], notes=notes + ["graph regenerated from the released sequence (post-processing)"],
+        privacy_unit="node", neighbours=rel.details.get("neighbours"))
+    return GraphRelease(edges, rel.n_nodes, manifest)

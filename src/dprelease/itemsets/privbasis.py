@@ -22,7 +22,7 @@ path is written next to the code in :func:`privbasis`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,7 +32,9 @@ from ..engine.base import TransactionData
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts, noisy_values
-from ..release import NEIGHBOURS_LINE, build_manifest, records_run_start
+from ..limits import privbasis_range_notes
+from ..release import NEIGHBOURS_LINE, add_notes, build_manifest, records_run_start
+from ..release.itemsets import ItemsetRelease
 from .exact import kth_support, pair_supports
 
 __all__ = [
@@ -162,19 +164,6 @@ class BasisFreqResult:
     counts: np.ndarray
     variances: np.ndarray
     n_estimate: float
-
-
-@dataclass(frozen=True, eq=False)
-class ItemsetRelease:
-    """A published list of itemsets (item ids) with noisy counts and frequencies, plus its manifest."""
-
-    itemsets: list[tuple[int, ...]]
-    counts: np.ndarray
-    frequencies: np.ndarray
-    universe: Universe
-    manifest: dict[str, object] = field(default_factory=dict)
-    trace: dict[str, object] = field(default_factory=dict, repr=False)  # noisy intermediates (tests); never written
-    accountant: BudgetAccountant | None = field(default=None, repr=False)
 
 
 # --- Step 1: GetLambda -----------------------------------------------------------------------------------
@@ -784,6 +773,8 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
                                             "alpha3); improvements: docs/privbasis.md"},
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
+    # k past its useful range (public rules of dprelease.limits; the CLI also says them on stderr)
+    add_notes(manifest_parts, privbasis_range_notes(k, universe.size))
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant)
 

@@ -36,9 +36,9 @@ from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, uniform_choice
 from ..privacy.mechanisms import exponential_top_k_implicit, laplace_top_k_implicit, noisy_values
-from ..release import NEIGHBOURS_LINE, build_manifest, records_run_start
+from ..release import NEIGHBOURS_LINE, add_notes, build_manifest, records_run_start, release_size_note
 from .exact import itemset_supports, mine_frequent, pair_supports, top_k_itemsets
-from .privbasis import ItemsetRelease
+from ..release.itemsets import ItemsetRelease
 
 __all__ = ["TFPlan", "candidate_space_size", "tf_gamma_count", "tf_plan", "explicit_candidates", "tf",
            "MAX_DEGENERATE_CANDIDATES", "kth_support_upto_pairs"]
@@ -230,6 +230,7 @@ def tf(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon:
         raise ParameterError("the database and the universe disagree on the number of items")
     m = int(min(m, db.n_items))
     n_cand = candidate_space_size(db.n_items, m)
+    requested = int(k)
     k = int(min(k, n_cand))
     if m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
         # Decided from public inputs only (issue 8, defect 5): whether the enumeration is feasible depends on
@@ -272,5 +273,7 @@ def tf(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon:
                       "reference": "PrivBasis sec. 3 (TF of Bhaskar et al.): eps/2 selection, eps/2 counts"},
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
+    size_note = release_size_note("tf", len(chosen), "itemsets", requested=requested)  # public: its size
+    add_notes(manifest_parts, [size_note] if size_note else [])
     trace = {"plan": plan, "n_explicit": len(sets), "n_implicit_picked": n_imp, "n_estimate": n_hat}
     return ItemsetRelease(chosen, noisy, freqs, universe, manifest=manifest_parts, trace=trace, accountant=accountant)

@@ -22,117 +22,34 @@ function of earlier mechanism outputs only.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data.table import EncodedTable, TableSchema
+from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.mechanisms import exponential_mechanism_disjoint
+from ..limits import diffgen_range_notes
 from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
-from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, generalize, ordered_cut, split_intervals
+from ..release.table import GeneralizedTable
+from .partition import CutValue, PartitionTree, SplitIntervals, cut_label, ordered_cut, split_intervals
 from .scores import SCORES, score_sensitivity, score_table, split_scores
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from ..engine.base import TableData
 
-__all__ = ["GeneralizedTable", "diffgen", "epsilon_prime", "split_candidates", "draw_split_point"]
+__all__ = ["GeneralizedTable", "diffgen", "epsilon_prime", "split_candidates", "draw_split_point", "CITATION"]
+
+# the paper, as every DiffGen manifest (DiffGen+ included) names it
+CITATION = "Mohammed, Chen, Fung and Yu, Differentially private data release for data mining, KDD 2011 (Algorithm 1)"
 
 
 def epsilon_prime(epsilon: float, n_numeric: int, h: int) -> float:
     """Algorithm 1 line 3: eps' = eps / (2(|A_n^pr| + 2h))."""
     return epsilon / (2.0 * (n_numeric + 2 * h))
-
-
-@dataclass(frozen=True, eq=False)
-class GeneralizedTable:
-    """A generalized contingency table: ``cells[i, j]`` indexes ``cut[j]``; ``counts[i, cls]`` per class.
-
-    Produced by DiffGen (noisy counts) and TDS (exact counts of a k-anonymous table).
-    """
-
-    schema: TableSchema
-    cut: tuple[tuple[CutValue, ...], ...]
-    cells: np.ndarray
-    counts: np.ndarray
-    manifest: dict[str, object] = field(default_factory=dict)
-    trace: list = field(default_factory=list, repr=False)
-    accountant: BudgetAccountant | None = field(default=None, repr=False)
-
-    def cut_labels(self) -> dict[str, list[str]]:
-        return {a.name: [cut_label(self.schema, cv) for cv in self.cut[j]] for j, a in enumerate(self.schema.attributes)}
-
-    def frame(self) -> pd.DataFrame:
-        """One row per leaf partition x class with its count (the generalized contingency table)."""
-        labels = self.cut_labels()
-        n_cls = self.schema.n_classes
-        data: dict[str, object] = {}
-        for j, a in enumerate(self.schema.attributes):
-            data[a.name] = np.repeat(np.asarray(labels[a.name], dtype=object)[self.cells[:, j]], n_cls)
-        data[self.schema.class_attribute.name] = np.tile(np.asarray(self.schema.class_attribute.values, dtype=object),
-                                                         self.cells.shape[0])
-        data["count"] = self.counts.reshape(-1)
-        import pandas as pd
-
-        return pd.DataFrame(data)
-
-    def arrow(self, records: bool = False):
-        """The same as :meth:`frame` (or :meth:`records_frame`) as a pyarrow table of dictionary columns (fast to write)."""
-        import pyarrow as pa
-
-        labels = self.cut_labels()
-        n_cls = self.schema.n_classes
-        rows = np.arange(self.cells.shape[0] * n_cls)
-        counts = self.counts.reshape(-1)
-        if records:
-            rows = np.repeat(rows, np.maximum(counts, 0))
-        cols = {}
-        for j, a in enumerate(self.schema.attributes):
-            idx = self.cells[rows // n_cls, j].astype(np.int32)
-            cols[a.name] = pa.DictionaryArray.from_arrays(_arrow_numbers(idx), _arrow_strings(labels[a.name]))
-        cols[self.schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
-            _arrow_numbers((rows % n_cls).astype(np.int32)), _arrow_strings(self.schema.class_attribute.values))
-        if not records:
-            cols["count"] = _arrow_numbers(counts.astype(np.int64))
-        return pa.table(cols)
-
-    def records_frame(self) -> pd.DataFrame:
-        """The expanded record form: each (partition, class) row repeated ``count`` times."""
-        table = self.frame()
-        counts = table.pop("count").to_numpy()
-        return table.loc[np.repeat(np.arange(len(table)), np.maximum(counts, 0))].reset_index(drop=True)
-
-    def generalize(self, table: EncodedTable) -> np.ndarray:
-        """Apply the same final cut to other records (e.g. the test split): n x d cut indices."""
-        return generalize(table, [list(c) for c in self.cut])
-
-    @property
-    def n_records(self) -> int:
-        return int(np.maximum(self.counts, 0).sum())
-
-
-def _arrow_numbers(values: np.ndarray):
-    """A pyarrow array over a contiguous int32/int64 numpy array, without a copy (``pa.array`` imports pandas)."""
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(values)
-    kind = {np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64()}[values.dtype]
-    return pa.Array.from_buffers(kind, values.size, [None, pa.py_buffer(values)])
-
-
-def _arrow_strings(labels) -> object:
-    """A pyarrow string array of ``labels``, built from its offsets and UTF-8 bytes (no pandas)."""
-    import pyarrow as pa
-
-    data = [str(x).encode("utf-8") for x in labels]
-    offsets = np.zeros(len(data) + 1, dtype=np.int32)
-    np.cumsum([len(b) for b in data], out=offsets[1:])
-    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
 def _splittable(tree: PartitionTree, v: int) -> bool:
@@ -333,15 +250,18 @@ def diffgen(table: EncodedTable | TableData, epsilon: float, specializations: in
         "line_12_noisy_counts": count_eps,
         "recycled_unused": unused if recycle else 0.0,
     }
-    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+    release = GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), {}, trace, accountant)
+    manifest = build_manifest(
         "diffgen", epsilon=eps, noise=noise, accountant=accountant, domain=schema.describe(),
         parameters={"specializations": h, "score": score, "score_sensitivity": du, "recycle": recycle,
-                    "local_scores": local},
-        release={"leaf_partitions": int(cells.shape[0]), "rows": int(cells.shape[0] * schema.n_classes)},
-        budget_split=budget_split,
+                    "local_scores": local, "method": "diffgen-local" if local else "diffgen"},
+        release=release.facts(), budget_split=budget_split,
+        # -H past what the schema allows: a public rule of dprelease.limits (the CLI also says it on stderr)
+        notes=[CITATION, "counts: discrete Laplace, rounded to non-negative integers (post-processing)",
+               *diffgen_range_notes(schema, h)],
         privacy_unit="record", neighbours=NEIGHBOURS_ROW,
     )
-    return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
+    return replace(release, manifest=manifest)
 
 
 def _ordered_cells(tree: PartitionTree, leaves: np.ndarray

@@ -57,7 +57,9 @@ import numpy as np
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
-from .diffgen import GeneralizedTable, _ordered_cells, _splittable
+from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
+from ..release.table import GeneralizedTable
+from .diffgen import CITATION, _ordered_cells, _splittable
 from .partition import PartitionTree, cut_label
 
 __all__ = ["diffgen_plus", "split_grid", "gini_gain", "tv_gain", "norm_sub", "auto_rounds", "GINI_SENSITIVITY",
@@ -262,6 +264,7 @@ def auto_rounds(eps_n: float) -> int:
     return int(min(12, max(3, round(math.log2(max(eps_n, 1.0) / 150.0)))))
 
 
+@records_run_start
 def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
                  score: str = "auto", count_share: float = 0.3, grid: int = 32, penalty: float = 1.0,
                  stop: bool | str = True, postprocess: str = "normsub", smooth: float = 0.0,
@@ -411,17 +414,22 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
                    "w = 1 (uniform), i or R + 1 - i; "
                    "counts = eps - size - the rounds played",
     }
-    manifest_parts = {
-        "parameters": {"method": "diffgen-plus2" if stop == "auto" else "diffgen-plus", "rounds": n_rounds, "rounds_auto": rounds is None,
-                       "score": used_score, "score_requested": score, "score_sensitivity": sensitivity,
-                       "misclass": float(misclass), "monotone": bool(monotone),
-                       "count_share": count_share, "grid": int(grid), "penalty": penalty, "stop": use_stop,
-                       "stop_requested": stop,
-                       "postprocess": postprocess, "smooth": smooth, "schedule": schedule,
-                       "switch": switch, "specializations": len(trace)},
-        "budget_split": budget_split,
-    }
-    return GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), manifest_parts, trace, accountant)
+    parameters = {"method": "diffgen-plus2" if stop == "auto" else "diffgen-plus", "rounds": n_rounds,
+                  "rounds_auto": rounds is None, "score": used_score, "score_requested": score,
+                  "score_sensitivity": sensitivity, "misclass": float(misclass), "monotone": bool(monotone),
+                  "count_share": count_share, "grid": int(grid), "penalty": penalty, "stop": use_stop,
+                  "stop_requested": stop, "postprocess": postprocess, "smooth": smooth, "schedule": schedule,
+                  "switch": switch, "specializations": len(trace)}
+    release = GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), {}, trace, accountant)
+    counts_note = ("counts: discrete Laplace, then per class one shift and clipping at 0 keeping the noisy class "
+                   "total (Norm-Sub, post-processing)" if postprocess == "normsub" else
+                   "counts: discrete Laplace, clipped at 0 (post-processing)")
+    release.manifest.update(build_manifest(
+        "diffgen", epsilon=eps, noise=noise, accountant=accountant, domain=schema.describe(), parameters=parameters,
+        release=release.facts(), budget_split=budget_split,
+        notes=[CITATION + "; DiffGen+ (docs/diffgen.md)", counts_note],
+        privacy_unit="record", neighbours=NEIGHBOURS_ROW))
+    return release
 
 
 def diffgen_plus2(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,

@@ -23,9 +23,11 @@ import numpy as np
 
 from ..data.table import EncodedTable
 from ..errors import ParameterError
-from ..release import records_run_start
+from ..privacy import NoiseSource
+from ..release import build_manifest, records_run_start
+from ..release.table import SyntheticTable
 
-__all__ = ["MondrianGroups", "mondrian", "expand"]
+__all__ = ["MondrianGroups", "mondrian", "expand", "mondrian_release"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,3 +138,22 @@ def expand(groups: MondrianGroups, rng: np.random.Generator) -> EncodedTable:
             cols.append(lo + u * (hi - lo))
     order = np.lexsort(tuple(cols[::-1]) + (table.y, g))
     return EncodedTable(table.schema, tuple(c[order] for c in cols), table.y[order])
+
+
+@records_run_start
+def mondrian_release(table: EncodedTable, k: int, *, noise: NoiseSource) -> SyntheticTable:
+    """Mondrian's groups expanded to a synthetic table (uniform draws from ``noise``), with its manifest: a
+    k-anonymous release, NOT differentially private."""
+    groups = mondrian(table, k)
+    seed = noise.integers(2**62, 2)
+    synth = expand(groups, np.random.Generator(np.random.PCG64([int(s) for s in seed])))
+    schema = table.schema
+    manifest = build_manifest(
+        "mondrian", epsilon=None, parameters=groups.manifest["parameters"], noise=noise, accountant=None,
+        domain=schema.describe(), release={"records": synth.n_records, "groups": groups.n_groups,
+                                           "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name]},
+        notes=["LeFevre, DeWitt and Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
+               "records keep their class; predictors drawn uniformly in their group's bounding box"],
+        privacy={"model": f"{groups.k}-anonymity", "differentially_private": False,
+                 "warning": "exact group sizes and data-dependent cuts: NOT differential privacy"})
+    return SyntheticTable(schema, synth, manifest)

@@ -51,7 +51,8 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.median import check_sensitivity, median_intervals, private_medians
-from ..release import records_run_start
+from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
+from ..release.table import SyntheticTable
 
 __all__ = ["PointDomain", "Partition", "RPSRelease",
            "remaining_budget", "choose_dimensions", "rps_partition", "rps", "table_domain", "table_points",
@@ -424,50 +425,21 @@ def synthesize(lo: np.ndarray, hi: np.ndarray, counts: np.ndarray, integer: np.n
 
 
 @dataclass(frozen=True, eq=False)
-class RPSRelease:
-    """A synthetic table made by RPS, its partition (leaves and noisy counts) and manifest parts."""
+class RPSRelease(SyntheticTable):
+    """A synthetic table made by RPS, with its partition (leaves and noisy counts) and manifest."""
 
-    schema: TableSchema
-    table: EncodedTable
-    partition: Partition
-    manifest: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def accountant(self) -> BudgetAccountant:
-        return self.partition.accountant
-
-    @property
-    def n_records(self) -> int:
-        return self.table.n_records
+    partition: Partition | None = field(default=None, kw_only=True, repr=False)
 
     def facts(self) -> dict[str, object]:
         """The manifest's release facts: functions of the release only."""
         schema = self.schema
         return {
             "records": self.n_records,  # sum of max(0, noisy leaf count): post-processing
-            "leaves": self.partition.n_leaves,
+            "leaves": self.partition.n_leaves if self.partition is not None else None,
             "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name],
             "order": "by leaf (sorted by its lower corner: class, then the predictors in schema order), then by the "
                      "first predictor's generated value (ties in draw order)",
         }
-
-    def arrow(self):
-        """The synthetic table as a pyarrow table of the schema's columns (labels for categorical values)."""
-        import pyarrow as pa
-
-        schema = self.schema
-        cols: dict[str, object] = {}
-        for a, col in zip(schema.attributes, self.table.columns):
-            if a.kind == "categorical":
-                cols[a.name] = pa.DictionaryArray.from_arrays(col.astype(np.int32),
-                                                              pa.array(list(a.taxonomy.leaf_labels), pa.string()))
-            elif a.integer:
-                cols[a.name] = pa.array(col.astype(np.int64), pa.int64())
-            else:
-                cols[a.name] = pa.array(col, pa.float64())
-        cols[schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
-            self.table.y.astype(np.int32), pa.array(list(schema.class_attribute.values), pa.string()))
-        return pa.table(cols)
 
 
 def _dlap_positive_mean(epsilon: float) -> float:
@@ -553,16 +525,21 @@ def rps(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseSource, 
         "leaf_counts_at_depth_h": (1.0 - alpha) * eps,
         "inner_counts_per_level": (1.0 - alpha) * eps / (h + 1) if consistency else 0.0,
     }
-    manifest = {
-        "parameters": {"depth": h, "split_share": alpha, "partitioning": partitioning,
-                       "stop_threshold": stop_threshold, "consistency": consistency, "class_split": class_split,
-                       "dimension_order": (list(domain.names[1:]) + [domain.names[0]] if class_split == "last"
-                                           else list(domain.names)),
-                       "split_rule": "round-robin by depth" + (" over the predictors; the class at depth h - 1"
-                                                               if class_split == "last" else "")},
-        "budget_split": budget,
-    }
-    return RPSRelease(schema, synthetic, part, manifest)
+    parameters = {"depth": h, "split_share": alpha, "partitioning": partitioning, "stop_threshold": stop_threshold,
+                  "consistency": consistency, "class_split": class_split,
+                  "dimension_order": (list(domain.names[1:]) + [domain.names[0]] if class_split == "last"
+                                      else list(domain.names)),
+                  "split_rule": "round-robin by depth" + (" over the predictors; the class at depth h - 1"
+                                                          if class_split == "last" else "")}
+    release = RPSRelease(schema, synthetic, {}, part.accountant, partition=part)
+    release.manifest.update(build_manifest(
+        "rps", epsilon=check_epsilon(epsilon), parameters=parameters, noise=noise, accountant=part.accountant,
+        domain=schema.describe(), release=release.facts(), budget_split=budget, privacy_unit="record",
+        neighbours=NEIGHBOURS_ROW,
+        notes=["Qardaji and Li, Recursive partitioning and summarization, ASIACCS 2012 (readings: docs/rps.md)",
+               "leaf counts: discrete Laplace; max(0, count) records per leaf, each value uniform in the leaf "
+               "(post-processing)"]))
+    return release
 
 
 # -- the flat noisy histogram baseline (experiment E1, "where it fits") ------------------------------------

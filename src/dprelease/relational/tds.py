@@ -19,8 +19,9 @@ import numpy as np
 
 from ..data.table import EncodedTable
 from ..errors import ParameterError
-from ..release import records_run_start
-from .diffgen import GeneralizedTable, _category_table, _ordered_cells, _splittable
+from ..release import build_manifest, records_run_start
+from ..release.table import GeneralizedTable
+from .diffgen import _category_table, _ordered_cells, _splittable
 from .partition import PartitionTree, cut_label, split_intervals
 from .scores import info_gain, split_scores
 
@@ -115,9 +116,11 @@ def tds(table: EncodedTable, k: int = 5, *, max_rounds: int | None = None) -> Ge
     cut, cells, order = _ordered_cells(tree, leaves)
     exact = exact[order]
     keep = exact.sum(axis=1) > 0  # k-anonymity concerns the groups that exist
-    manifest_parts = {
-        "parameters": {"k": k, "score": "InfoGain/(AnonyLoss+1)", "specializations": rounds},
-        "budget_split": {},
-        "privacy_model": f"{k}-anonymity (NOT differential privacy)",
-    }
-    return GeneralizedTable(schema, cut, cells[keep], exact[keep], manifest_parts, trace, None)
+    release = GeneralizedTable(schema, cut, cells[keep], exact[keep], {}, trace, None)
+    release.manifest.update(build_manifest(
+        "tds", epsilon=None, parameters={"k": k, "score": "InfoGain/(AnonyLoss+1)", "specializations": rounds},
+        noise=None, accountant=None, domain=schema.describe(), release=release.facts(),
+        privacy={"model": f"{k}-anonymity", "differentially_private": False,
+                 "warning": "exact counts and data-dependent choices: NOT differential privacy"},
+        notes=["Fung, Wang and Yu, Anonymizing classification data for privacy preservation, TKDE 2007"]))
+    return release

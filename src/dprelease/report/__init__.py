@@ -18,14 +18,10 @@ from .page import Page
 
 __all__ = ["KINDS", "DEFAULT_QUERIES", "Report", "build_report", "infer_kind"]
 
-KINDS = ("setvalued", "itemsets", "table", "degrees")
+KINDS = ("setvalued", "itemsets", "table", "degrees")  # == dprelease.release.KINDS
 # random queries per kind: DiffPart's 50,000 itemset counts; 10,000 range counts over a table's domain (as
 # `evaluate ranges`)
 DEFAULT_QUERIES = {"setvalued": 50_000, "itemsets": 0, "table": 10_000, "degrees": 0}
-
-_KIND_OF = {"diffpart": "setvalued", "diffpart-prefix": "setvalued", "basic": "setvalued", "inctdpart": "setvalued",
-            "inctdpart-prefix": "setvalued", "privbasis": "itemsets",
-            "tf": "itemsets", "diffgen": "table", "tds": "table", "rps": "table", "mondrian": "table"}
 
 
 @dataclass
@@ -38,12 +34,9 @@ class Report:
 
 def infer_kind(manifest: dict[str, object]) -> str | None:
     """The kind of release a manifest describes (None when the algorithm is not known to this version)."""
-    algorithm = str(manifest.get("algorithm", "")).lower()
-    if algorithm.startswith("solution"):  # IncTDPart's baselines
-        return "setvalued"
-    if algorithm.startswith("degrees-"):  # a degree sequence, or a graph regenerated from one
-        return "degrees"
-    return _KIND_OF.get(algorithm)
+    from ..release import kind_of
+
+    return kind_of(manifest)
 
 
 def build_report(raw: str | os.PathLike, release: str | os.PathLike, *, kind: str | None = None,
@@ -168,20 +161,21 @@ def _read_raw_transactions(raw, universe):
 
 
 def _setvalued(page: Page, raw, release: Path, manifest, universe_spec, queries: int, seed: int) -> dict:
-    from ..commands.setvalued import read_release_db
+    from ..release import SetValuedRelease
     from .setvalued import setvalued_section
 
     raw_db, universe = _read_raw_transactions(raw, _universe(universe_spec, manifest))
-    released, _ = read_release_db(str(release), universe)
+    released = SetValuedRelease.read(release, universe).to_db()
     return setvalued_section(page, raw_db, released, universe, queries=queries, seed=seed)
 
 
 def _itemsets(page: Page, raw, release: Path, manifest, universe_spec, k: int | None) -> dict:
-    from ..commands.itemsets import read_itemset_release
+    from ..release.itemsets import ItemsetRelease
     from .itemsets import itemsets_section
 
     raw_db, universe = _read_raw_transactions(raw, _universe(universe_spec, manifest))
-    published, counts, freqs = read_itemset_release(str(release), universe)
+    back = ItemsetRelease.read(release, universe)
+    published, counts, freqs = back.itemsets, back.counts, back.frequencies
     params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
     k = k or int(params.get("k") or 0) or max(len(published), 1)
     return itemsets_section(page, raw_db, universe, published, counts, freqs, k)
@@ -201,25 +195,27 @@ def _schema(spec: str | None, manifest: dict[str, object]):
 
 def _table(page: Page, raw, release: Path, manifest, schema_spec, queries: int, seed: int) -> dict:
     from ..data.table import read_table
+    from ..release.table import read_table_release
     from .table import table_section
 
     schema = _schema(schema_spec, manifest)
+    released = read_table_release(release, schema)
     table = read_table(raw, schema)
-    return table_section(page, table, release, str(manifest.get("algorithm", "")).lower(), queries=queries,
-                         seed=seed)
+    return table_section(page, table, released, release, queries=queries, seed=seed)
 
 
 def _degrees(page: Page, raw, release: Path, manifest) -> dict:
-    from ..data.graphs import read_degree_file, read_edge_list
+    from ..data.graphs import read_edge_list
+    from ..release.degrees import DegreeRelease, read_degrees_release
     from .degrees import degrees_section
 
     domain = manifest.get("domain") if isinstance(manifest.get("domain"), dict) else {}
     node_list = domain.get("node_list")  # a declared node list: the raw side counts its isolated nodes
     nodes = str(node_list) if node_list and Path(str(node_list)).is_file() else None
     true = read_edge_list(raw, nodes=nodes).degrees()
-    algorithm = str(manifest.get("algorithm", ""))
-    graph = algorithm.endswith("-graph")
-    released = read_edge_list(release).degrees() if graph else read_degree_file(release)
+    back = read_degrees_release(release)
+    graph = not isinstance(back, DegreeRelease)  # a graph regenerated from a released sequence
+    released = back.degrees if isinstance(back, DegreeRelease) else back.degrees()
     params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
     theta = params.get("theta")
     model = domain.get("neighbour_model")

@@ -1,8 +1,7 @@
 """The report of a top-k itemset release (PrivBasis, TF): PrivBasis section 5's utility.
 
-* FNR = missed true top-k itemsets / k and the median relative error of the published frequencies, the
-  numbers of ``evaluate itemsets`` (and the tie-aware recall where this version has ``dprelease.evaluation.itemsets``,
-  issue 12);
+* FNR = missed true top-k itemsets / k, the tie-aware recall and the median relative error of the published
+  frequencies: the numbers of ``evaluate itemsets`` (:mod:`dprelease.evaluation.itemsets`);
 * plots: the published itemsets' noisy counts against their true supports; the true top-k in rank order,
   published or missed.
 """
@@ -26,10 +25,7 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 def itemsets_section(page: Page, raw: TransactionDB, universe: Universe, published: list[tuple[int, ...]],
                      counts: np.ndarray, frequencies: np.ndarray, k: int) -> dict[str, object]:
     """Append the utility section; returns the numbers."""
-    try:  # issue 12 (itemsets work): FNR, tie-aware recall, median relative error
-        from ..evaluation.itemsets import itemset_metrics
-    except ImportError:  # older versions: FNR and median relative error
-        from ..commands.itemsets import itemset_metrics
+    from ..evaluation.itemsets import itemset_metrics  # FNR, tie-aware recall, median relative error
 
     true_top = top_k_itemsets(raw, k)
     metrics = {key: float(v) for key, v in itemset_metrics(raw, published, frequencies, k, true_top).items()}

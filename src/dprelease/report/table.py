@@ -1,9 +1,6 @@
 """The report of a table release: a generalized contingency table (DiffGen; TDS, not DP) or a synthetic table
-(RPS; Mondrian, not DP).
-
-A generalized table is read back into a :class:`~dprelease.relational.diffgen.GeneralizedTable`: its cut is the
-set of labels in each attribute's column (taxonomy node names, ``[lo, hi)`` intervals), its cells the labelled
-rows. A synthetic table is read like any table under the schema.
+(RPS; Mondrian, not DP), read back by :mod:`dprelease.release.table` (a
+:class:`~dprelease.release.table.GeneralizedTable` or a :class:`~dprelease.release.table.SyntheticTable`).
 
 * classification accuracy (DiffGen section 5): a C4.5-like tree (:mod:`dprelease.relational.classify`) trained
   on the release (a generalized table: on its cut values with the counts as weights; a synthetic table: on its
@@ -18,77 +15,15 @@ rows. A synthetic table is read like any table under the schema.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 
-from ..data.table import EncodedTable, TableSchema
-from ..errors import InputError
+from ..data.table import EncodedTable
+from ..release.table import GeneralizedTable, SyntheticTable
 from .page import Page, new_figure
 
-__all__ = ["read_generalized_table", "table_section"]
-
-_INTERVAL = re.compile(r"^\[\s*([^,\s]+)\s*,\s*([^)\s]+)\s*\)$")
-
-
-def _read_frame(path: Path):
-    import pandas as pd
-
-    try:
-        if path.suffix.lower() == ".parquet":
-            frame = pd.read_parquet(path)
-            return frame.astype({c: str for c in frame.columns if c != "count"})
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable generalized table ({exc})") from None
-
-
-def read_generalized_table(path: str | Path, schema: TableSchema):
-    """A published generalized contingency table (written by diffgen or tds) as a GeneralizedTable."""
-    from ..relational.diffgen import GeneralizedTable
-    from ..relational.partition import CutValue
-
-    path = Path(path)
-    frame = _read_frame(path)
-    names = [a.name for a in schema.attributes]
-    cls = schema.class_attribute
-    missing = [c for c in (*names, cls.name, "count") if c not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: not a table released under this schema (no column {', '.join(missing)})")
-    cut: list[tuple[CutValue, ...]] = []
-    index_cols = []
-    for j, a in enumerate(schema.attributes):
-        labels = sorted(set(frame[a.name].tolist()))
-        values: dict[str, CutValue] = {}
-        for label in labels:
-            if a.kind == "categorical":
-                nodes = [u for u, lab in enumerate(a.taxonomy.labels) if lab == label]
-                if len(nodes) != 1:
-                    raise InputError(f"{path}: column {a.name}: {label!r} is "
-                                     f"{'not a node' if not nodes else 'not a unique node'} of the schema's taxonomy")
-                u = nodes[0]
-                values[label] = CutValue(j, u, float(a.taxonomy.lo[u]), float(a.taxonomy.hi[u]))
-            else:
-                m = _INTERVAL.match(label)
-                if not m:
-                    raise InputError(f"{path}: column {a.name}: {label!r} is not an interval [lo, hi)")
-                values[label] = CutValue(j, -1, float(m.group(1)), float(m.group(2)))
-        ordered = sorted(values, key=lambda lab: (values[lab].lo, values[lab].hi))
-        cut.append(tuple(values[lab] for lab in ordered))
-        pos = {lab: i for i, lab in enumerate(ordered)}
-        index_cols.append(np.asarray([pos[v] for v in frame[a.name].tolist()], dtype=np.int64))
-    try:
-        klass = np.asarray([cls.values.index(cls.aliases.get(v, v)) for v in frame[cls.name].tolist()], dtype=np.int64)
-        count = np.asarray([int(float(v)) for v in frame["count"].tolist()], dtype=np.int64)
-    except ValueError:
-        raise InputError(f"{path}: a class value or count is not one the schema allows") from None
-    keys = np.stack(index_cols, axis=1) if index_cols else np.zeros((len(frame), 0), dtype=np.int64)
-    cells, inverse = np.unique(keys, axis=0, return_inverse=True)
-    counts = np.zeros((cells.shape[0], schema.n_classes), dtype=np.int64)
-    np.add.at(counts, (inverse.reshape(-1), klass), count)
-    return GeneralizedTable(schema, tuple(cut), cells, counts)
-
+__all__ = ["table_section"]
 
 def _fmt(x: float | None, digits: int = 4) -> str:
     return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
@@ -112,21 +47,20 @@ def _cell_index(release, raw_cells: np.ndarray) -> np.ndarray:
     return out
 
 
-def table_section(page: Page, raw: EncodedTable, release_path: Path, algorithm: str, *, queries: int, seed: int
-                  ) -> dict[str, object]:
-    """Append the utility section for the table release at ``release_path``; returns the numbers."""
-    from ..data.table import read_table
-    from ..experiments.diffgen import split_table
+def table_section(page: Page, raw: EncodedTable, release: GeneralizedTable | SyntheticTable, release_path: Path, *,
+                  queries: int, seed: int) -> dict[str, object]:
+    """Append the utility section for ``release`` (read from ``release_path``, whose rows the range queries
+    count); returns the numbers."""
+    from ..evaluation.splits import split_table
     from ..relational.classify import baseline_accuracy, cut_features, lower_bound_accuracy, make_tree, raw_features
 
     schema = raw.schema
     n_cls = schema.n_classes
     N = raw.n_records
-    generalized = algorithm in ("diffgen", "tds")
+    generalized = isinstance(release, GeneralizedTable)
     out: dict[str, object] = {"records": N}
     valid = np.ones(N, dtype=bool)
-    if generalized:
-        release = read_generalized_table(release_path, schema)
+    if isinstance(release, GeneralizedTable):
         raw_cells = release.generalize(raw)
         valid = (raw_cells >= 0).all(axis=1)
         sizes = [len(c) for c in release.cut]
@@ -138,11 +72,7 @@ def table_section(page: Page, raw: EncodedTable, release_path: Path, algorithm: 
         x_raw = cut_features(schema, sizes, np.where(raw_cells >= 0, raw_cells, 0))
         out["released_records"] = int(np.maximum(release.counts, 0).sum())
     else:
-        from dataclasses import replace
-
-        # written by dprelease: a header row of the schema's attributes and class, comma-separated
-        synth = read_table(release_path, replace(schema, columns=None, drop=(), missing=(), delimiter=","))
-        synth = EncodedTable(schema, synth.columns, synth.y)
+        synth = release.table
         x, y, w = raw_features(synth), synth.y, None
         x_raw = raw_features(raw)
         out["released_records"] = synth.n_records
@@ -206,7 +136,7 @@ def table_section(page: Page, raw: EncodedTable, release_path: Path, algorithm: 
     ax.legend()
     page.figure(fig, "bar chart of range-query relative error by number of constrained attributes")
 
-    if generalized:
+    if isinstance(release, GeneralizedTable):
         true = np.zeros_like(release.counts)
         where = _cell_index(release, raw_cells)
         inside = where >= 0
@@ -233,7 +163,7 @@ def table_section(page: Page, raw: EncodedTable, release_path: Path, algorithm: 
         page.figure(fig, "log-log scatter of released cell counts against true counts")
     else:
         page.heading("Marginals", 3)
-        _marginals_plot(page, raw, synth)
+        _marginals_plot(page, raw, release.table)
     return out
 
 

@@ -16,7 +16,7 @@ from ..engine.base import TransactionData
 from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
-from ..release import SetValuedRelease, build_manifest, records_run_start, NEIGHBOURS_LINE
+from ..release import SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE
 
 __all__ = ["DEFAULT_MAX_ITEMS", "basic"]
 
@@ -48,4 +48,6 @@ def basic(db: TransactionDB | TransactionData, universe: Universe, epsilon: floa
         budget_split={"all_cells": "B on the vector of 2^|I|-1 disjoint cell counts (sensitivity 1)"},
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
+    size_note = release_size_note("basic", int(np.clip(released, 0, None).sum()), "records")
+    add_notes(manifest, [size_note] if size_note else [])
     return SetValuedRelease(itemsets, released, universe, manifest, accountant=accountant)

@@ -45,8 +45,10 @@ from ..privacy import (
     uniform_choice,
     zero_cell_threshold,
 )
-from ..limits import WorkMeter
-from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE
+from ..limits import WorkMeter, diffpart_range_notes
+from ..release import (
+    SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE,
+)
 
 __all__ = [
     "DEFAULT_FANOUT", "DEFAULT_C1", "DEFAULT_C2", "MAX_FANOUT", "TraceEvent", "diffpart", "sub_cuts", "child_masks",
@@ -403,7 +405,7 @@ def _manifest(B: float, fanout: int, c1: float, c2: float, branching_bound: floa
               spurious_bound: float | None, noise: NoiseSource, accountant: BudgetAccountant, universe: Universe,
               n_released: int, n_distinct: int) -> dict[str, object]:
     size_note = release_size_note("diffpart", n_released, "records")
-    return build_manifest(
+    manifest = build_manifest(
         "diffpart",
         epsilon=B,
         notes=[size_note] if size_note else None,
@@ -421,6 +423,9 @@ def _manifest(B: float, fanout: int, c1: float, c2: float, branching_bound: floa
         },
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
+    # parameters past their useful range (public rules of dprelease.limits; the CLI also says them on stderr)
+    add_notes(manifest, diffpart_range_notes(universe.size, fanout, B, c1, c2, spurious_bound))
+    return manifest
 
 
 def _progress_bar(enabled: bool):

@@ -73,7 +73,7 @@ from ..privacy import (
     BudgetAccountant, BudgetScope, NoiseSource, ThresholdRelease, check_epsilon, noisy_counts, threshold_counts,
     zero_cell_threshold,
 )
-from .. import release as _release_module
+from ..release import setvalued as _release_module  # its _CANONICAL_ORDER switch (tests, the audit)
 from ..release import SetValuedRelease, build_manifest
 from .diffpart import (
     partition_steps,
@@ -593,7 +593,7 @@ class TBPTree(StreamAccounting):
         # mixed, in ascending mask order: node ids, the visiting order and so every row of the state are
         # then a function of public inputs and noisy values only (an order that put the real cells first would
         # reveal which cells hold records). That old order is kept behind the private switch of
-        # dprelease.release for the audit's broken fixture.
+        # dprelease.release.setvalued for the audit's broken fixture.
         cells: list[tuple[int, int, int]] = []  # (mask, noisy count, explicit index or -1 if generated)
         cells.extend((int(mask), int(res.explicit[j]), j) for j, mask in enumerate(explicit.tolist()))
         cells.extend((int(mask), int(nc), -1) for mask, nc in zip(empty_masks.tolist(), res.zero_passed.tolist()))

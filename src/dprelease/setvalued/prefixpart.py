@@ -55,7 +55,9 @@ from .. import limits
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, noisy_values
 from ..privacy.privtree import PrivTreeSplitter
-from ..release import SetValuedRelease, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE
+from ..release import (
+    SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE,
+)
 
 __all__ = [
     "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
@@ -182,6 +184,9 @@ def prefix_diffpart(
         },
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
+    # budget shares past their useful range (public rules of dprelease.limits; the CLI also says them on stderr)
+    add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share, DEFAULT_SELECTION_SHARE,
+                                                  DEFAULT_STRUCTURE_SHARE))
     return SetValuedRelease(itemsets, counts, universe, manifest, trace=trace, accountant=accountant)
 
 

@@ -64,7 +64,8 @@ from ..data.universe import Universe, parse_universe_spec
 from ..engine import in_memory, open_transactions, unwrap
 from ..errors import BudgetExceededError, DPReleaseError, InputError, ParameterError, PrivacyLeakWarning
 from ..privacy import SecureNoise, SeededNoise
-from ..release import records_run_start, release_size_note, write_set_valued_release
+from ..release import records_run_start
+from ..release.stream import names_stream, stream_release
 from .incprefix import PrefixStream
 from .inctdpart import StreamBudget, TBPNode, TBPTree, append_seed
 from .prefixpart import PrefixTree
@@ -367,12 +368,6 @@ def _check_output(output: str | os.PathLike, state: Path, batch: str | os.PathLi
                              may_replace=lambda out: owns_release(state, out))
 
 
-def _size_note(release) -> None:
-    note = release_size_note(str(release.manifest.get("algorithm", "inctdpart")), release.n_records, "records")
-    if note:
-        release.manifest.setdefault("notes", []).append(note)
-
-
 def stream_ledger(path: str | os.PathLike) -> dict[str, object] | None:
     """The budget ledger the stream was opened against (``stream init --ledger``), or None."""
     with closing(_open(path)) as conn:
@@ -391,19 +386,11 @@ def stream_identity(path: str | os.PathLike) -> dict[str, object]:
 def owns_release(state: str | os.PathLike, output: str | os.PathLike) -> bool:
     """Whether ``output`` is a release of this stream (its manifest names the stream): append and release
     may replace it without --force."""
-    from ..release import read_manifest
-
     try:
-        manifest = read_manifest(output, verify=False)
         ident = stream_identity(state)
     except DPReleaseError:
         return False
-    named = manifest.get("stream")
-    if manifest.get("algorithm") not in ("inctdpart", "inctdpart-prefix") or not isinstance(named, dict):
-        return False
-    if ident["id"] is not None and named.get("id") is not None:
-        return named.get("id") == ident["id"]
-    return named.get("state") == ident["state"]
+    return names_stream(output, ident)
 
 
 def _noise_info(meta: dict[str, object]) -> dict[str, object]:
@@ -537,11 +524,9 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
         finally:
             if db is not None and hasattr(db, "close"):
                 db.close()  # a Spark batch's cached DataFrame
-    release = tree.release(universe, _noise_info(meta))
-    release.manifest["stream"] = ident
-    _size_note(release)
+    release = stream_release(tree.release(universe, _noise_info(meta)), ident)
     try:
-        paths = write_set_valued_release(release, out)
+        paths = release.write(out)
     except (OSError, DPReleaseError) as exc:
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"append {n + 1} committed (epsilon spent), but writing {out} failed ({detail}); "
@@ -549,7 +534,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     return {"append": n, "epsilon": eps_append, "epsilon_spent": tree.epsilon_spent, "appends": tree.appends,
             "updates": tree.updates, "accounting": tree.accounting, "partitioning": _partitioning(meta),
             "privacy_unit": tree.privacy_unit,
-            "privacy_unit_epsilon": tree.privacy_unit_epsilon, "release": str(paths[0]), "manifest": str(paths[1]),
+            "privacy_unit_epsilon": tree.privacy_unit_epsilon, "release": str(paths.body), "manifest": str(paths.manifest),
             "released_records": release.n_records, "warnings": [str(w.message) for w in caught]}
 
 
@@ -562,9 +547,7 @@ def reemit(path: str | os.PathLike, output: str | os.PathLike, *, force: bool = 
     if tree is None or tree.appends == 0:
         raise InputError(f"{path}: nothing released yet (no append was made)")
     universe = _universe(meta)
-    release = tree.release(universe, _noise_info(meta))
-    release.manifest["stream"] = stream_identity(path)
-    _size_note(release)
-    paths = write_set_valued_release(release, out)
-    return {"appends": tree.appends, "epsilon_spent": tree.epsilon_spent, "release": str(paths[0]),
-            "manifest": str(paths[1]), "released_records": release.n_records}
+    release = stream_release(tree.release(universe, _noise_info(meta)), stream_identity(path))
+    paths = release.write(out)
+    return {"appends": tree.appends, "epsilon_spent": tree.epsilon_spent, "release": str(paths.body),
+            "manifest": str(paths.manifest), "released_records": release.n_records}

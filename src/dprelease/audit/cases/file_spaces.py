@@ -70,7 +70,7 @@ def degree_search_events(edges_d: list, edges_dp: list, cfg: dict) -> Callable[[
         for k, c in enumerate(counts.tolist()):
             out.append(f"degree {k} x{c}")
             out += [f"degree {k} x>={g}" for g in range(1, 12) if c >= g]
-        out += manifest_events(rel.manifest)
+        out += manifest_events(rel.details)  # the method's own facts (leaves, sensitivities, projection)
         return out
 
     return events

@@ -40,6 +40,12 @@ def _table(rows):
     return EncodedTable(schema, (arr[:, 0], arr[:, 1].astype(np.int64)), arr[:, 2].astype(np.int64))
 
 
+def _run_facts(manifest: dict) -> dict:
+    """The manifest's parameters and budget split: the parts that show the run's data-dependent choices (rounds
+    played, the score chosen from the noisy size); the rest is the same in every run or repeats the table."""
+    return {key: manifest[key] for key in ("parameters", "budget_split")}
+
+
 def _table_events(release) -> list[str]:
     labels = release.cut_labels()
     n_cls = release.schema.n_classes
@@ -49,7 +55,7 @@ def _table_events(release) -> list[str]:
         for c in range(n_cls):
             rows.append((f"{key}|{release.schema.class_attribute.values[c]}", int(release.counts[i, c])))
     out = ["cut " + json.dumps(labels, sort_keys=True), "release " + json.dumps(rows),
-           "manifest " + json.dumps(release.manifest, sort_keys=True, default=str)]
+           "manifest " + json.dumps(_run_facts(release.manifest), sort_keys=True, default=str)]
     for key, count in rows:
         out += value_events(f"count[{key}]", count, range(0, 30, 2))
     return out

@@ -50,7 +50,8 @@ def _rps_events(rel) -> list[str]:
     rows = ["|".join(f"{float(c[i]):g}" for c in cols) for i in range(rel.table.n_records)]
     out.append("table " + ";".join(rows))
     out += value_events("records", rel.n_records, range(0, 30, 2))
-    out += manifest_events({**rel.manifest, "release": rel.facts()})
+    out += manifest_events({"parameters": rel.manifest["parameters"], "budget_split": rel.manifest["budget_split"],
+                            "release": rel.facts()})
     return out
 
 
@@ -106,7 +107,7 @@ def _degree_events(rel) -> list[str]:
     for k, c in enumerate(counts.tolist()):
         out.append(f"degree {k} x{c}")
         out += [f"degree {k} x>={g}" for g in range(1, 16) if c >= g]
-    out += manifest_events(rel.manifest)
+    out += manifest_events(rel.details)  # the method's own facts (leaves, sensitivities, projection)
     return out
 
 

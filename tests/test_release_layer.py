@@ -1,0 +1,149 @@
+"""The release layer (dprelease.release): an algorithm returns a complete release, the layer writes it and reads
+it back as the same kind of object, and the report and the evaluation read releases only through it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO
+
+from dprelease.data import Universe, read_transactions
+from dprelease.data.graphs import read_edge_list
+from dprelease.data.table import load_schema, read_table
+from dprelease.errors import InputError
+from dprelease.privacy import make_noise
+from dprelease.release import KINDS, Release, SetValuedRelease, kind_of, read, read_manifest
+from dprelease.release.degrees import DegreeRelease, GraphRelease
+from dprelease.release.itemsets import ItemsetRelease
+from dprelease.release.table import GeneralizedTable, SyntheticTable
+
+BASKETS = REPO / "examples" / "baskets.dat"
+JOBS = REPO / "examples" / "table1-jobs.csv"
+JOBS_SCHEMA = REPO / "examples" / "table1-schema.yaml"
+U12 = Universe.from_range(1, 12)
+# what only the writer adds: the files' names and hashes, and what describes a file's layout
+FILE_FACTS = ("body", "body_sha256", "other_files")
+
+
+def _graph(tmp_path: Path):
+    rng = np.random.default_rng(3)
+    edges = {(int(a), int(b)) for a, b in rng.integers(0, 60, size=(200, 2)) if a < b}
+    path = tmp_path / "g.txt"
+    path.write_text("".join(f"{a} {b}\n" for a, b in sorted(edges)))
+    return read_edge_list(path)
+
+
+def _releases(tmp_path: Path) -> dict[str, Release]:
+    """One seeded release of every kind, made by the algorithms themselves (no command in between)."""
+    from dprelease.graphs.degrees import release_degrees
+    from dprelease.graphs.regenerate import regenerated_graph
+    from dprelease.itemsets.privbasis import privbasis
+    from dprelease.relational.diffgen import diffgen
+    from dprelease.relational.rps import rps
+    from dprelease.setvalued.prefixpart import prefix_diffpart
+
+    db, _ = read_transactions(BASKETS, U12)
+    table = read_table(JOBS, load_schema(JOBS_SCHEMA))
+    degrees = release_degrees(_graph(tmp_path), 8, 1.0, noise=make_noise(5))
+    return {
+        "diffpart.dat": prefix_diffpart(db, U12, 1.0, noise=make_noise(1)),
+        "privbasis.csv": privbasis(db, U12, 5, 1.0, noise=make_noise(2)),
+        "diffgen.csv": diffgen(table, 1.0, 2, noise=make_noise(3)),
+        "rps.parquet": rps(table, 1.0, noise=make_noise(4), depth=3),
+        "degrees.txt": degrees,
+        "graph.txt": regenerated_graph(degrees, "configuration", make_noise(6), derived_from="degrees.txt"),
+    }
+
+
+def test_an_algorithm_returns_the_manifest_that_is_written(tmp_path):
+    """Before the release layer, DiffGen, RPS and the degree methods returned manifest *parts* (the command
+    assembled the rest); now the written manifest is the release's, plus what describes the files."""
+    for name, release in _releases(tmp_path).items():
+        assert isinstance(release, Release) and release.kind in KINDS
+        written = release.write(tmp_path / name)
+        on_disk = read_manifest(written.body)
+        for key in ("algorithm", "version", "epsilon", "parameters", "rng", "domain", "privacy", "release"):
+            assert key in release.manifest, (name, key)
+        expected = dict(release.manifest)
+        got = {k: v for k, v in on_disk.items() if k not in FILE_FACTS}
+        if isinstance(release, ItemsetRelease):  # the CSV's columns and what its frequency means
+            assert got["release"]["columns"] == ["itemset", "count", "frequency"]
+            got["release"] = {k: v for k, v in got["release"].items() if k not in ("columns", "frequency")}
+        if isinstance(release, GeneralizedTable):  # the files it wrote
+            assert got["release"].pop("files") == {"contingency_table": name}
+        assert json.loads(json.dumps(got)) == json.loads(json.dumps(expected)), name
+        assert kind_of(on_disk) == release.kind
+
+
+def test_every_kind_reads_back_what_it_wrote(tmp_path):
+    releases = _releases(tmp_path)
+    for name, release in releases.items():
+        release.write(tmp_path / name)
+    schema = load_schema(JOBS_SCHEMA)
+
+    sv = releases["diffpart.dat"]
+    back = read(tmp_path / "diffpart.dat", universe=U12)
+    assert isinstance(back, SetValuedRelease)
+    assert [s.tolist() for s in back.itemsets] == [s.tolist() for s in sv.itemsets]
+    assert back.counts.tolist() == sv.counts.tolist() and back.n_records == sv.n_records
+
+    pb = releases["privbasis.csv"]
+    back = read(tmp_path / "privbasis.csv", universe=U12)
+    assert isinstance(back, ItemsetRelease) and back.itemsets == [tuple(sorted(s)) for s in pb.itemsets]
+    np.testing.assert_allclose(back.counts, np.round(pb.counts, 3))
+    assert back.manifest["release"]["requested_k"] == 5
+
+    dg = releases["diffgen.csv"]
+    back = read(tmp_path / "diffgen.csv", schema=schema)
+    assert isinstance(back, GeneralizedTable) and back.cut == dg.cut
+    np.testing.assert_array_equal(back.counts, dg.counts)
+
+    rp = releases["rps.parquet"]
+    back = read(tmp_path / "rps.parquet", schema=schema)
+    assert isinstance(back, SyntheticTable) and back.n_records == rp.n_records
+    np.testing.assert_array_equal(back.table.y, rp.table.y)
+    for a, b in zip(back.table.columns, rp.table.columns):
+        np.testing.assert_array_equal(a, b)
+
+    back = read(tmp_path / "degrees.txt")
+    assert isinstance(back, DegreeRelease) and back.degrees.tolist() == releases["degrees.txt"].degrees.tolist()
+    assert back.theta == 8 and back.method == "rps"
+    back = read(tmp_path / "graph.txt")
+    assert isinstance(back, GraphRelease)
+    assert back.degrees().tolist() == read_edge_list(tmp_path / "graph.txt").degrees().tolist()
+
+
+def test_a_reader_refuses_another_kind_and_a_pair_that_does_not_match(tmp_path):
+    releases = _releases(tmp_path)
+    for name in ("diffpart.dat", "privbasis.csv"):
+        releases[name].write(tmp_path / name)
+    with pytest.raises(InputError, match="privbasis.csv is a PrivBasis release, not a set-valued release"):
+        SetValuedRelease.read(tmp_path / "privbasis.csv", U12)
+    with pytest.raises(InputError, match="is a diffpart-prefix release, not an itemset release"):
+        ItemsetRelease.read(tmp_path / "diffpart.dat", U12)
+    (tmp_path / "diffpart.dat").write_text("1 2\n")  # the body of another run
+    with pytest.raises(InputError, match="does not match its manifest"):
+        SetValuedRelease.read(tmp_path / "diffpart.dat", U12)
+
+
+def test_a_set_valued_release_reads_back_its_pairs_from_runs_of_lines(tmp_path):
+    """The body holds count copies of each itemset in a run; reading groups the runs into pairs again."""
+    release = SetValuedRelease([np.array([0, 2]), np.array([1]), np.array([0, 1, 2])], np.array([3, 1, 2]),
+                               Universe.from_range(1, 3), {"algorithm": "diffpart", "package": "dprelease",
+                                                           "release": {"records": 6}})
+    release.write(tmp_path / "r.dat")
+    assert (tmp_path / "r.dat").read_text() == "1 2 3\n1 2 3\n1 3\n1 3\n1 3\n2\n"
+    back = SetValuedRelease.read(tmp_path / "r.dat", release.universe)
+    assert [s.tolist() for s in back.itemsets] == [[0, 1, 2], [0, 2], [1]] and back.counts.tolist() == [2, 3, 1]
+
+
+def test_report_evaluation_and_release_import_only_down():
+    """The report read releases through commands/ (and split tables through experiments/): upward imports."""
+    from test_layers import _breaks
+
+    breaks = [b for b in _breaks() if b.startswith(("dprelease/report/", "dprelease/evaluation/",
+                                                    "dprelease/release/"))]
+    assert breaks == []
