@@ -106,7 +106,6 @@ def _breaks() -> list[str]:
     return found
 
 
-@pytest.mark.xfail(strict=True, reason="the engines and the report still import upward; being moved")
 def test_every_import_points_down() -> None:
     breaks = _breaks()
     assert not breaks, "layer contract broken:\n" + "\n".join(breaks)
