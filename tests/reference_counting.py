@@ -1,5 +1,5 @@
 """The per-query support counter as it was before the vectorised one (d760c56), kept as the reference that
-tests/test_counting.py compares :class:`dprelease.engine.supports.SupportCounter` against."""
+tests/evaluation/test_counting.py compares :class:`dprelease.engine.supports.SupportCounter` against."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The whole-file transaction reader as it was before the chunked one (d760c56), kept as the reference
-that tests compare :func:`dprelease.data.io.read_transactions` against (tests/test_fimi.py)."""
+that tests compare :func:`dprelease.data.io.read_transactions` against (tests/data/test_fimi.py)."""
 
 from __future__ import annotations
 

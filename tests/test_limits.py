@@ -2,7 +2,7 @@
 
 The estimates are checked against exact enumeration (DiffGen's largest table) and seeded Monte Carlo
 (discrete Laplace tails; tolerance 5 standard errors, false-failure rate below 1e-6). The CLI cases
-themselves (exit 2, one line, nothing allocated or written) are in tests/test_bad_input.py.
+themselves (exit 2, one line, nothing allocated or written) are in tests/commands/test_bad_input.py.
 """
 
 from __future__ import annotations

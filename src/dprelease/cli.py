@@ -21,7 +21,7 @@ __all__ = ["build_parser", "main", "COMMANDS", "EXTENDERS", "command_parser", "c
 
 # Command name -> (module in dprelease.commands that registers it, its one-line help in the command list).
 # Only the module of the command being run is imported (issue 11: `dprelease --help` and each command's
-# `--help` cost little more than importing numpy); tests/test_cli_lazy.py checks this table against the
+# `--help` cost little more than importing numpy); tests/commands/test_cli_lazy.py checks this table against the
 # modules, so a new command or a new help line needs an entry here.
 COMMANDS: dict[str, tuple[str, str]] = {  # in the order of the command list (modules in name order)
     "audit": ("audit", "black-box privacy audit: run an algorithm on built-in neighbouring datasets and bound its "

@@ -17,8 +17,8 @@ from .common import (
 
 __all__ = ["register", "register_experiment"]
 
-SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked in tests/test_cli.py)
-# == dprelease.experiments.diffgen.METHODS (checked in tests/test_diffgen_plus.py): the experiment keeps every
+SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked in tests/commands/test_cli.py)
+# == dprelease.experiments.diffgen.METHODS (checked in tests/relational/test_diffgen_plus.py): the experiment keeps every
 # variant, so that the published numbers of docs/diffgen.md can be reproduced
 METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "faithful",
            "tds", "diffp-c45", "mst", "aim")

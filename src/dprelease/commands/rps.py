@@ -20,7 +20,7 @@ from .common import (
 
 __all__ = ["register", "register_evaluate", "register_experiment"]
 
-# == dprelease.relational.rps / dprelease.graphs constants (checked in tests/test_rps_cli.py)
+# == dprelease.relational.rps / dprelease.graphs constants (checked in tests/commands/test_rps_cli.py)
 DEFAULT_DEPTH = 10
 DEFAULT_SPLIT_SHARE = 0.3
 PARTITIONINGS = ("balanced", "fixed")

@@ -12,7 +12,7 @@ Every method first projects the graph onto maximum degree theta (a public bound)
   which theta does not bound. Only nodes of projected degree >= 1 are released. A friend that vanishes had
   projected degree 1 (its edge to x kept, at most theta of them: they are among the unit moves above) or 0 (not
   released either way), so every statistic of the nodes of projected degree >= 1 is bounded (lemma in
-  docs/rps.md, "Degree sequences", checked by brute force on file-level neighbours in tests/test_rps_degrees.py).
+  docs/rps.md, "Degree sequences", checked by brute force on file-level neighbours in tests/graphs/test_rps_degrees.py).
 
 L1 sensitivities (d = deg(x) <= theta; :func:`degree_sensitivities`):
 

@@ -10,7 +10,7 @@ edge not touching x that only one run keeps has an endpoint that is full (degree
 not in this one, so keeping it lowers that endpoint's difference by one and raises the other's by at most one:
 sum over v != x of |deg_G(v) - deg_G'(v)| never grows, except at the kept edges {x, u}, each of which adds at
 most one. Hence sum_{v != x} |deg_G(v) - deg_G'(v)| <= deg_G(x) <= theta, for any input graph and any theta;
-tests/test_rps_degrees.py checks it by brute force. Isolated nodes take no part in the projection, so the same
+tests/graphs/test_rps_degrees.py checks it by brute force. Isolated nodes take no part in the projection, so the same
 holds when G' is read from an edge file without x's lines, in which x's friends with no other edge vanish
 (counted there at degree 0): the file-level neighbour of docs/rps.md.
 """

@@ -178,7 +178,7 @@ def get_lambda(item_counts: np.ndarray, kth_count: int, n_records: int, epsilon:
     so every quality moves the same way (up) by 0, 1 or 2: one-directional with sensitivity 2, hence
     weights exp(eps * q / 2) -- exactly the p[i] of line 24. The text's "sensitivity 1" plus the
     one-direction saving would give exp(eps * q), which is 2*eps-DP (|.| breaks the one-direction
-    property of the distance; see docs/privbasis.md, docs/privacy.md and tests/test_neighbours.py).
+    property of the distance; see docs/privbasis.md, docs/privacy.md and tests/audit/test_neighbours.py).
     Works in log space: N * eps / 2 is never exponentiated.
 
     ``max_lambda`` (public) restricts the candidates to 1..max_lambda. Section 4.4's text samples from

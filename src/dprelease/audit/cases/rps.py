@@ -25,7 +25,7 @@ Events: the released sequence as written, its length, each degree's multiplicity
 
 Power: :func:`release_node_set_from_edges` is the old, broken release (the edge file's ids taken as a declared
 node set, with the node-DP sensitivities that hold only when the friends stay); ``degree_file_cases(eps,
-release=release_node_set_from_edges)`` gives the same pairs for it, and tests/test_rps_audit.py checks that the
+release=release_node_set_from_edges)`` gives the same pairs for it, and tests/audit/test_rps_audit.py checks that the
 audit flags it. :func:`file_neighbour` and :func:`degree_file_case` build a pair from any edge file (for a search).
 """
 

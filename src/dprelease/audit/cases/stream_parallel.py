@@ -16,7 +16,7 @@ later batch was counted.
 Person-level (claim 2 * epsilon): one person with a record in batch 0 and one in batch 1, declared as
 ``privacy_unit="person"``, ``max_batches_per_person=2``. Each append is epsilon-DP in its batch and the person
 is in two, so the bound is 2 * epsilon, and no better: the events "the person's cell counted high in both
-appends" measure a loss above epsilon (tests/test_stream_audit.py checks it), which is why a record-level
+appends" measure a loss above epsilon (tests/audit/test_stream_audit.py checks it), which is why a record-level
 declaration does not protect a person with records in several batches.
 Events as in :mod:`.stream`: every release file, manifest, node and count table after every append.
 """

@@ -20,7 +20,7 @@ import pytest
 
 from dprelease.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BASKETS = REPO / "examples" / "baskets.dat"
 TABLE = REPO / "examples" / "table1-jobs.csv"
 SCHEMA = REPO / "examples" / "table1-schema.yaml"

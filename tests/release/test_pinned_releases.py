@@ -4,7 +4,7 @@ A refactoring must not change what a command publishes: for a fixed seed, the re
 (minus the run's clock) are pure functions of the inputs and the parameters. This module runs each command
 of the table below on small bundled or generated inputs and compares the sha256 of the body and of the
 canonical manifest with ``pinned_releases.json``. A change that is *meant* to alter a release updates the pins
-on purpose: ``DPRELEASE_UPDATE_PINS=1 python -m pytest tests/test_pinned_releases.py`` rewrites the file, and
+on purpose: ``DPRELEASE_UPDATE_PINS=1 python -m pytest tests/release/test_pinned_releases.py`` rewrites the file, and
 the diff of that file shows which releases moved.
 """
 
@@ -21,7 +21,7 @@ import pytest
 from dprelease.cli import main
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
 PINS = HERE / "pinned_releases.json"
 UPDATE = os.environ.get("DPRELEASE_UPDATE_PINS") == "1"
 

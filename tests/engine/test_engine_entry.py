@@ -24,7 +24,7 @@ from dprelease.itemsets.exact import top_k_itemsets
 from dprelease.privacy import SeededNoise
 from dprelease.setvalued.diffpart import diffpart
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src" / "dprelease"
 
 

@@ -356,7 +356,7 @@ CLI_RUNS: dict[str, list[list[str]]] = {
 # (command, option dest) -> the values no run needs to take, and why. "*" = every value.
 CLI_EXEMPT: dict[tuple[str, str], tuple[set[object] | str, str]] = {
     **{(c, "engine"): ({"spark"}, "--engine spark reads the data with Spark and runs the same algorithm code "
-                                  "(the --level-wise loop, run above); pyspark is optional (tests/test_engine_spark.py)")
+                                  "(the --level-wise loop, run above); pyspark is optional (tests/engine/test_engine_spark.py)")
        for c in ("diffpart", "basic", "privbasis", "tf", "diffgen", "rps", "stream append")},
     **{(c, "quiet"): ("*", "messages only") for c in ("diffpart", "basic", "privbasis", "tf", "diffgen", "rps",
                                                      "degrees", "stream init", "stream append")},

@@ -11,7 +11,7 @@ import pytest
 
 from dprelease.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "baskets.dat"
 
 

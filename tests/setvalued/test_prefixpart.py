@@ -19,7 +19,7 @@ from dprelease.privacy import SeededNoise
 from dprelease.engine.kernels import item_masks
 from dprelease.setvalued.prefixpart import prefix_diffpart
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "baskets.dat"
 
 
