@@ -7,7 +7,7 @@ against ``epsilon`` = epsilon': the stricter claim, which the code must still me
 
 Events after *every* append: the release as stored and written (contents and order), its manifest,
 and the stored TBP-tree (node ids with their cuts, parents, classes and p-sums, and the counts table),
-because the state file is output too (issue 8 defect 1: node ids carried the real/generated split).
+because the state file is output too (node ids once carried the real/generated split).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def _stream_cases(epsilon: float) -> list[AuditCase]:
     # --- through the SQLite state (init_state / append_batch), releases read back from the files ---------
     # Fan-out 4 over 1..4 (the root's split is the leaf level), low constants C1 = C2 = 0.5 so that a
     # count of 1 can pass, and new cells tested at every visit: the record {1} of batch 1 makes a real new
-    # cell on D and can only be test-and-generated on D' (issue 8 defect 1 in the state: node ids).
+    # cell on D and can only be test-and-generated on D' (the release-order fault, in the state's node ids).
     b0 = [[0, 1, 2, 3]] * 20 + [[1, 2]] * 5
     b1 = [[0, 1, 2, 3]] * 10
     b2 = [[2]] * 5 + [[0, 1]]
