@@ -129,10 +129,10 @@ def _run_rps(args: argparse.Namespace) -> int:
     from ..relational.rps_guided import rps_guided
 
     options = _paper_options(args)
+    schema = _rps_checks(args)
     if args.method != FAITHFUL and options:
         say(args, f"note: {', '.join(options)} configure the paper's RPS tree: running it (as --method faithful "
                   f"does) instead of the default, guided RPS")
-    schema = _rps_checks(args)
     with timed(args, "read"):
         table = unwrap(open_table(args.table, schema, engine=getattr(args, "engine", "local"),
                                   master=getattr(args, "spark_master", None)))
