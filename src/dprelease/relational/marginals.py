@@ -29,7 +29,7 @@ from ..privacy import NoiseSource, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.privtree import PrivTreeSplitter
 
-__all__ = ["Marginal", "noisy_marginals", "FLAT_WIDTH", "MAX_MARGINAL_DEPTH", "TREE_SHARE"]
+__all__ = ["Marginal", "noisy_marginals", "paid_dimensions", "FLAT_WIDTH", "MAX_MARGINAL_DEPTH", "TREE_SHARE"]
 
 FLAT_WIDTH = 64  # lattice ranges up to this many values are counted value by value (no tree)
 MAX_MARGINAL_DEPTH = 24  # a cell of a real range is at least 2^-24 of the range wide (public cap)
@@ -156,14 +156,18 @@ def _one_marginal(values: np.ndarray, counts: np.ndarray, lo: float, hi: float, 
     return Marginal(np.concatenate([a, b[-1:]]), weights, bool(integer))
 
 
+def paid_dimensions(lo: np.ndarray, hi: np.ndarray, integer: np.ndarray) -> int:
+    """How many dimensions hold more than one value (a one-value dimension's marginal is known: it costs nothing)."""
+    width = np.asarray(hi, dtype=np.float64) - np.asarray(lo, dtype=np.float64)
+    return int(np.sum(np.where(integer, width >= 2, width > 0)))
+
+
 def noisy_marginals(engine: RegionRecords, names, lo: np.ndarray, hi: np.ndarray, integer: np.ndarray,
                     epsilon: float, *, scope: BudgetScope, noise: NoiseSource) -> list[Marginal]:
     """Every dimension's noisy marginal, ``epsilon / D`` each (sequential composition), read with the engine's
     grouped count while every record is still in region 0 (before any routing)."""
     n_dims = len(names)
-    width = hi - lo
-    paid = int(np.sum(np.where(integer, width >= 2, width > 0)))  # a one-value dimension costs nothing
-    eps_dim = epsilon / max(1, paid)
+    eps_dim = epsilon / max(1, paid_dimensions(lo, hi, integer))
     out = []
     for j in range(n_dims):
         dims = np.array([j], dtype=np.int64)

@@ -33,7 +33,7 @@ from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.accountant import BudgetScope
 from ..privacy.privtree import PrivTreeSplitter
-from .marginals import Marginal, noisy_marginals
+from .marginals import Marginal, noisy_marginals, paid_dimensions
 from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
 from .rps import Partition, PointDomain, RPSRelease, check_release_size, remaining_budget, table_domain
 
@@ -169,7 +169,8 @@ def rps_guided(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseS
     budget = {
         "formula": "marginals (PrivTree cells + counts per dimension, sequential over the dimensions) + one PrivTree "
                    "over the partition + leaf counts (disjoint leaves) = eps for every record",
-        "marginals": MARGINAL_SHARE * eps, "marginal_per_dimension": MARGINAL_SHARE * eps / domain.n_dims,
+        "marginals": MARGINAL_SHARE * eps,
+        "marginal_per_dimension": MARGINAL_SHARE * eps / max(1, paid_dimensions(domain.lo, domain.hi, domain.integer)),
         "partition_privtree": PARTITION_SHARE * eps, "leaf_counts": float(part.count_epsilon[0]),
     }
     parameters = {"method": "guided", "max_depth": MAX_DEPTH, "marginal_share": MARGINAL_SHARE,
