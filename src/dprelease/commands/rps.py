@@ -253,7 +253,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("table", metavar="TABLE", help="CSV (header row unless the schema lists 'columns') or Parquet; "
                                                    "a directory holding adult.data/adult.test reads Adult")
     p.add_argument("--schema", required=True, metavar="SCHEMA",
-                   help="YAML/JSON schema: attributes, taxonomies, public bounds, class (as for diffgen; required)")
+                   help="YAML/JSON schema (required): attributes, taxonomies, public bounds, and a class (optional "
+                        "here; as for diffgen)")
     add_epsilon(p)
     add_output(p)
     p.add_argument("--depth", "-H", type=_nonneg_int, default=None, metavar="H",
