@@ -278,7 +278,7 @@ def test_cli_list(capsys):
 ALL_ALGORITHMS = ["diffpart", "basic", "stream", "privbasis", "tf", "diffgen", "noisy_counts", "noisy_values",
                   "threshold_counts", "exponential_mechanism", "exponential_top_k", "exponential_mechanism_disjoint",
                   "exponential_top_k_implicit", "laplace_top_k_implicit", "get_lambda", "degrees", "diffgen-plus",
-                  "diffgen-plus2", "diffgen-plus3", "diffp-c45", "diffpart-prefix", "rps", "stream-parallel"]
+                  "diffgen-plus2", "diffgen-plus3", "diffp-c45", "diffpart-prefix", "rps", "rps-guided", "stream-parallel"]
 
 
 def test_slow_audit_covers_every_algorithm():
