@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, IO, Any, ClassVar
 
 import numpy as np
 
+from ..privacy.uncertainty import Estimate, Intervals
 from .base import Written, check_kind
 from .files import BodyWriter, Manifest, manifest_of, read_manifest, write_with_manifest
 
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
     from ..privacy.accountant import BudgetAccountant
 
 __all__ = ["GeneralizedTable", "SyntheticTable", "records_path", "read_table_release", "table_frame",
-           "GENERALIZED_ALGORITHMS"]
+           "GENERALIZED_ALGORITHMS", "ERROR_COLUMNS"]
+
+ERROR_COLUMNS = ("sd", "low", "high")  # after ``count``, when a release knows its counts' noise
 
 # the algorithms whose release is a generalized contingency table (the others publish records)
 GENERALIZED_ALGORITHMS = ("diffgen", "tds")
@@ -81,6 +84,20 @@ class GeneralizedTable:
     manifest: Manifest = field(default_factory=dict)
     trace: list[Any] = field(default_factory=list, repr=False)
     accountant: BudgetAccountant | None = field(default=None, repr=False)
+    # per leaf x class row (row-major, as ``counts.reshape(-1)``): the count's noise sd and 95 % interval
+    errors: Intervals | None = field(default=None, repr=False)
+
+    def intervals(self) -> Intervals | None:
+        """Each leaf x class count's sd and 95 % interval (arrays in the file's row order); None if unknown."""
+        return self.errors
+
+    def count(self, **ranges: Any) -> Estimate:
+        """The released number of records in ``ranges`` (per attribute: ``(lo, hi)`` for a number, a value or a
+        list of values for a category; the class by its name) with its interval: see
+        :func:`dprelease.release.queries.generalized_count`."""
+        from .queries import generalized_count
+
+        return generalized_count(self, ranges)
 
     def cut_labels(self) -> dict[str, list[str]]:
         from ..data.cut import cut_label
@@ -94,7 +111,8 @@ class GeneralizedTable:
             "leaf_partitions": int(self.cells.shape[0]),
             "rows": int(self.cells.shape[0] * self.schema.n_classes),
             "released_records": self.n_records,  # sum of the noisy counts (post-processing)
-            "columns": [a.name for a in self.schema.attributes] + [self.schema.class_attribute.name, "count"],
+            "columns": [a.name for a in self.schema.attributes] + [self.schema.class_attribute.name, "count"]
+            + (list(ERROR_COLUMNS) if self.errors is not None else []),
         }
 
     def frame(self) -> Any:
@@ -109,6 +127,8 @@ class GeneralizedTable:
         data[self.schema.class_attribute.name] = np.tile(np.asarray(self.schema.class_attribute.values, dtype=object),
                                                          self.cells.shape[0])
         data["count"] = self.counts.reshape(-1)
+        if self.errors is not None:  # beside the count, after every existing column
+            data.update(sd=self.errors.sd, low=self.errors.low, high=self.errors.high)
         return pd.DataFrame(data)
 
     def arrow(self, records: bool = False) -> Any:
@@ -129,11 +149,15 @@ class GeneralizedTable:
             _arrow_numbers((rows % n_cls).astype(np.int32)), _arrow_strings(self.schema.class_attribute.values))
         if not records:
             cols["count"] = _arrow_numbers(counts.astype(np.int64))
+            if self.errors is not None:  # post-processing of public noise scales
+                for name in ERROR_COLUMNS:
+                    cols[name] = pa.array(np.round(np.asarray(getattr(self.errors, name), dtype=np.float64), 3),
+                                          pa.float64())
         return pa.table(cols)
 
     def records_frame(self) -> Any:
         """The expanded record form: each (partition, class) row repeated ``count`` times."""
-        table = self.frame()
+        table = self.frame().drop(columns=list(ERROR_COLUMNS), errors="ignore")
         counts = table.pop("count").to_numpy()
         return table.loc[np.repeat(np.arange(len(table)), np.maximum(counts, 0))].reset_index(drop=True)
 
