@@ -50,7 +50,9 @@ from ..engine.local import LocalRegions, LocalTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.accountant import BudgetScope
+from ..privacy.mechanisms import laplace_scale
 from ..privacy.median import check_sensitivity, median_intervals, private_medians
+from ..privacy.uncertainty import Estimate, Intervals, count_intervals
 from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
 from ..release.table import SyntheticTable
 
@@ -429,6 +431,31 @@ class RPSRelease(SyntheticTable):
     """A synthetic table made by RPS, with its partition (leaves and noisy counts) and manifest."""
 
     partition: Partition | None = field(default=None, kw_only=True, repr=False)
+
+    def intervals(self) -> Intervals | None:
+        """Each leaf's released count max(0, noisy count) with its sd and 95 % interval, in the partition's leaf
+        order (post-processing of the public scales 1/eps_leaf); None when the partition is not held."""
+        part = self.partition
+        if part is None:
+            return None
+        scales = np.asarray([laplace_scale(float(e), 1) for e in part.count_epsilon.tolist()])
+        return count_intervals(np.maximum(part.counts, 0), scales, lower=0.0,
+                               label="the discrete Laplace noise of each leaf count, clipped at 0 as it is")
+
+    def count(self, **ranges: object) -> Estimate:
+        """The number of records in ``ranges`` (as :meth:`GeneralizedTable.count`), estimated from the leaves:
+        each leaf's released count times the share of its box inside the query, with the interval of that sum
+        (the synthetic records were drawn uniformly in the leaves, so they give this answer up to sampling)."""
+        from ..release.queries import box_estimate, box_fractions, table_query
+
+        part = self.partition
+        if part is None:
+            raise ParameterError("count: this synthetic table holds no partition (read back from a file); the "
+                                 "error bars need the leaves of the run")
+        frac = box_fractions(table_query(self.schema, ranges), part.lo, part.hi)
+        errors = self.intervals()
+        assert errors is not None
+        return box_estimate(errors.value, errors.sd, frac, clipped=True, what="leaf counts")
 
     def facts(self) -> dict[str, object]:
         """The manifest's release facts: functions of the release only."""

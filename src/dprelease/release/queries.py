@@ -12,19 +12,21 @@ and counts clipped at 0 (or shifted by Norm-Sub) are biased upward on empty boxe
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError
-from ..privacy.uncertainty import LEVEL, Estimate, sum_multiplier
+from ..privacy.uncertainty import LEVEL, Estimate, dlap_half_width, dlap_sd, sum_multiplier
 
 if TYPE_CHECKING:
     from ..data.table import TableSchema
+    from .setvalued import SetValuedRelease
     from .table import GeneralizedTable
 
-__all__ = ["table_query", "box_fractions", "box_estimate", "generalized_count", "UNIFORM_NOTE", "CLIP_NOTE"]
+__all__ = ["table_query", "box_fractions", "box_estimate", "generalized_count", "itemset_count", "cells_containing",
+           "UNIFORM_NOTE", "CLIP_NOTE"]
 
 UNIFORM_NOTE = ("ignores the uniform spreading of a box's count over the part of it the query covers (the "
                 "true share is not released)")
@@ -152,3 +154,76 @@ def generalized_count(table: GeneralizedTable, ranges: Mapping[str, object]) -> 
         return Estimate(float(np.sum(frac * values)), math.nan, math.nan, math.nan,
                         label="no noise scale known (a release without error bars, or not DP)")
     return box_estimate(values, table.errors.sd, frac, clipped=True, what="leaf x class counts")
+
+
+def _cell_index(release: SetValuedRelease) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, cells): the released cells holding item i are ``cells[starts[i]:starts[i + 1]]`` (cached)."""
+    cached = release.__dict__.get("_cell_index")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    lengths = np.fromiter((len(s) for s in release.itemsets), dtype=np.int64, count=len(release.itemsets))
+    items = np.concatenate([np.asarray(s, dtype=np.int64) for s in release.itemsets]) if lengths.size else \
+        np.zeros(0, dtype=np.int64)
+    owner = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    order = np.argsort(items, kind="stable")
+    starts = np.zeros(release.universe.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(items, minlength=release.universe.size), out=starts[1:])
+    index = (starts, owner[order])
+    object.__setattr__(release, "_cell_index", index)
+    return index
+
+
+def cells_containing(release: SetValuedRelease, items: list[int]) -> np.ndarray:
+    """The indices of the released cells whose itemset contains every one of ``items``."""
+    if not items:
+        return np.arange(len(release.itemsets), dtype=np.int64)
+    starts, cells = _cell_index(release)
+    out: np.ndarray | None = None
+    for i in sorted(items, key=lambda i: int(starts[i + 1] - starts[i])):
+        here = cells[starts[i]:starts[i + 1]]
+        out = here if out is None else np.intersect1d(out, here, assume_unique=True)
+        if out.size == 0:
+            break
+    assert out is not None
+    return out
+
+
+def itemset_count(release: SetValuedRelease, itemset: Iterable[int], level: float = LEVEL) -> Estimate:
+    """The number of released records that contain ``itemset``, with its interval.
+
+    Basic publishes every one of the 2^|I| - 1 cells (clipped at 0), so the answer sums the noisy counts of all
+    2^(|I| - |X|) cells holding X: its sd counts all of them, and the low end allows the upward bias of the
+    clipped cells near 0. A DiffPart-family release publishes the cells that passed its thresholds: the interval
+    holds the noise of the released cells summed (noise only); records in pruned partitions, records stopped
+    early, or cut down to their frequent items (DiffPart-Prefix) are not in it, and its coverage is measured in
+    docs/accuracy.md rather than promised.
+    """
+    items = sorted({int(i) for i in itemset})
+    n = release.universe.size
+    if any(i < 0 or i >= n for i in items):
+        raise ParameterError(f"count: item ids must lie in 0..{n - 1}")
+    cells = cells_containing(release, items)
+    values = np.asarray(release.counts, dtype=np.float64)[cells]
+    value = float(values.sum())
+    scale = release.cell_scale
+    if scale is None:
+        return Estimate(value, math.nan, math.nan, math.nan, level,
+                        "no noise scale known (the release's manifest states none)")
+    cell_sd = dlap_sd(scale)
+    z = sum_multiplier(level)
+    if str(release.manifest.get("algorithm", "")).lower() == "basic":
+        n_cells = 2.0 ** (n - len(items)) - (1.0 if not items else 0.0)
+        near = float(np.sum(values <= z * cell_sd)) + (n_cells - values.size)  # unreleased cells are at 0
+        sd = math.sqrt(n_cells) * cell_sd
+        half = float(math.ceil(z * sd - 1e-9)) if n_cells > 1 else float(dlap_half_width(scale, level))
+        bias = near * cell_sd / (2.0 * math.sqrt(2.0))
+        return Estimate(value, sd, max(0.0, value - bias - half), value + half, level,
+                        f"the noise of all {n_cells:.0f} cells holding the itemset, and the upward bias of the "
+                        f"{near:.0f} cells clipped at 0 or near it (exact noise scale 1/eps)")
+    sd = math.sqrt(values.size) * cell_sd
+    half = float(math.ceil(z * sd - 1e-9)) if values.size > 1 else float(dlap_half_width(scale, level))
+    section = release.manifest.get("uncertainty")
+    ignores = str(section.get("ignores", "")) if isinstance(section, dict) else ""
+    return Estimate(value, sd, max(0.0, value - half), value + half, level,
+                    f"noise only: the noise of the {values.size} released cells holding the itemset"
+                    + (f"; ignores {ignores}" if ignores else ""))
