@@ -55,6 +55,9 @@ class Estimate:
     high: float
     level: float = LEVEL
     label: str = ""
+    # where structure makes [low, high] wider than the noise alone: the noise-only interval around the value
+    noise_low: float | None = None
+    noise_high: float | None = None
 
     def covers(self, truth: float) -> bool:
         """Whether ``truth`` lies in the interval (for measuring coverage)."""

@@ -446,13 +446,19 @@ class RPSRelease(SyntheticTable):
         """The number of records in ``ranges`` (as :meth:`GeneralizedTable.count`), estimated from the leaves:
         each leaf's released count times the share of its box inside the query, with the interval of that sum
         (the synthetic records were drawn uniformly in the leaves, so they give this answer up to sampling)."""
-        from ..release.queries import box_estimate, box_fractions, table_query
+        from ..release.queries import table_query
+
+        return self.count_query(table_query(self.schema, ranges))
+
+    def count_query(self, dims: list) -> Estimate:
+        """:meth:`count` for a query already in box form (:mod:`dprelease.release.queries`)."""
+        from ..release.queries import box_estimate, box_fractions
 
         part = self.partition
         if part is None:
             raise ParameterError("count: this synthetic table holds no partition (read back from a file); the "
                                  "error bars need the leaves of the run")
-        frac = box_fractions(table_query(self.schema, ranges), part.lo, part.hi)
+        frac = box_fractions(dims, part.lo, part.hi)
         errors = self.intervals()
         assert errors is not None
         return box_estimate(errors.value, errors.sd, frac, clipped=True, what="leaf counts")

@@ -20,12 +20,13 @@ import numpy as np
 from ..errors import ParameterError
 from ..privacy.uncertainty import LEVEL, Estimate, dlap_half_width, dlap_sd, sum_multiplier
 
+from ..data.table import TableSchema
+
 if TYPE_CHECKING:
-    from ..data.table import TableSchema
     from .setvalued import SetValuedRelease
     from .table import GeneralizedTable
 
-__all__ = ["table_query", "box_fractions", "box_estimate", "generalized_count", "itemset_count", "cells_containing",
+__all__ = ["table_query", "box_query", "generalized_boxes", "box_fractions", "box_estimate", "generalized_count", "itemset_count", "cells_containing",
            "UNIFORM_NOTE", "CLIP_NOTE"]
 
 UNIFORM_NOTE = ("ignores the uniform spreading of a box's count over the part of it the query covers (the "
@@ -109,38 +110,63 @@ def box_fractions(dims: list[QueryDim], lo: np.ndarray, hi: np.ndarray) -> np.nd
 
 def box_estimate(values: np.ndarray, sd: np.ndarray, frac: np.ndarray, *, clipped: bool, level: float = LEVEL,
                  what: str = "counts") -> Estimate:
-    """sum(frac v) with the sd of sum(frac X) (X: each value's own noise) and the interval z sd around it
-    (:func:`dprelease.privacy.uncertainty.sum_half_width`: exact for one whole box)."""
+    """The answer sum(frac v) (uniform spreading inside a box), with an interval that holds the true count up to
+    noise whatever the spreading: a box the query cuts may have none or all of its records inside, so
+    low = (boxes wholly inside) - z sd, high = (every box it touches) + z sd, z from
+    :func:`dprelease.privacy.uncertainty.sum_multiplier`. The noise-only interval around the value (uniform
+    spreading taken as true) is ``noise_low``/``noise_high``."""
     on = frac > 0
     f, v, s = frac[on], np.asarray(values, dtype=np.float64)[on], np.asarray(sd, dtype=np.float64)[on]
+    z = sum_multiplier(level)
     value = float(np.sum(f * v))
     sdev = float(math.sqrt(float(np.sum((f * s) ** 2))))
-    whole = bool(np.all(f == 1.0))
-    z = sum_multiplier(level)
-    half = z * sdev
-    if whole and f.size:
-        half = float(math.ceil(half - 1e-9))
-    label = f"the noise of the {f.size} released {what} summed into the answer (z sd, z = {z:.2f})"
-    bias = 0.0
+    whole = f == 1.0
+    bias = np.zeros(f.size)
     if clipped:
         # a count clipped at 0 is biased upward by at most E[max(0, X)] <= sd / (2 sqrt 2) (discrete or continuous
         # Laplace); only counts near 0 (v <= z sd) can be clipped noticeably: the low end moves down by that much
         near = v <= z * s
-        bias = float(np.sum(f[near] * s[near])) / (2.0 * math.sqrt(2.0))
-        label += f"; the low end also allows the upward bias of the {int(near.sum())} counts near 0 (clipped)"
-    if not whole:
-        label += "; " + UNIFORM_NOTE
-    return Estimate(value, sdev, max(0.0, value - bias - half), value + half, level, label)
+        bias[near] = s[near] / (2.0 * math.sqrt(2.0))
+
+    def half(sds: np.ndarray) -> float:
+        return float(math.ceil(z * math.sqrt(float(np.sum(sds**2))) - 1e-9))
+
+    low = float(np.sum(v[whole])) - float(np.sum(bias[whole])) - half(s[whole])
+    high = float(np.sum(v)) + half(s)
+    noise_half = z * sdev
+    noise_low = value - float(np.sum(f * bias)) - noise_half
+    label = (f"the noise of the {f.size} released {what} the query touches (z sd, z = {z:.2f})"
+             + (f", and the upward bias of the {int(np.count_nonzero(bias))} counts near 0 (clipped)" if clipped
+                else ""))
+    cut = int(np.count_nonzero(~whole))
+    if cut:
+        label += (f"; {cut} of them are cut by the query and may hold none or all of their records inside it "
+                  f"(the share is not released): the interval spans both; the value spreads them uniformly, and "
+                  f"noise_low/noise_high hold the noise-only interval around it, which {UNIFORM_NOTE}")
+    return Estimate(value, sdev, max(0.0, low), high, level, label, max(0.0, noise_low), value + noise_half)
 
 
-def generalized_count(table: GeneralizedTable, ranges: Mapping[str, object]) -> Estimate:
-    """A range count on a generalized contingency table (DiffGen): its leaf x class cells as boxes."""
-    schema = table.schema
-    dims = table_query(schema, ranges)
-    n_cls = schema.n_classes
+def box_query(schema: TableSchema, lo: np.ndarray, hi: np.ndarray) -> list[QueryDim]:
+    """A query given as a half-open box over the table's dimensions (the class, then the attributes; lattice
+    codes for categories, as :func:`dprelease.relational.rps.table_domain` orders them)."""
+    sizes = [schema.n_classes] + [a.taxonomy.n_leaves if a.kind == "categorical" else 0 for a in schema.attributes]
+    dims: list[QueryDim] = []
+    for j, size in enumerate(sizes):
+        if size:
+            codes = np.arange(size)
+            dims.append(("codes", (codes >= lo[j]) & (codes < hi[j])))
+        else:
+            a = schema.attributes[j - 1]
+            dims.append(("interval", float(lo[j]), float(hi[j]), bool(getattr(a, "integer", False))))
+    return dims
+
+
+def generalized_boxes(table: GeneralizedTable) -> tuple[np.ndarray, np.ndarray]:
+    """The leaf x class cells of a generalized table as boxes [lo, hi) (rows as ``counts.reshape(-1)``)."""
+    n_cls = table.schema.n_classes
     rows = table.cells.shape[0]
-    lo = np.zeros((rows * n_cls, len(dims)))
-    hi = np.zeros((rows * n_cls, len(dims)))
+    lo = np.zeros((rows * n_cls, len(table.cut) + 1))
+    hi = np.zeros((rows * n_cls, len(table.cut) + 1))
     lo[:, 0] = np.tile(np.arange(n_cls), rows)
     hi[:, 0] = lo[:, 0] + 1
     for j, cut in enumerate(table.cut):
@@ -148,6 +174,13 @@ def generalized_count(table: GeneralizedTable, ranges: Mapping[str, object]) -> 
         chi = np.asarray([cv.hi for cv in cut], dtype=np.float64)
         lo[:, j + 1] = np.repeat(clo[table.cells[:, j]], n_cls)
         hi[:, j + 1] = np.repeat(chi[table.cells[:, j]], n_cls)
+    return lo, hi
+
+
+def generalized_count(table: GeneralizedTable, ranges: Mapping[str, object] | list[QueryDim]) -> Estimate:
+    """A range count on a generalized contingency table (DiffGen): its leaf x class cells as boxes."""
+    dims = table_query(table.schema, ranges) if isinstance(ranges, Mapping) else ranges
+    lo, hi = generalized_boxes(table)
     frac = box_fractions(dims, lo, hi)
     values = np.asarray(table.counts, dtype=np.float64).reshape(-1)
     if table.errors is None:

@@ -1,0 +1,137 @@
+"""Coverage of the published 95 % error bars on the real datasets (not a test; docs/accuracy.md).
+
+Per dataset and kind of value, over ``--seeds`` seeded releases: the share of true values inside the intervals
+a release ships, and the mean interval width.
+
+* direct noisy values: PrivBasis and TF counts (the k released rows), Basic cells (all 2^|I| - 1, MSNBC only:
+  the other universes are too large for Basic), DiffGen leaf x class counts (DiffGen+3, the default, and the
+  paper's DiffGen), RPS leaf counts;
+* derived answers: ``count(itemset)`` on DiffPart-Prefix (default) and DiffPart releases over ``--queries``
+  random itemsets of 1-3 items taken from random records; range counts on DiffGen and RPS tables over
+  ``--queries`` random range queries (evaluation.ranges' workload).
+
+    nice -n 10 .venv/bin/python benchmarks/bench_coverage.py --seeds 10 --queries 1000 [--datasets msnbc,adult]
+
+Prints one JSON line per (dataset, kind) and, at the end, a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from dprelease.data import parse_universe_spec, read_transactions  # noqa: E402
+from dprelease.evaluation import coverage as cov  # noqa: E402
+from dprelease.privacy import SeededNoise  # noqa: E402
+
+DATA = (REPO / ".." / "shared" / "datasets").resolve()
+SETS = {"msnbc": ("msnbc/msnbc.dat", "1..17"), "retail": ("retail/retail.dat", None),
+        "mushroom": ("mushroom/mushroom.dat", None)}
+EPSILON = 1.0
+
+
+def transactions(name: str, args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
+    from dprelease.itemsets.privbasis import privbasis
+    from dprelease.itemsets.tf import tf
+    from dprelease.setvalued.basic import basic
+    from dprelease.setvalued.diffpart import diffpart
+    from dprelease.setvalued.prefixpart import prefix_diffpart
+
+    path, spec = SETS[name]
+    db, universe = read_transactions(DATA / path, parse_universe_spec(spec) if spec else None, derive=spec is None)
+    out: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for seed in range(args.seeds):
+        noise = lambda k: SeededNoise(1000 * seed + k)  # noqa: E731
+        queries = cov.random_itemsets(db, args.queries, np.random.default_rng(seed))
+        out["direct: PrivBasis counts (k=100)"].append(
+            cov.itemset_rows_coverage(db, privbasis(db, universe, 100, EPSILON, noise=noise(1))))
+        out["direct: TF counts (k=100, m=2)"].append(
+            cov.itemset_rows_coverage(db, tf(db, universe, 100, EPSILON, m=2, noise=noise(2))))
+        if universe.size <= 20:
+            out["direct: Basic cells (all)"].append(cov.basic_cells_coverage(db, basic(db, universe, EPSILON,
+                                                                                    noise=noise(3))))
+        out["derived: count(itemset), DiffPart-Prefix"].append(
+            cov.itemset_count_coverage(db, prefix_diffpart(db, universe, EPSILON, noise=noise(4)), queries))
+        if not args.skip_faithful:
+            out["derived: count(itemset), DiffPart"].append(
+                cov.itemset_count_coverage(db, diffpart(db, universe, EPSILON, noise=noise(5)), queries))
+        print(f"# {name} seed {seed} done", file=sys.stderr, flush=True)
+    return out
+
+
+def adult(args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
+    from dprelease.data.table import load_schema, read_adult
+    from dprelease.relational.diffgen import diffgen
+    from dprelease.relational.diffgen_plus import diffgen_plus3
+    from dprelease.relational.rps import rps
+
+    table = read_adult(DATA / "adult", load_schema(REPO / "examples" / "adult-schema.yaml"))
+    out: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for seed in range(args.seeds):
+        runs = {"DiffGen+3": diffgen_plus3(table, EPSILON, noise=SeededNoise(1000 * seed + 1)),
+                "DiffGen": diffgen(table, EPSILON, 10, noise=SeededNoise(1000 * seed + 2)),
+                "RPS": rps(table, EPSILON, noise=SeededNoise(1000 * seed + 3))}
+        for method, release in runs.items():
+            direct = (cov.rps_leaves_coverage(table, release) if method == "RPS"
+                      else cov.generalized_cells_coverage(table, release))
+            kind = "leaf counts" if method == "RPS" else "leaf x class counts"
+            out[f"direct: {method} {kind}"].append(direct)
+            ranges = cov.range_coverage(table, release, args.queries, seed)
+            out[f"derived: range counts, {method}"].append(ranges["interval"])
+            out[f"derived: range counts, {method} (noise-only interval)"].append(ranges["noise_only"])
+        print(f"# adult seed {seed} done", file=sys.stderr, flush=True)
+    return out
+
+
+def pooled(rows: list[dict[str, float]]) -> dict[str, float]:
+    n = sum(r["values"] for r in rows)
+    inside = sum(r["coverage"] * r["values"] for r in rows if r["values"])
+    width = sum(r["mean_width"] * r["values"] for r in rows if r["values"])
+    truth = sum(r.get("mean_truth", 0.0) * r["values"] for r in rows if r["values"])
+    per_seed = [r["coverage"] for r in rows if r["values"]]
+    return {"values": n, "coverage": inside / n if n else float("nan"), "mean_width": width / n if n else float("nan"),
+            "mean_truth": truth / n if n else float("nan"),
+            "min_seed_coverage": min(per_seed) if per_seed else float("nan"), "seeds": len(rows)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--datasets", default="msnbc,retail,mushroom,adult,ca-grqc")
+    ap.add_argument("--skip-faithful", action="store_true", help="leave out DiffPart (the paper's), the slowest")
+    args = ap.parse_args()
+    table = []
+    for name in args.datasets.split(","):
+        start = time.perf_counter()
+        if name == "adult":
+            results = adult(args)
+        elif name in SETS:
+            results = transactions(name, args)
+        else:
+            print(json.dumps({"dataset": name, "note": "degree releases carry no error bars yet: not measured"}))
+            continue
+        for kind, rows in results.items():
+            p = pooled(rows)
+            table.append((name, kind, p))
+            print(json.dumps({"dataset": name, "kind": kind, **{k: round(v, 4) for k, v in p.items()}}), flush=True)
+        print(f"# {name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    print(f"\n| dataset | kind of value | values | coverage | lowest seed | mean width | mean true value |  (eps = "
+          f"{EPSILON}, {args.seeds} seeds, {args.queries} queries)")
+    print("|---|---|---|---|---|---|---|")
+    for name, kind, p in table:
+        print(f"| {name} | {kind} | {p['values']} | {100 * p['coverage']:.1f} % | "
+              f"{100 * p['min_seed_coverage']:.1f} % | {p['mean_width']:.1f} | {p['mean_truth']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
