@@ -24,7 +24,7 @@ from ..privacy.uncertainty import Estimate, Intervals
 
 __all__ = ["summary", "itemset_rows_coverage", "basic_cells_coverage", "generalized_cells_coverage",
            "rps_leaves_coverage", "random_itemsets", "itemset_count_coverage", "range_coverage",
-           "estimates_summary"]
+           "estimates_summary", "setvalued_coverage", "table_coverage"]
 
 
 def summary(covered: np.ndarray, width: np.ndarray, truth: np.ndarray | None = None) -> dict[str, float]:
@@ -141,3 +141,23 @@ def range_coverage(table: EncodedTable, release: Any, n_queries: int, seed: int)
                          else generalized_count(release, dims))
     return {"interval": estimates_summary(estimates, truth),
             "noise_only": estimates_summary(estimates, truth, noise_only=True)}
+
+
+def setvalued_coverage(db: TransactionDB, release: Any, n_queries: int, seed: int) -> dict[str, object] | None:
+    """``evaluate counting``'s coverage: Basic's cells (direct) or ``count(itemset)`` over random itemsets of the
+    data (derived); None when the release states no noise scale."""
+    if release.cell_scale is None:
+        return None
+    if str(release.manifest.get("algorithm", "")).lower() == "basic":
+        return {"kind": "direct: every cell", **basic_cells_coverage(db, release)}
+    queries = random_itemsets(db, int(min(n_queries, 1000)), np.random.default_rng(seed))
+    return {"kind": "derived: count(itemset) over random itemsets of 1-3 items of random records",
+            **itemset_count_coverage(db, release, queries)}
+
+
+def table_coverage(table: EncodedTable, release: Any, n_queries: int, seed: int) -> dict[str, object] | None:
+    """``evaluate ranges``' coverage for a generalized table read back with its error bars (None otherwise)."""
+    if getattr(release, "errors", None) is None:
+        return None
+    return {"cells": generalized_cells_coverage(table, release),
+            "ranges": range_coverage(table, release, int(min(n_queries, 1000)), seed)}

@@ -243,7 +243,32 @@ class GeneralizedTable:
         cells, inverse = np.unique(keys, axis=0, return_inverse=True)
         counts = np.zeros((cells.shape[0], schema.n_classes), dtype=np.int64)
         np.add.at(counts, (inverse.reshape(-1), klass), count)
-        return cls(schema, tuple(cut), cells, counts, dict(manifest or {}))
+        errors = _frame_errors(frame, inverse.reshape(-1), klass, counts, dict(manifest or {}), where)
+        return cls(schema, tuple(cut), cells, counts, dict(manifest or {}), errors=errors)
+
+
+def _frame_errors(frame: Any, rows: np.ndarray, klass: np.ndarray, counts: np.ndarray, manifest: Manifest,
+                  where: str) -> Intervals | None:
+    """The ``sd,low,high`` columns of a released generalized table, in the order of ``counts.reshape(-1)`` (None
+    when the file has none, or holds a cell twice)."""
+    from ..errors import InputError
+
+    if not all(c in frame.columns for c in ERROR_COLUMNS) or len(frame) != counts.size:
+        return None
+    out = {}
+    for name in ERROR_COLUMNS:
+        grid = np.full(counts.shape, np.nan)
+        try:
+            grid[rows, klass] = np.asarray([float(v) for v in frame[name].tolist()], dtype=np.float64)
+        except ValueError:
+            raise InputError(f"{where}: column {name} holds a value that is not a number") from None
+        out[name] = grid.reshape(-1)
+    if np.isnan(out["sd"]).any():
+        return None
+    section = manifest.get("uncertainty")
+    section = section if isinstance(section, dict) else {}
+    return Intervals(counts.reshape(-1).astype(np.float64), out["sd"], out["low"], out["high"],
+                     float(section.get("level", 0.95)), str(section.get("accounts_for", "")))
 
 
 def _generalized_frame(path: Path) -> Any:
