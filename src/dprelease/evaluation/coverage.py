@@ -5,7 +5,7 @@ Custodian-side (it reads the raw data). One function per kind of value:
 * direct noisy values: every released count against the true count of the same cell -- PrivBasis/TF itemset
   counts (:func:`itemset_rows_coverage`), Basic's cells, all 2^|I| - 1 of them (:func:`basic_cells_coverage`),
   DiffGen's leaf x class counts (:func:`generalized_cells_coverage`), RPS's leaf counts
-  (:func:`rps_leaves_coverage`);
+  (:func:`rps_leaves_coverage`), degree histograms and cumulative counts (:func:`degree_bins_coverage`);
 * derived answers: itemset counts on a set-valued release (:func:`itemset_count_coverage`) and range counts on a
   table release (:func:`range_coverage`), over random queries.
 
@@ -24,7 +24,7 @@ from ..privacy.uncertainty import Estimate, Intervals
 
 __all__ = ["summary", "itemset_rows_coverage", "basic_cells_coverage", "generalized_cells_coverage",
            "rps_leaves_coverage", "random_itemsets", "itemset_count_coverage", "range_coverage",
-           "estimates_summary", "setvalued_coverage", "table_coverage"]
+           "estimates_summary", "setvalued_coverage", "table_coverage", "degree_bins_coverage"]
 
 
 def summary(covered: np.ndarray, width: np.ndarray, truth: np.ndarray | None = None) -> dict[str, float]:
@@ -161,3 +161,15 @@ def table_coverage(table: EncodedTable, release: Any, n_queries: int, seed: int)
         return None
     return {"cells": generalized_cells_coverage(table, release),
             "ranges": range_coverage(table, release, int(min(n_queries, 1000)), seed)}
+
+
+def degree_bins_coverage(true_degrees: np.ndarray, release: Any) -> dict[str, float]:
+    """A degree release's counts (nodes per degree range, or cumulative/tail counts) against the true counts of
+    the given degrees (the raw graph's: with theta at or above the largest degree the projection keeps every
+    edge, so they are the counts the noise was added to)."""
+    if release.intervals() is None:
+        return {"values": 0, "coverage": float("nan"), "mean_width": float("nan")}
+    deg = np.sort(np.asarray(true_degrees, dtype=np.int64))
+    bins = np.asarray(release.bins, dtype=np.int64)
+    truth = (np.searchsorted(deg, bins[:, 1], side="right") - np.searchsorted(deg, bins[:, 0], side="left"))
+    return _of(release.intervals(), truth.astype(np.float64))
