@@ -52,7 +52,9 @@ def transactions(name: str, args: argparse.Namespace) -> dict[str, list[dict[str
     db, universe = read_transactions(DATA / path, parse_universe_spec(spec) if spec else None, derive=spec is None)
     out: dict[str, list[dict[str, float]]] = defaultdict(list)
     for seed in range(args.seeds):
-        noise = lambda k: SeededNoise(1000 * seed + k)  # noqa: E731
+        def noise(k: int, seed: int = seed) -> SeededNoise:
+            return SeededNoise(1000 * seed + k)
+
         queries = cov.random_itemsets(db, args.queries, np.random.default_rng(seed))
         out["direct: PrivBasis counts (k=100)"].append(
             cov.itemset_rows_coverage(db, privbasis(db, universe, 100, EPSILON, noise=noise(1))))

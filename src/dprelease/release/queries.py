@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..privacy.uncertainty import LEVEL, Estimate, dlap_half_width, dlap_sd, sum_multiplier
 
-from ..data.table import TableSchema
+from ..data.table import CategoricalAttribute, TableSchema
 
 if TYPE_CHECKING:
     from .setvalued import SetValuedRelease
@@ -62,7 +62,7 @@ def table_query(schema: TableSchema, ranges: Mapping[str, object]) -> list[Query
     attribute takes ``(lo, hi)`` (half-open), a categorical one or the class a label or a list of labels."""
     cls = schema.class_attribute
     dims: list[QueryDim] = [("codes", np.ones(len(cls.values), dtype=bool))]
-    dims += [("codes", np.ones(a.taxonomy.n_leaves, dtype=bool)) if a.kind == "categorical"
+    dims += [("codes", np.ones(a.taxonomy.n_leaves, dtype=bool)) if isinstance(a, CategoricalAttribute)
              else ("interval", -math.inf, math.inf, bool(getattr(a, "integer", False))) for a in schema.attributes]
     names = [a.name for a in schema.attributes]
     for key, wanted in ranges.items():
@@ -149,7 +149,8 @@ def box_estimate(values: np.ndarray, sd: np.ndarray, frac: np.ndarray, *, clippe
 def box_query(schema: TableSchema, lo: np.ndarray, hi: np.ndarray) -> list[QueryDim]:
     """A query given as a half-open box over the table's dimensions (the class, then the attributes; lattice
     codes for categories, as :func:`dprelease.relational.rps.table_domain` orders them)."""
-    sizes = [schema.n_classes] + [a.taxonomy.n_leaves if a.kind == "categorical" else 0 for a in schema.attributes]
+    sizes = [schema.n_classes] + [a.taxonomy.n_leaves if isinstance(a, CategoricalAttribute) else 0
+                                  for a in schema.attributes]
     dims: list[QueryDim] = []
     for j, size in enumerate(sizes):
         if size:
