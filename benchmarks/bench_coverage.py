@@ -6,7 +6,8 @@ a release ships, and the mean interval width.
 * direct noisy values: PrivBasis and TF counts (the k released rows), Basic cells (all 2^|I| - 1, MSNBC only:
   the other universes are too large for Basic), DiffGen leaf x class counts (DiffGen+3, the default, and the
   paper's DiffGen), RPS leaf counts;
-* derived answers: ``count(itemset)`` on DiffPart-Prefix (default) and DiffPart releases over ``--queries``
+* derived answers: ``count(itemset)`` on DiffPart-Prefix (default), DiffPart and stream (IncTDPart-Prefix,
+  4 appends, its p-sums) releases over ``--queries``
   random itemsets of 1-3 items taken from random records; range counts on DiffGen and RPS tables over
   ``--queries`` random range queries (evaluation.ranges' workload);
 * degree releases of ca-GrQc (theta = 128): the counts behind the sequence (RPS's leaf counts, the cumulative
@@ -56,20 +57,40 @@ def transactions(name: str, args: argparse.Namespace) -> dict[str, list[dict[str
             return SeededNoise(1000 * seed + k)
 
         queries = cov.random_itemsets(db, args.queries, np.random.default_rng(seed))
-        out["direct: PrivBasis counts (k=100)"].append(
-            cov.itemset_rows_coverage(db, privbasis(db, universe, 100, EPSILON, noise=noise(1))))
-        out["direct: TF counts (k=100, m=2)"].append(
-            cov.itemset_rows_coverage(db, tf(db, universe, 100, EPSILON, m=2, noise=noise(2))))
-        if universe.size <= 20:
-            out["direct: Basic cells (all)"].append(cov.basic_cells_coverage(db, basic(db, universe, EPSILON,
-                                                                                    noise=noise(3))))
-        out["derived: count(itemset), DiffPart-Prefix"].append(
-            cov.itemset_count_coverage(db, prefix_diffpart(db, universe, EPSILON, noise=noise(4)), queries))
-        if not args.skip_faithful:
-            out["derived: count(itemset), DiffPart"].append(
-                cov.itemset_count_coverage(db, diffpart(db, universe, EPSILON, noise=noise(5)), queries))
+        kinds = {
+            "direct: PrivBasis counts (k=100)":
+                lambda: cov.itemset_rows_coverage(db, privbasis(db, universe, 100, EPSILON, noise=noise(1))),
+            "direct: TF counts (k=100, m=2)":
+                lambda: cov.itemset_rows_coverage(db, tf(db, universe, 100, EPSILON, m=2, noise=noise(2))),
+            "direct: Basic cells (all)":
+                lambda: cov.basic_cells_coverage(db, basic(db, universe, EPSILON, noise=noise(3))),
+            "derived: count(itemset), DiffPart-Prefix":
+                lambda q=queries: cov.itemset_count_coverage(
+                    db, prefix_diffpart(db, universe, EPSILON, noise=noise(4)), q),
+            "derived: count(itemset), stream (IncTDPart-Prefix, 4 appends)":
+                lambda q=queries: cov.itemset_count_coverage(db, stream_release(db, universe, noise(6)), q),
+            "derived: count(itemset), DiffPart":
+                lambda q=queries: cov.itemset_count_coverage(db, diffpart(db, universe, EPSILON, noise=noise(5)), q),
+        }
+        for kind, run in kinds.items():
+            if ("Basic" in kind and universe.size > 20) or (kind.endswith("DiffPart") and args.skip_faithful):
+                continue
+            if args.only and args.only not in kind:
+                continue
+            out[kind].append(run())
         print(f"# {name} seed {seed} done", file=sys.stderr, flush=True)
     return out
+
+
+def stream_release(db, universe, noise):
+    """A prefix stream over ``db`` cut into 4 batches of consecutive records (U = 3), released after the last."""
+    from dprelease.setvalued.incprefix import PrefixStream
+
+    stream = PrefixStream(universe.size, EPSILON, 3)
+    cuts = np.linspace(0, db.n_records, 5).astype(int)
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        stream.append(db.view(int(lo), int(hi)), noise)
+    return stream.release(universe, {"mode": "seeded"})
 
 
 def adult(args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
@@ -132,6 +153,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--datasets", default="msnbc,retail,mushroom,adult,ca-grqc")
     ap.add_argument("--skip-faithful", action="store_true", help="leave out DiffPart (the paper's), the slowest")
+    ap.add_argument("--only", default="", help="run only the kinds whose name holds this text")
     args = ap.parse_args()
     table = []
     for name in args.datasets.split(","):

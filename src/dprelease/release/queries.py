@@ -260,4 +260,6 @@ def itemset_count(release: SetValuedRelease, itemset: Iterable[int], level: floa
     ignores = str(section.get("ignores", "")) if isinstance(section, dict) else ""
     return Estimate(value, sd, max(0.0, value - half), value + half, level,
                     f"noise only: the noise of the {values.size} released cells holding the itemset"
-                    + (f"; ignores {ignores}" if ignores else ""))
+                    + (f"; ignores {ignores}" if ignores else "")
+                    + "; not a confidence interval for the true count: the structure's bias usually dominates "
+                      "(measured coverage in docs/accuracy.md)", max(0.0, value - half), value + half)
