@@ -64,6 +64,8 @@ def transactions(name: str, args: argparse.Namespace) -> dict[str, list[dict[str
                 lambda: cov.itemset_rows_coverage(db, tf(db, universe, 100, EPSILON, m=2, noise=noise(2))),
             "direct: Basic cells (all)":
                 lambda: cov.basic_cells_coverage(db, basic(db, universe, EPSILON, noise=noise(3))),
+            "derived: count(itemset), Basic":
+                lambda q=queries: cov.itemset_count_coverage(db, basic(db, universe, EPSILON, noise=noise(3)), q),
             "derived: count(itemset), DiffPart-Prefix":
                 lambda q=queries: cov.itemset_count_coverage(
                     db, prefix_diffpart(db, universe, EPSILON, noise=noise(4)), q),
