@@ -321,6 +321,27 @@ class SyntheticTable:
     def n_records(self) -> int:
         return int(self.table.n_records)
 
+    def intervals(self) -> Intervals | None:
+        """None: a synthetic table read back from its file (or not DP: Mondrian) holds no noise scales; RPS's
+        release object overrides this with its leaves' counts."""
+        return None
+
+    def count(self, **ranges: Any) -> Estimate:
+        """The number of records in ``ranges`` (as :meth:`GeneralizedTable.count`), counted on the records; no
+        noise scale is known here, so sd and the interval are NaN."""
+        import math
+
+        from .queries import box_fractions, table_query
+
+        lo = np.stack([np.asarray(self.table.y, dtype=np.float64)]
+                      + [np.asarray(c, dtype=np.float64) for c in self.table.columns], axis=1)
+        integer = np.asarray([True] + [a.kind == "categorical" or bool(getattr(a, "integer", False))
+                                       for a in self.schema.attributes])
+        value = float(np.sum(box_fractions(table_query(self.schema, ranges), lo, lo + integer)))
+        return Estimate(value, math.nan, math.nan, math.nan,
+                        label="counted on the synthetic records; no noise scale known (read back from a file, or "
+                              "not DP)")
+
     def arrow(self) -> Any:
         """The synthetic table as a pyarrow table of the schema's columns (labels for categorical values)."""
         import pyarrow as pa
