@@ -24,7 +24,7 @@ from ..privacy.uncertainty import Estimate, Intervals
 
 __all__ = ["summary", "itemset_rows_coverage", "basic_cells_coverage", "generalized_cells_coverage",
            "rps_leaves_coverage", "random_itemsets", "itemset_count_coverage", "range_coverage",
-           "estimates_summary", "setvalued_coverage", "table_coverage", "degree_bins_coverage"]
+           "estimates_summary", "setvalued_coverage", "table_coverage", "degree_bins_coverage", "leaf_truth"]
 
 
 def summary(covered: np.ndarray, width: np.ndarray, truth: np.ndarray | None = None) -> dict[str, float]:
@@ -87,17 +87,20 @@ def generalized_cells_coverage(table: EncodedTable, release: Any) -> dict[str, f
     return _of(release.intervals(), truth.astype(np.float64))
 
 
-def rps_leaves_coverage(table: EncodedTable, release: Any) -> dict[str, float]:
-    """RPS: each leaf's count against the true number of records in its box."""
+def leaf_truth(table: EncodedTable, release: Any) -> np.ndarray:
+    """The true number of records in each leaf box of a synthetic table's ``leaves`` (RPS)."""
     from ..relational.rps import table_domain, table_points
     from .ranges import RangeWorkload, answer, points_data
 
-    part = release.partition
     domain = table_domain(table.schema)
-    lo, hi = np.asarray(part.lo, dtype=np.float64), np.asarray(part.hi, dtype=np.float64)
+    lo, hi = np.asarray(release.leaves.lo, dtype=np.float64), np.asarray(release.leaves.hi, dtype=np.float64)
     work = RangeWorkload(np.full(lo.shape[0], lo.shape[1]), lo, hi, np.ones(lo.shape, dtype=bool))
-    truth = answer(points_data(table_points(table), domain), work)
-    return _of(release.intervals(), truth)
+    return np.asarray(answer(points_data(table_points(table), domain), work), dtype=np.float64)
+
+
+def rps_leaves_coverage(table: EncodedTable, release: Any) -> dict[str, float]:
+    """RPS: each leaf's count against the true number of records in its box."""
+    return _of(release.intervals(), leaf_truth(table, release))
 
 
 def random_itemsets(db: TransactionDB, n: int, rng: np.random.Generator, max_length: int = 3
@@ -129,6 +132,7 @@ def range_coverage(table: EncodedTable, release: Any, n_queries: int, seed: int)
     (``"interval"``) and the noise-only one around the uniform-spreading value (``"noise_only"``)."""
     from ..relational.rps import table_domain, table_points
     from ..release.queries import box_query, generalized_count
+    from ..release.table import GeneralizedTable
     from .ranges import answer, make_range_workload, points_data
 
     domain = table_domain(table.schema)
@@ -137,8 +141,8 @@ def range_coverage(table: EncodedTable, release: Any, n_queries: int, seed: int)
     estimates = []
     for q in range(work.n_queries):
         dims = box_query(table.schema, work.lo[q], work.hi[q])
-        estimates.append(release.count_query(dims) if hasattr(release, "count_query")
-                         else generalized_count(release, dims))
+        estimates.append(generalized_count(release, dims) if isinstance(release, GeneralizedTable)
+                         else release.count_query(dims))
     return {"interval": estimates_summary(estimates, truth),
             "noise_only": estimates_summary(estimates, truth, noise_only=True)}
 
@@ -156,11 +160,13 @@ def setvalued_coverage(db: TransactionDB, release: Any, n_queries: int, seed: in
 
 
 def table_coverage(table: EncodedTable, release: Any, n_queries: int, seed: int) -> dict[str, object] | None:
-    """``evaluate ranges``' coverage for a generalized table read back with its error bars (None otherwise)."""
-    if getattr(release, "errors", None) is None:
+    """``evaluate ranges``' coverage for a table read back with its error bars (a generalized table's cells, a
+    synthetic table's leaves) and its range counts; None for a table without them (Mondrian, TDS)."""
+    if getattr(release, "intervals", lambda: None)() is None:
         return None
-    return {"cells": generalized_cells_coverage(table, release),
-            "ranges": range_coverage(table, release, int(min(n_queries, 1000)), seed)}
+    cells = (rps_leaves_coverage(table, release) if getattr(release, "leaves", None) is not None
+             else generalized_cells_coverage(table, release))
+    return {"cells": cells, "ranges": range_coverage(table, release, int(min(n_queries, 1000)), seed)}
 
 
 def degree_bins_coverage(true_degrees: np.ndarray, release: Any) -> dict[str, float]:

@@ -96,7 +96,15 @@ def itemset_bars(page: Page, raw: TransactionDB, release: ItemsetRelease, result
 
 
 def table_bars(page: Page, raw: EncodedTable, release: Any, result: dict[str, object]) -> dict[str, object]:
-    """A generalized table's leaf x class counts with their intervals, against the true cell counts."""
+    """A generalized table's leaf x class counts (or a synthetic table's leaf counts) with their intervals,
+    against the true counts."""
+    if getattr(release, "leaves", None) is not None:
+        from ..evaluation.coverage import leaf_truth
+
+        leaves = release.leaves
+        names = [f"leaf {i + 1}" for i in range(min(ROWS, leaves.lo.shape[0]))]
+        return _with(result, error_bars_section(page, names, leaves.errors, leaf_truth(raw, release),
+                                                f"What the intervals hold: {leaves.errors.label}."))
     errors = getattr(release, "errors", None)
     if errors is None:
         return result
