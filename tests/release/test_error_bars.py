@@ -78,3 +78,16 @@ def test_synthetic_tables_count_their_records():
     assert est.low <= truth <= est.high
     plain = SyntheticTable(release.schema, release.table).count(x1=(0, 16))
     assert plain.value == float(np.sum(release.table.columns[0] < 16)) and math.isnan(plain.sd)
+
+
+def test_an_existing_companion_is_replaced_only_with_force(tmp_path):
+    from dprelease.cli import main
+
+    baskets = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "baskets.dat")
+    out = tmp_path / "b.dat"
+    (tmp_path / "b.dat.intervals.csv").write_text("mine\n")
+    argv = ["basic", baskets, "--universe", "1..12", "-e", "1", "--seed", "1", "--quiet", "-o", str(out)]
+    assert main(argv) == 2 and not out.exists()
+    assert (tmp_path / "b.dat.intervals.csv").read_text() == "mine\n"
+    assert main(argv + ["--force"]) == 0
+    assert (tmp_path / "b.dat.intervals.csv").read_text().startswith("itemset,count,sd,low,high")
