@@ -21,7 +21,8 @@ def test_diffgen_cli_writes_table_records_and_manifest(tmp_path: Path, capsys):
                  "--records",
                  "--seed", "4", "-q"]) == 0
     table = pd.read_csv(out)
-    assert list(table.columns) == ["Job", "Age", "Class", "count"]
+    assert list(table.columns) == ["Job", "Age", "Class", "count", "sd", "low", "high"]  # the count's error bars
+    assert (table["low"] <= table["count"]).all() and (table["count"] <= table["high"]).all()
     records = pd.read_csv(tmp_path / "rel.records.csv")
     assert len(records) == table["count"].sum()
     m = json.loads((tmp_path / "rel.csv.manifest.json").read_text())

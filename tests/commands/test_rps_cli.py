@@ -124,7 +124,8 @@ def test_evaluate_ranges_json(table, tmp_path, capsys):
     assert run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", out, "--seed", "1", "-q")[0] == 0
     code, stdout, _ = run(capsys, "evaluate", "ranges", data, out, "--schema", schema, "--queries", "300", "--json")
     res = json.loads(stdout)
-    assert code == 0 and set(res) == {"mean_relative_error", "subsets", "baselines", "by_answer"}
+    assert code == 0 and set(res) == {"mean_relative_error", "subsets", "baselines", "by_answer", "coverage"}
+    assert res["coverage"]["cells"]["coverage"] >= 0.93 and res["coverage"]["ranges"]["interval"]["coverage"] >= 0.93
     assert [s["dimensions"] for s in res["subsets"]] == [1, 2, 3] and all(set(s) == {"dimensions", "mean_relative_error",
                                                                                   "baselines"} for s in res["subsets"])
     assert set(res["baselines"]) == {"empty", "uniform"} and res["baselines"]["empty"] <= 1.0

@@ -375,7 +375,7 @@ def test_cli_privbasis_and_evaluate(tmp_path, capsys):
     assert main(["privbasis", str(path), "-k", "30", "--epsilon", "1", "-o", str(out), "--universe", "1..119",
                  "--seed", "4", "-q"]) == 0
     lines = out.read_text().splitlines()
-    assert lines[0] == "itemset,count,frequency" and len(lines) == 31
+    assert lines[0] == "itemset,count,frequency,sd,low,high" and len(lines) == 31
     manifest = json.loads((tmp_path / "pb.csv.manifest.json").read_text())
     assert manifest["privacy"]["epsilon_spent"] == pytest.approx(1.0, rel=1e-12)  # exact total, rounded up
     assert "lambda" not in json.dumps(manifest["parameters"]) or "lambda2_rule" in manifest["parameters"]
@@ -383,8 +383,9 @@ def test_cli_privbasis_and_evaluate(tmp_path, capsys):
     assert main(["evaluate", "itemsets", str(path), str(out), "-k", "30", "--json", "--universe", "1..119",
                  "-q"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert set(res) == {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", "published"}
+    assert set(res) == {"fnr", "tie_aware_recall", "tolerance", "median_relative_error", "published", "coverage"}
     assert 0.0 <= res["fnr"] <= 0.2 and res["published"] == 30
+    assert res["coverage"]["values"] == 30 and res["coverage"]["coverage"] >= 0.8  # true supports in the intervals
     assert res["tolerance"] == pytest.approx(manifest["release"]["count_noise_sd_at_k"])
     assert res["tie_aware_recall"] >= 1.0 - res["fnr"]
 

@@ -70,10 +70,13 @@ def test_an_algorithm_returns_the_manifest_that_is_written(tmp_path):
         expected = dict(release.manifest)
         got = {k: v for k, v in on_disk.items() if k not in FILE_FACTS}
         if isinstance(release, ItemsetRelease):  # the CSV's columns and what its frequency means
-            assert got["release"]["columns"] == ["itemset", "count", "frequency"]
+            assert got["release"]["columns"] == ["itemset", "count", "frequency", "sd", "low", "high"]
             got["release"] = {k: v for k, v in got["release"].items() if k not in ("columns", "frequency")}
         if isinstance(release, GeneralizedTable):  # the files it wrote
             assert got["release"].pop("files") == {"contingency_table": name}
+        if written.others and isinstance(got.get("uncertainty"), dict):  # the companion holding the error bars
+            assert got["uncertainty"].pop("file") == written.others[0].name
+            expected["uncertainty"] = {k: v for k, v in expected["uncertainty"].items() if k != "file"}
         assert json.loads(json.dumps(got)) == json.loads(json.dumps(expected)), name
         assert kind_of(on_disk) == release.kind
 

@@ -378,7 +378,9 @@ def prepare_output(args: argparse.Namespace, output: str | os.PathLike, *, input
         from ..errors import ParameterError
 
         raise ParameterError(f"{option} {out} is a directory; give a file name")
-    comp = [manifest_path(out), *companions] if str(output).strip() != "-" else []
+    from ..release.base import error_bar_companions  # a release's error bars may go beside it
+
+    comp = [manifest_path(out), *error_bar_companions(out), *companions] if str(output).strip() != "-" else []
     return check_output_path(out if str(output).strip() != "-" else "-", inputs=[str(i) for i in inputs if i],
                              force=bool(getattr(args, "force", False)), companions=comp, may_replace=may_replace,
                              option=option, make_parents=make_parents)

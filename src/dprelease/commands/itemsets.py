@@ -135,6 +135,10 @@ def _run_eval_itemsets(args: argparse.Namespace) -> int:
                                  tolerance=_tolerance(args, published.manifest))
     # strict JSON: an infinite median (more than half the published itemsets never occur) prints as null
     result = {key: (v if np.isfinite(v) else None) for key, v in result.items()}
+    if published.intervals() is not None:  # the share of true supports inside the published 95 % intervals
+        from ..evaluation.coverage import itemset_rows_coverage
+
+        result["coverage"] = itemset_rows_coverage(raw, published)
     if args.json:
         print_json(result)
     else:

@@ -362,16 +362,25 @@ def _run_eval_ranges(args: argparse.Namespace) -> int:
     from ..data.table import load_schema, read_table
     from ..evaluation.ranges import evaluate_ranges, make_range_workload, read_released, table_data
     from ..relational.rps import table_domain
+    from ..release.files import manifest_path
 
     from .. import limits
 
     limits.check_queries(f"evaluate ranges --queries {args.queries}", args.queries)  # before the tables are read
     schema = load_schema(args.schema, require_class=False)
     released = read_released(args.released, schema)  # checked against its manifest before the raw table is read
-    raw = table_data(read_table(args.raw, schema))
+    raw_table = read_table(args.raw, schema)
+    raw = table_data(raw_table)
     domain = table_domain(schema)
     workload = make_range_workload(domain, args.queries, seed=args.seed)
     result = evaluate_ranges(raw, released, workload, domain=domain)  # with the empty and uniform tables beside it
+    from ..evaluation.coverage import table_coverage
+    from ..release.table import read_table_release
+
+    back = read_table_release(args.released, schema) if manifest_path(args.released).exists() else None
+    coverage = table_coverage(raw_table, back, args.queries, args.seed) if back is not None else None
+    if coverage is not None:  # true values inside the published 95 % intervals
+        result["coverage"] = coverage
     print_json(result) if args.json else print(json.dumps(result, indent=2))
     return 0
 

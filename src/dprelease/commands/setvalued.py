@@ -233,10 +233,16 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
     limits.check_queries(f"evaluate counting --queries {args.queries}", args.queries)
     raw, universe = load_transactions(args.raw, args.universe, args)
     with progress.phase(f"read {Path(args.released).name}"):
-        released = SetValuedRelease.read(args.released, universe).to_db()
+        back = SetValuedRelease.read(args.released, universe)
+        released = back.to_db()
     with progress.phase("evaluate counting"):
         result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
         result["occurrence"] = occurrence_share(raw, released)
+        from ..evaluation.coverage import setvalued_coverage
+
+        coverage = setvalued_coverage(raw, back, args.queries, args.seed)  # true values inside the 95 % intervals
+        if coverage is not None:
+            result["coverage"] = coverage
     if released.n_records == 0:
         result["note"] = "the release is empty: every query answers 0"
     _emit(args, result)

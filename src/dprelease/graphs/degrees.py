@@ -49,6 +49,8 @@ import numpy as np
 from ..data.graphs import Graph
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
+from ..privacy.mechanisms import laplace_scale
+from ..privacy.uncertainty import Intervals, count_intervals, manifest_section
 from ..relational.rps import (DEFAULT_SPLIT_SHARE, PointDomain, check_release_size, remaining_budget,
                               rps_partition, synthesize)
 from ..release import build_manifest, records_run_start
@@ -247,6 +249,15 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
             label = "tail counts at the leaves' lower ends (sensitivity min(leaves, theta) + theta)"
         noisy = noisy_counts(exact, e_sum, scope=part.scope, noise=noise, sensitivity=s_cum, label=label)
         part = replace(part, counts=_from_cumulative(noisy, model), count_epsilon=np.full(part.n_leaves, e_sum))
+    if summarize == "cumulative":
+        errors, bins = _cumulative_errors(np.asarray(noisy), laplace_scale(e_sum, s_cum), model, part.lo[:, 0], part.hi[:, 0] - 1,
+                                          int(theta))
+    else:
+        # post-processing of the public scales (2 theta + 1)/eps_leaf: each leaf's count, clipped at 0 as released
+        scales = np.asarray([laplace_scale(float(e), delta) for e in part.count_epsilon.tolist()])
+        errors = count_intervals(np.maximum(part.counts, 0), scales, lower=0.0,
+                                 label="the discrete Laplace noise of each leaf count (nodes per degree range)")
+        bins = np.stack([part.lo[:, 0], part.hi[:, 0] - 1], axis=1).astype(np.int64)
     check_release_size("degrees --method rps", int(np.maximum(part.counts, 0).sum()), 1)
     seed = noise.integers(2**62, 2)
     rng = np.random.Generator(np.random.PCG64([int(s) for s in seed]))
@@ -261,9 +272,35 @@ def rps_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
         "leaves": [[int(a), int(b) - 1] for a, b in zip(part.lo[:, 0], part.hi[:, 0])],
         "released_nodes": _MODEL_NOTE[model],
         **({"warnings": warnings} if warnings else {}),
+        "uncertainty": _uncertainty(errors, summarize == "cumulative"),
     }
     return DegreeRelease(np.sort(np.asarray(deg, dtype=np.int64)), "rps", theta, part.accountant, model=model,
-                         details=manifest)
+                         details=manifest, errors=errors, bins=bins)
+
+
+def _cumulative_errors(noisy: np.ndarray, scale: float, model: str, lo: np.ndarray, hi: np.ndarray, theta: int
+                       ) -> tuple[Intervals, np.ndarray]:
+    """Cumulative counts C (nodes of degree <= hi, declared nodes) or tail counts T (degree >= lo, edge list) as
+    released after isotonic regression, each with the interval of one noisy count of ``scale`` (post-processing
+    of public scales; the regression's own effect is measured, docs/accuracy.md)."""
+    declared = model == DECLARED_NODES
+    fit = np.maximum(np.rint(_isotonic(noisy.astype(np.float64), increasing=declared)), 0)
+    bins = (np.stack([np.full(hi.size, _low(model)), hi], axis=1) if declared
+            else np.stack([lo, np.full(lo.size, theta)], axis=1)).astype(np.int64)
+    errors = count_intervals(fit, scale, lower=0.0,
+                             label="the discrete Laplace noise of one " + ("cumulative" if declared else "tail")
+                                   + " count (the isotonic regression applied after it is not in the interval)")
+    return errors, bins
+
+
+def _uncertainty(errors: Intervals, cumulative: bool) -> dict[str, object]:
+    return manifest_section(
+        accounts_for=errors.label, columns=("degree_lo", "degree_hi", "count", "sd", "low", "high"),
+        formula="DLap(b), b = sensitivity/eps of the counts: sd = sqrt(2t)/(1-t), t = exp(-1/b); h = least integer "
+                "with 2 t^(h+1)/(1+t) <= 0.05; [max(0, v - h), v + h]",
+        ignores="the projection onto max degree theta (nodes above theta lose edges)"
+                + ("; the isotonic regression" if cumulative else "")
+                + "; the degrees drawn uniformly inside a leaf")
 
 
 @records_run_start
@@ -316,13 +353,16 @@ def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noi
     counts = _from_cumulative(noisy, model)
     deg = np.repeat(np.arange(_low(model), theta + 1, dtype=np.int64), counts)
     key = "cumulative_histogram" if model == DECLARED_NODES else "tail_cumulative_histogram"
+    points = np.arange(_low(model), theta + 1, dtype=np.int64)
+    errors, bins = _cumulative_errors(np.asarray(noisy), laplace_scale(eps, sens), model, points, points, theta)
     manifest = {
         "parameters": {"constrained_inference": "isotonic regression (PAVA) of the cumulative counts"},
         "budget_split": {key: eps},
         "sensitivity": {key: sens},
         "released_nodes": _MODEL_NOTE[model],
+        "uncertainty": _uncertainty(errors, True),
     }
-    return DegreeRelease(deg, "cumulative", theta, acc, model=model, details=manifest)
+    return DegreeRelease(deg, "cumulative", theta, acc, model=model, details=manifest, errors=errors, bins=bins)
 
 
 @records_run_start
@@ -409,6 +449,9 @@ def degrees_manifest(rel: DegreeRelease, epsilon: float, noise: NoiseSource, nod
                      "under noise"),
         **({"node_list": str(node_list)} if model == DECLARED_NODES and node_list is not None else {})}
     notes = [citation, _MODEL_NOTES[model]] + [f"warning: {w}" for w in details.get("warnings", [])]
-    return build_manifest(f"degrees-{rel.method}", epsilon=epsilon, parameters=params, noise=noise,
-                          accountant=rel.accountant, domain=domain, release=facts, budget_split=budget, notes=notes,
-                          privacy_unit="node", neighbours=details["neighbours"])
+    manifest = build_manifest(f"degrees-{rel.method}", epsilon=epsilon, parameters=params, noise=noise,
+                              accountant=rel.accountant, domain=domain, release=facts, budget_split=budget,
+                              notes=notes, privacy_unit="node", neighbours=details["neighbours"])
+    if "uncertainty" in details:
+        manifest["uncertainty"] = details["uncertainty"]
+    return manifest

@@ -32,6 +32,7 @@ from ..engine.base import TransactionData
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon
 from ..privacy.mechanisms import exponential_mechanism, exponential_top_k, noisy_counts, noisy_values
+from ..privacy.uncertainty import Intervals, manifest_section, sum_multiplier
 from ..limits import privbasis_range_notes
 from ..release import NEIGHBOURS_LINE, add_notes, build_manifest, records_run_start
 from ..release.itemsets import ItemsetRelease
@@ -775,8 +776,23 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
     )
     # k past its useful range (public rules of dprelease.limits; the CLI also says them on stderr)
     add_notes(manifest_parts, privbasis_range_notes(k, universe.size))
+    errors = _count_errors(counts, sd)
+    manifest_parts["uncertainty"] = manifest_section(
+        accounts_for=errors.label, columns=("sd", "low", "high"),
+        formula="sd = sqrt(relative variance (Eq. 4, combined over the bases) x Var(DLap(w/eps5))); "
+                "[max(0, count - z sd), count + z sd], z = ln(20)/sqrt(2) = 2.12 (a sum of Laplace terms)",
+        ignores="the empty-bin cut (bins set to 0) and the top-k selection (the k highest noisy counts are "
+                "biased upward); coverage measured in docs/accuracy.md")
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
-                          trace=trace, accountant=accountant)
+                          trace=trace, accountant=accountant, errors=errors)
+
+
+def _count_errors(counts: np.ndarray, sd: np.ndarray) -> Intervals:
+    """Each count's 95 % interval from its noise sd (post-processing of public scales: no privacy cost)."""
+    half = sum_multiplier() * np.asarray(sd, dtype=np.float64)
+    values = np.asarray(counts, dtype=np.float64)
+    return Intervals(values, np.asarray(sd, dtype=np.float64), np.maximum(values - half, 0.0), values + half,
+                     label="the discrete Laplace noise of the BasisFreq bins summed into each count")
 
 
 def _step_5(db: TransactionDB, bases: list[tuple[int, ...]], eps5: float, params: PrivBasisParams,

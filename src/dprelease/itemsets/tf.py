@@ -35,7 +35,8 @@ from ..engine.base import TransactionData
 from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, uniform_choice
-from ..privacy.mechanisms import exponential_top_k_implicit, laplace_top_k_implicit, noisy_values
+from ..privacy.mechanisms import exponential_top_k_implicit, laplace_scale, laplace_top_k_implicit, noisy_values
+from ..privacy.uncertainty import count_intervals, manifest_section
 from ..release import NEIGHBOURS_LINE, add_notes, build_manifest, records_run_start, release_size_note
 from .exact import itemset_supports, mine_frequent, pair_supports, top_k_itemsets
 from ..release.itemsets import ItemsetRelease
@@ -276,4 +277,13 @@ def tf(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon:
     size_note = release_size_note("tf", len(chosen), "itemsets", requested=requested)  # public: its size
     add_notes(manifest_parts, [size_note] if size_note else [])
     trace = {"plan": plan, "n_explicit": len(sets), "n_implicit_picked": n_imp, "n_estimate": n_hat}
-    return ItemsetRelease(chosen, noisy, freqs, universe, manifest=manifest_parts, trace=trace, accountant=accountant)
+    # post-processing of the public scale 2(k+1)/eps: each count carries one fresh Laplace draw, independent of
+    # the selection (which used its own noise), so the interval is exact
+    errors = count_intervals(noisy, laplace_scale(eps / 2.0, float(len(chosen) + 1)), discrete=False, lower=0.0,
+                             label="the Laplace noise of each released count (fresh, independent of the selection)")
+    manifest_parts["uncertainty"] = manifest_section(
+        accounts_for=errors.label, columns=("sd", "low", "high"),
+        formula="Laplace(b), b = 2(k+1)/eps: sd = sqrt(2) b; [max(0, count - b ln 20), count + b ln 20]",
+        scale=laplace_scale(eps / 2.0, float(len(chosen) + 1)))
+    return ItemsetRelease(chosen, noisy, freqs, universe, manifest=manifest_parts, trace=trace, accountant=accountant,
+                          errors=errors)

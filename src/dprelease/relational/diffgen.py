@@ -31,7 +31,8 @@ from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
 from ..privacy.accountant import BudgetScope
-from ..privacy.mechanisms import exponential_mechanism_disjoint
+from ..privacy.mechanisms import exponential_mechanism_disjoint, laplace_scale
+from ..privacy.uncertainty import count_intervals
 from ..limits import diffgen_range_notes
 from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
 from ..release.table import GeneralizedTable
@@ -250,7 +251,10 @@ def diffgen(table: EncodedTable | TableData, epsilon: float, specializations: in
         "line_12_noisy_counts": count_eps,
         "recycled_unused": unused if recycle else 0.0,
     }
-    release = GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), {}, trace, accountant)
+    # post-processing of the public scale: each count's interval, clipped at 0 as the count is
+    errors = count_intervals(noisy, laplace_scale(count_eps, 1), lower=0.0,
+                             label="the discrete Laplace noise of each leaf x class count")
+    release = GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), {}, trace, accountant, errors=errors)
     manifest = build_manifest(
         "diffgen", epsilon=eps, noise=noise, accountant=accountant, domain=schema.describe(),
         parameters={"specializations": h, "score": score, "score_sensitivity": du, "recycle": recycle,
@@ -261,6 +265,9 @@ def diffgen(table: EncodedTable | TableData, epsilon: float, specializations: in
                *diffgen_range_notes(schema, h)],
         privacy_unit="record", neighbours=NEIGHBOURS_ROW,
     )
+    from .diffgen_plus import table_uncertainty
+
+    manifest["uncertainty"] = table_uncertainty(errors, laplace_scale(count_eps, 1))
     return replace(release, manifest=manifest)
 
 

@@ -57,6 +57,8 @@ import numpy as np
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, exponential_mechanism, noisy_counts
+from ..privacy.mechanisms import laplace_scale
+from ..privacy.uncertainty import Intervals, count_intervals, manifest_section, shifted_clamp_intervals
 from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
 from ..release.table import GeneralizedTable
 from .diffgen import CITATION, _ordered_cells, _splittable
@@ -126,6 +128,15 @@ def norm_sub(noisy: np.ndarray, target: float) -> np.ndarray:
     x = np.asarray(noisy, dtype=np.float64).ravel()
     if target <= 0 or x.size == 0:
         return np.zeros(np.shape(noisy), dtype=np.int64)
+    out = np.maximum(0.0, x - norm_sub_shift(x, target))
+    return np.floor(out + 0.5).astype(np.int64).reshape(np.shape(noisy))
+
+
+def norm_sub_shift(noisy: np.ndarray, target: float) -> float:
+    """The one shift d of :func:`norm_sub` (post-processing of noisy values; its error bars need it)."""
+    x = np.asarray(noisy, dtype=np.float64).ravel()
+    if target <= 0 or x.size == 0:
+        return math.inf
     s = np.sort(x)[::-1]
     csum = np.cumsum(s)
     # d such that sum over the k largest (s_i - d) = target with s_k > d >= s_{k+1}
@@ -133,9 +144,7 @@ def norm_sub(noisy: np.ndarray, target: float) -> np.ndarray:
     d = (csum - target) / k
     nxt = np.concatenate([s[1:], [-np.inf]])
     ok = (s > d) & (d >= nxt)
-    d_star = float(d[np.flatnonzero(ok)[0]]) if ok.any() else float(d[-1])
-    out = np.maximum(0.0, x - d_star)
-    return np.floor(out + 0.5).astype(np.int64).reshape(np.shape(noisy))
+    return float(d[np.flatnonzero(ok)[0]]) if ok.any() else float(d[-1])
 
 
 def smooth_toward_parents(parent: np.ndarray, leaves: np.ndarray, counts: np.ndarray, strength: float) -> np.ndarray:
@@ -390,9 +399,11 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     count_eps = budget - math.fsum(round_eps[:played])
     leaves, exact = tree.leaf_class_counts()
     noisy = noisy_counts(exact, count_eps, scope=scope, noise=noise, label="leaf x class counts")
+    shifts = np.zeros(n_cls)
     if postprocess == "normsub":
         # Post-processing: per class, one shift for all cells keeps the noisy class total (Norm-Sub).
         totals = noisy.sum(axis=0)
+        shifts = np.asarray([norm_sub_shift(noisy[:, c], float(totals[c])) for c in range(n_cls)])
         noisy = np.stack([norm_sub(noisy[:, c], float(totals[c])) for c in range(n_cls)], axis=1)
     else:
         noisy = np.maximum(noisy, 0)
@@ -420,7 +431,8 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
                   "count_share": count_share, "grid": int(grid), "penalty": penalty, "stop": use_stop,
                   "stop_requested": stop, "postprocess": postprocess, "smooth": smooth, "schedule": schedule,
                   "switch": switch, "specializations": len(trace)}
-    release = GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), {}, trace, accountant)
+    errors = _count_errors(noisy, shifts, laplace_scale(count_eps, 1), postprocess, smooth)
+    release = GeneralizedTable(schema, cut, cells, noisy.astype(np.int64), {}, trace, accountant, errors=errors)
     counts_note = ("counts: discrete Laplace, then per class one shift and clipping at 0 keeping the noisy class "
                    "total (Norm-Sub, post-processing)" if postprocess == "normsub" else
                    "counts: discrete Laplace, clipped at 0 (post-processing)")
@@ -429,7 +441,34 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         release=release.facts(), budget_split=budget_split,
         notes=[CITATION + "; DiffGen+ (docs/diffgen.md)", counts_note],
         privacy_unit="record", neighbours=NEIGHBOURS_ROW))
+    release.manifest["uncertainty"] = table_uncertainty(errors, laplace_scale(count_eps, 1), postprocess, smooth)
     return release
+
+
+def _count_errors(noisy: np.ndarray, shifts: np.ndarray, scale: float, postprocess: str, smooth: float
+                  ) -> Intervals:
+    """Each leaf x class count's 95 % interval (post-processing of the public scale and the noisy shifts)."""
+    if postprocess == "normsub" and smooth <= 0.0:
+        d = np.where(np.isfinite(shifts), shifts, 0.0)
+        return shifted_clamp_intervals(noisy, np.tile(d, noisy.shape[0]), scale,
+                                       label="the discrete Laplace noise of each leaf x class count, through the "
+                                             "Norm-Sub shift and clipping")
+    label = "the discrete Laplace noise of each leaf x class count"
+    if smooth > 0.0:
+        label += " (not the smoothing toward the parent partition, which moves counts further)"
+    return count_intervals(noisy, scale, lower=0.0, label=label)
+
+
+def table_uncertainty(errors: Intervals, scale: float, postprocess: str = "clip", smooth: float = 0.0
+                      ) -> dict[str, object]:
+    """The manifest's ``uncertainty`` for a generalized table's counts."""
+    formula = "DLap(b), b = 1/eps_counts: sd = sqrt(2t)/(1-t), t = exp(-1/b); h = least integer with " \
+              "2 t^(h+1)/(1+t) <= 0.05; "
+    formula += ("[v + d - h - 0.5, v + d + h + 0.5] clipped at 0 (low 0 where v = 0), d = the class's Norm-Sub "
+                "shift" if postprocess == "normsub" and smooth <= 0.0 else "[max(0, v - h), v + h]")
+    return manifest_section(accounts_for=errors.label, formula=formula, columns=("sd", "low", "high"), scale=scale,
+                            ignores="range counts over generalized cells spread a cell's count over its range: "
+                                    "that bias is not in these intervals (docs/accuracy.md)")
 
 
 def diffgen_plus2(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,

@@ -50,9 +50,11 @@ from ..engine.local import LocalRegions, LocalTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.accountant import BudgetScope
+from ..privacy.mechanisms import laplace_scale
 from ..privacy.median import check_sensitivity, median_intervals, private_medians
+from ..privacy.uncertainty import count_intervals, manifest_section
 from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
-from ..release.table import SyntheticTable
+from ..release.table import LeafBoxes, SyntheticTable
 
 __all__ = ["PointDomain", "Partition", "RPSRelease",
            "remaining_budget", "choose_dimensions", "rps_partition", "rps", "table_domain", "table_points",
@@ -580,7 +582,13 @@ def rps(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseSource, 
                                       else list(domain.names)),
                   "split_rule": "round-robin by depth" + (" over the predictors; the class at depth h - 1"
                                                           if class_split == "last" else "")}
-    release = RPSRelease(schema, synthetic, {}, part.accountant, partition=part)
+    # post-processing of the public scales 1/eps_leaf: each released leaf count, clipped at 0 as it is used
+    scales = np.asarray([laplace_scale(float(e), 1) for e in part.count_epsilon.tolist()])
+    errors = count_intervals(np.maximum(counts, 0), scales, lower=0.0,
+                             label="the discrete Laplace noise of each leaf count" + (
+                                 " (before the consistency step, which lowers it)" if consistency else ""))
+    leaves = LeafBoxes(np.asarray(part.lo, dtype=np.float64), np.asarray(part.hi, dtype=np.float64), errors)
+    release = RPSRelease(schema, synthetic, {}, part.accountant, partition=part, leaves=leaves)
     release.manifest.update(build_manifest(
         "rps", epsilon=check_epsilon(epsilon), parameters=parameters, noise=noise, accountant=part.accountant,
         domain=schema.describe(), release=release.facts(), budget_split=budget, privacy_unit="record",
@@ -588,6 +596,12 @@ def rps(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseSource, 
         notes=["Qardaji and Li, Recursive partitioning and summarization, ASIACCS 2012 (readings: docs/rps.md)",
                "leaf counts: discrete Laplace; max(0, count) records per leaf, each value uniform in the leaf "
                "(post-processing)"]))
+    release.manifest["uncertainty"] = manifest_section(
+        accounts_for=errors.label, columns=tuple(leaves.names(schema)[-4:]),
+        formula="DLap(b), b = 1/eps_leaf per leaf: sd = sqrt(2t)/(1-t), t = exp(-1/b); h = least integer with "
+                "2 t^(h+1)/(1+t) <= 0.05; [max(0, v - h), v + h]; leaves as boxes [lo, hi) over the class and the "
+                "attributes (categories as leaf codes in the taxonomy's depth-first order)",
+        ignores="range counts over part of a leaf: the records spread uniformly inside it (docs/accuracy.md)")
     return release
 
 

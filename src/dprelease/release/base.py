@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..data.table import TableSchema
     from ..data.universe import Universe
 
-__all__ = ["Release", "Written", "KINDS", "kind_of", "read", "check_kind"]
+__all__ = ["Release", "Written", "KINDS", "kind_of", "read", "check_kind", "error_bar_companions"]
 
 KINDS = ("setvalued", "itemsets", "table", "degrees")
 
@@ -67,6 +67,13 @@ class Written:
     def __iter__(self) -> Iterator[Path]:
         """(body, manifest), as :func:`~dprelease.release.files.write_with_manifest` returns them."""
         return iter((self.body, self.manifest))
+
+
+def error_bar_companions(output: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """The companion files a release may write its error bars to beside ``output``: ``OUTPUT.intervals.csv``
+    (set-valued and degree releases) and ``OUTPUT.leaves.csv`` (synthetic tables); both listed in the manifest."""
+    output = Path(output)
+    return output.with_name(output.name + ".intervals.csv"), output.with_name(output.name + ".leaves.csv")
 
 
 def kind_of(manifest: Manifest) -> str | None:

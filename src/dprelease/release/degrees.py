@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, IO, Any, ClassVar
 
 import numpy as np
 
+from ..privacy.uncertainty import Intervals
 from .base import Written, check_kind
 from .files import Manifest, read_manifest, write_with_manifest
 
@@ -41,19 +43,43 @@ class DegreeRelease:
     manifest: Manifest = field(default_factory=dict)
     model: str = "edge-list"
     details: Manifest = field(default_factory=dict, repr=False)
+    # the noisy histogram or cumulative counts behind the sequence: the nodes of degree bins[i, 0]..bins[i, 1]
+    # (inclusive) and each count's sd and 95 % interval (public scales); None when the method has none (hay)
+    errors: Intervals | None = field(default=None, repr=False)
+    bins: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_nodes(self) -> int:
         return int(self.degrees.size)
 
+    def intervals(self) -> Intervals | None:
+        """The counts behind the sequence (nodes per degree range, :attr:`bins`) with their 95 % intervals."""
+        return self.errors
+
     def write(self, output: str | os.PathLike[str]) -> Written:
-        """One degree per line, and the manifest, as one unit."""
+        """One degree per line, and the manifest, as one unit; the counts behind it, with their error bars, go
+        to a companion CSV (``OUTPUT.intervals.csv``) the manifest lists."""
         text = "".join(f"{int(d)}\n" for d in self.degrees.tolist())
 
         def body(handle: IO[Any]) -> None:
             handle.write(text)
 
-        return Written(*write_with_manifest(output, body, self.manifest))
+        errors, bins = self.errors, self.bins
+        if errors is None or bins is None:
+            return Written(*write_with_manifest(output, body, self.manifest))
+        side = Path(output).with_name(Path(output).name + ".intervals.csv")
+
+        def side_body(handle: IO[Any]) -> None:  # post-processing of public scales
+            handle.write("degree_lo,degree_hi,count,sd,low,high\n")
+            for (lo, hi), v, sd, a, b in zip(bins.tolist(), errors.value.tolist(), errors.sd.tolist(),
+                                             errors.low.tolist(), errors.high.tolist()):
+                handle.write(f"{int(lo)},{int(hi)},{v:g},{sd:.3f},{a:g},{b:g}\n")
+
+        section = self.manifest.get("uncertainty")
+        manifest = {**self.manifest, "uncertainty": {**(section if isinstance(section, dict) else {}),
+                                                     "file": side.name}}
+        body_path, mpath = write_with_manifest(output, body, manifest, extra=[(side, side_body, "w")])
+        return Written(body_path, mpath, (side,))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> DegreeRelease:

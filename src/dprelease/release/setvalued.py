@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, IO, Any, ClassVar
 
 import numpy as np
 
+from ..privacy.uncertainty import Estimate, Intervals, count_intervals
 from .base import Written, check_kind
 from .files import Manifest, read_manifest, write_with_manifest
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from ..data.universe import Universe
     from ..privacy.accountant import BudgetAccountant
 
-__all__ = ["SetValuedRelease", "canonical_itemset_order", "write_set_valued_release"]
+__all__ = ["SetValuedRelease", "canonical_itemset_order", "write_set_valued_release", "intervals_path"]
 
 # Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
 # SetValuedRelease canonically (see SetValuedRelease); False restores the order the algorithm produced, which leaks
@@ -79,14 +81,56 @@ class SetValuedRelease:
 
         return TransactionDB.from_weighted_itemsets(self.itemsets, self.counts, self.universe.size)
 
+    @property
+    def cell_scale(self) -> float | None:
+        """The discrete Laplace scale of each released count (at most, where it varies), from the manifest's
+        ``uncertainty`` (public); None when the release does not say."""
+        section = self.manifest.get("uncertainty")
+        scale = section.get("scale") if isinstance(section, dict) else None
+        return float(scale) if isinstance(scale, (int, float)) else None
+
+    def intervals(self) -> Intervals | None:
+        """Each released (itemset, count) pair's noise sd and 95 % interval, in the release's order (None when
+        the noise scale is unknown). Post-processing of the public scale."""
+        scale = self.cell_scale
+        if scale is None:
+            return None
+        section = self.manifest.get("uncertainty") or {}
+        return count_intervals(np.asarray(self.counts), scale, lower=0.0, label=str(section.get("accounts_for", "")))
+
+    def count(self, itemset: Iterable[int]) -> Estimate:
+        """How many released records contain ``itemset`` (item ids), with its interval: see
+        :func:`dprelease.release.queries.itemset_count`."""
+        from .queries import itemset_count
+
+        return itemset_count(self, itemset)
+
     def write(self, output: str | os.PathLike[str]) -> Written:
-        """The transaction file and its manifest, as one unit."""
+        """The transaction file and its manifest, as one unit; a release whose cells are direct noisy counts
+        (Basic) also writes their error bars to a companion CSV (:func:`intervals_path`), listed in the manifest."""
         from ..data.io import write_weighted_itemsets
 
         def body(handle: IO[Any]) -> None:
             write_weighted_itemsets(handle, self.itemsets, self.counts, self.universe)
 
-        return Written(*write_with_manifest(output, body, self.manifest))
+        section = self.manifest.get("uncertainty")
+        if not (isinstance(section, dict) and section.get("file")):
+            return Written(*write_with_manifest(output, body, self.manifest))
+        side = intervals_path(output)
+        errors = self.intervals()
+        labels = self.universe.labels
+
+        def side_body(handle: IO[Any]) -> None:  # post-processing of the public scale
+            handle.write("itemset,count,sd,low,high\n")
+            if errors is None:
+                return
+            for j, items in enumerate(self.itemsets):
+                handle.write(f"{' '.join(labels[int(i)] for i in items)},{int(self.counts[j])},"
+                             f"{float(errors.sd[j]):.3f},{float(errors.low[j]):g},{float(errors.high[j]):g}\n")
+
+        manifest = {**self.manifest, "uncertainty": {**section, "file": side.name}}
+        body_path, mpath = write_with_manifest(output, body, manifest, extra=[(side, side_body, "w")])
+        return Written(body_path, mpath, (side,))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str], universe: Universe) -> SetValuedRelease:
@@ -131,6 +175,12 @@ def _runs(db: TransactionDB) -> tuple[list[np.ndarray], np.ndarray]:
     starts = np.flatnonzero(~repeat)
     counts = np.diff(np.append(starts, n))
     return [items[offsets[s]:offsets[s + 1]].astype(np.int64) for s in starts.tolist()], counts.astype(np.int64)
+
+
+def intervals_path(output: str | os.PathLike[str]) -> Path:
+    """Where a set-valued release's error bars go: OUTPUT.intervals.csv (a companion listed in the manifest)."""
+    output = Path(output)
+    return output.with_name(output.name + ".intervals.csv")
 
 
 def write_set_valued_release(release: SetValuedRelease, output: str | os.PathLike[str]) -> tuple[Path, Path]:

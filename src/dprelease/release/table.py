@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, IO, Any, ClassVar
 
 import numpy as np
 
+from ..privacy.uncertainty import Estimate, Intervals
 from .base import Written, check_kind
 from .files import BodyWriter, Manifest, manifest_of, read_manifest, write_with_manifest
 
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
     from ..data.table import EncodedTable, TableSchema
     from ..privacy.accountant import BudgetAccountant
 
-__all__ = ["GeneralizedTable", "SyntheticTable", "records_path", "read_table_release", "table_frame",
-           "GENERALIZED_ALGORITHMS"]
+__all__ = ["GeneralizedTable", "SyntheticTable", "LeafBoxes", "leaves_path", "records_path", "read_table_release", "table_frame",
+           "GENERALIZED_ALGORITHMS", "ERROR_COLUMNS"]
+
+ERROR_COLUMNS = ("sd", "low", "high")  # after ``count``, when a release knows its counts' noise
 
 # the algorithms whose release is a generalized contingency table (the others publish records)
 GENERALIZED_ALGORITHMS = ("diffgen", "tds")
@@ -81,6 +84,20 @@ class GeneralizedTable:
     manifest: Manifest = field(default_factory=dict)
     trace: list[Any] = field(default_factory=list, repr=False)
     accountant: BudgetAccountant | None = field(default=None, repr=False)
+    # per leaf x class row (row-major, as ``counts.reshape(-1)``): the count's noise sd and 95 % interval
+    errors: Intervals | None = field(default=None, repr=False)
+
+    def intervals(self) -> Intervals | None:
+        """Each leaf x class count's sd and 95 % interval (arrays in the file's row order); None if unknown."""
+        return self.errors
+
+    def count(self, **ranges: Any) -> Estimate:
+        """The released number of records in ``ranges`` (per attribute: ``(lo, hi)`` for a number, a value or a
+        list of values for a category; the class by its name) with its interval: see
+        :func:`dprelease.release.queries.generalized_count`."""
+        from .queries import generalized_count
+
+        return generalized_count(self, ranges)
 
     def cut_labels(self) -> dict[str, list[str]]:
         from ..data.cut import cut_label
@@ -94,7 +111,8 @@ class GeneralizedTable:
             "leaf_partitions": int(self.cells.shape[0]),
             "rows": int(self.cells.shape[0] * self.schema.n_classes),
             "released_records": self.n_records,  # sum of the noisy counts (post-processing)
-            "columns": [a.name for a in self.schema.attributes] + [self.schema.class_attribute.name, "count"],
+            "columns": [a.name for a in self.schema.attributes] + [self.schema.class_attribute.name, "count"]
+            + (list(ERROR_COLUMNS) if self.errors is not None else []),
         }
 
     def frame(self) -> Any:
@@ -109,6 +127,8 @@ class GeneralizedTable:
         data[self.schema.class_attribute.name] = np.tile(np.asarray(self.schema.class_attribute.values, dtype=object),
                                                          self.cells.shape[0])
         data["count"] = self.counts.reshape(-1)
+        if self.errors is not None:  # beside the count, after every existing column
+            data.update(sd=self.errors.sd, low=self.errors.low, high=self.errors.high)
         return pd.DataFrame(data)
 
     def arrow(self, records: bool = False) -> Any:
@@ -129,11 +149,15 @@ class GeneralizedTable:
             _arrow_numbers((rows % n_cls).astype(np.int32)), _arrow_strings(self.schema.class_attribute.values))
         if not records:
             cols["count"] = _arrow_numbers(counts.astype(np.int64))
+            if self.errors is not None:  # post-processing of public noise scales
+                for name in ERROR_COLUMNS:
+                    cols[name] = pa.array(np.round(np.asarray(getattr(self.errors, name), dtype=np.float64), 3),
+                                          pa.float64())
         return pa.table(cols)
 
     def records_frame(self) -> Any:
         """The expanded record form: each (partition, class) row repeated ``count`` times."""
-        table = self.frame()
+        table = self.frame().drop(columns=list(ERROR_COLUMNS), errors="ignore")
         counts = table.pop("count").to_numpy()
         return table.loc[np.repeat(np.arange(len(table)), np.maximum(counts, 0))].reset_index(drop=True)
 
@@ -219,7 +243,32 @@ class GeneralizedTable:
         cells, inverse = np.unique(keys, axis=0, return_inverse=True)
         counts = np.zeros((cells.shape[0], schema.n_classes), dtype=np.int64)
         np.add.at(counts, (inverse.reshape(-1), klass), count)
-        return cls(schema, tuple(cut), cells, counts, dict(manifest or {}))
+        errors = _frame_errors(frame, inverse.reshape(-1), klass, counts, dict(manifest or {}), where)
+        return cls(schema, tuple(cut), cells, counts, dict(manifest or {}), errors=errors)
+
+
+def _frame_errors(frame: Any, rows: np.ndarray, klass: np.ndarray, counts: np.ndarray, manifest: Manifest,
+                  where: str) -> Intervals | None:
+    """The ``sd,low,high`` columns of a released generalized table, in the order of ``counts.reshape(-1)`` (None
+    when the file has none, or holds a cell twice)."""
+    from ..errors import InputError
+
+    if not all(c in frame.columns for c in ERROR_COLUMNS) or len(frame) != counts.size:
+        return None
+    out = {}
+    for name in ERROR_COLUMNS:
+        grid = np.full(counts.shape, np.nan)
+        try:
+            grid[rows, klass] = np.asarray([float(v) for v in frame[name].tolist()], dtype=np.float64)
+        except ValueError:
+            raise InputError(f"{where}: column {name} holds a value that is not a number") from None
+        out[name] = grid.reshape(-1)
+    if np.isnan(out["sd"]).any():
+        return None
+    section = manifest.get("uncertainty")
+    section = section if isinstance(section, dict) else {}
+    return Intervals(counts.reshape(-1).astype(np.float64), out["sd"], out["low"], out["high"],
+                     float(section.get("level", 0.95)), str(section.get("accounts_for", "")))
 
 
 def _generalized_frame(path: Path) -> Any:
@@ -258,8 +307,52 @@ def _synthetic_writer(table: Any, output: str | os.PathLike[str]) -> BodyWriter:
 
 
 @dataclass(frozen=True, eq=False)
+class LeafBoxes:
+    """The leaves a synthetic table was drawn from: boxes [lo, hi) over the class and the attributes (lattice codes
+    for categories, in the taxonomy's depth-first order) and each leaf's released count with its error bars."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    errors: Intervals
+
+    def names(self, schema: TableSchema) -> list[str]:
+        dims = [schema.class_attribute.name] + [a.name for a in schema.attributes]
+        return [f"{d}_{end}" for d in dims for end in ("lo", "hi")] + ["count", *ERROR_COLUMNS]
+
+    def writer(self, schema: TableSchema) -> BodyWriter:
+        """The companion CSV: one row per leaf (post-processing of the public scales)."""
+
+        def write(handle: IO[Any]) -> None:
+            handle.write(",".join(self.names(schema)) + "\n")
+            e = self.errors
+            for i in range(self.lo.shape[0]):
+                box = [f"{float(v):g}" for pair in zip(self.lo[i], self.hi[i]) for v in pair]
+                row = box + [f"{float(e.value[i]):g}", f"{float(e.sd[i]):.3f}", f"{float(e.low[i]):g}",
+                             f"{float(e.high[i]):g}"]
+                handle.write(",".join(row) + "\n")
+
+        return write
+
+    @classmethod
+    def read(cls, path: Path, schema: TableSchema, label: str) -> LeafBoxes:
+        from ..errors import InputError
+
+        try:
+            data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: not a readable leaves file ({exc})") from None
+        d = len(schema.attributes) + 1
+        if data.size and data.shape[1] != 2 * d + 4:
+            raise InputError(f"{path}: expected {2 * d + 4} columns, got {data.shape[1]}")
+        data = data.reshape(-1, 2 * d + 4)
+        return cls(data[:, 0:2 * d:2], data[:, 1:2 * d:2],
+                   Intervals(data[:, 2 * d], data[:, 2 * d + 1], data[:, 2 * d + 2], data[:, 2 * d + 3], label=label))
+
+
+@dataclass(frozen=True, eq=False)
 class SyntheticTable:
-    """A synthetic table: records under ``schema`` (RPS, Mondrian), plus the manifest."""
+    """A synthetic table: records under ``schema`` (RPS, Mondrian), plus the manifest; ``leaves``: the noisy leaf
+    counts it was drawn from with their error bars (RPS), written to a companion ``OUTPUT.leaves.csv``."""
 
     kind: ClassVar[str] = "table"
 
@@ -267,10 +360,43 @@ class SyntheticTable:
     table: EncodedTable
     manifest: Manifest = field(default_factory=dict)
     accountant: BudgetAccountant | None = field(default=None, repr=False)
+    leaves: LeafBoxes | None = field(default=None, kw_only=True, repr=False)
 
     @property
     def n_records(self) -> int:
         return int(self.table.n_records)
+
+    def intervals(self) -> Intervals | None:
+        """The leaf counts the records were drawn from, with their error bars (None without leaves: Mondrian)."""
+        return self.leaves.errors if self.leaves is not None else None
+
+    def count(self, **ranges: Any) -> Estimate:
+        """The number of records in ``ranges`` (as :meth:`GeneralizedTable.count`): from the leaves, each count
+        times the share of its box inside the query, with its interval (:func:`dprelease.release.queries.
+        box_estimate`; the records were drawn uniformly in the leaves, so they give this answer up to sampling);
+        without leaves, counted on the records, with no interval (NaN)."""
+        from .queries import table_query
+
+        return self.count_query(table_query(self.schema, ranges))
+
+    def count_query(self, dims: list[Any]) -> Estimate:
+        """:meth:`count` for a query already in box form (:mod:`dprelease.release.queries`)."""
+        import math
+
+        from .queries import box_estimate, box_fractions
+
+        if self.leaves is not None:
+            frac = box_fractions(dims, self.leaves.lo, self.leaves.hi)
+            return box_estimate(self.leaves.errors.value, self.leaves.errors.sd, frac, clipped=True,
+                                what="leaf counts")
+        lo = np.stack([np.asarray(self.table.y, dtype=np.float64)]
+                      + [np.asarray(c, dtype=np.float64) for c in self.table.columns], axis=1)
+        integer = np.asarray([True] + [a.kind == "categorical" or bool(getattr(a, "integer", False))
+                                       for a in self.schema.attributes])
+        value = float(np.sum(box_fractions(dims, lo, lo + integer)))
+        return Estimate(value, math.nan, math.nan, math.nan,
+                        label="counted on the synthetic records; no noise scale known (read back from a file, or "
+                              "not DP)")
 
     def arrow(self) -> Any:
         """The synthetic table as a pyarrow table of the schema's columns (labels for categorical values)."""
@@ -294,8 +420,18 @@ class SyntheticTable:
         return pa.table(cols)
 
     def write(self, output: str | os.PathLike[str]) -> Written:
-        """The table (CSV or Parquet) and its manifest, as one unit."""
-        return Written(*write_with_manifest(output, _synthetic_writer(self.arrow(), output), self.manifest, mode="wb"))
+        """The table (CSV or Parquet) and its manifest, as one unit; with leaves, their counts and error bars go
+        to ``OUTPUT.leaves.csv``, listed in the manifest."""
+        if self.leaves is None:
+            return Written(*write_with_manifest(output, _synthetic_writer(self.arrow(), output), self.manifest,
+                                                mode="wb"))
+        side = leaves_path(output)
+        section = self.manifest.get("uncertainty")
+        manifest = {**self.manifest, "uncertainty": {**(section if isinstance(section, dict) else {}),
+                                                     "file": side.name}}
+        body, mpath = write_with_manifest(output, _synthetic_writer(self.arrow(), output), manifest, mode="wb",
+                                          extra=[(side, self.leaves.writer(self.schema), "w")])
+        return Written(body, mpath, (side,))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str], schema: TableSchema) -> SyntheticTable:
@@ -306,7 +442,17 @@ class SyntheticTable:
         manifest = read_manifest(path)
         check_kind(path, manifest, cls.kind)
         synth = read_table(path, replace(schema, columns=None, drop=(), missing=(), delimiter=","))
-        return cls(schema, EncodedTable(schema, synth.columns, synth.y), manifest)
+        section = manifest.get("uncertainty")
+        leaves = None
+        if isinstance(section, dict) and isinstance(section.get("file"), str):
+            leaves = LeafBoxes.read(Path(path).with_name(section["file"]), schema, str(section.get("accounts_for", "")))
+        return cls(schema, EncodedTable(schema, synth.columns, synth.y), manifest, leaves=leaves)
+
+
+def leaves_path(output: str | os.PathLike[str]) -> Path:
+    """Where a synthetic table's leaves (counts and error bars) go: OUTPUT.leaves.csv."""
+    output = Path(output)
+    return output.with_name(output.name + ".leaves.csv")
 
 
 def read_table_release(path: str | os.PathLike[str], schema: TableSchema) -> GeneralizedTable | SyntheticTable:

@@ -164,9 +164,12 @@ def _setvalued(page: Page, raw, release: Path, manifest, universe_spec, queries:
     from ..release import SetValuedRelease
     from .setvalued import setvalued_section
 
+    from .uncertainty import setvalued_bars
+
     raw_db, universe = _read_raw_transactions(raw, _universe(universe_spec, manifest))
-    released = SetValuedRelease.read(release, universe).to_db()
-    return setvalued_section(page, raw_db, released, universe, queries=queries, seed=seed)
+    back = SetValuedRelease.read(release, universe)
+    result = setvalued_section(page, raw_db, back.to_db(), universe, queries=queries, seed=seed)
+    return setvalued_bars(page, raw_db, back, result)
 
 
 def _itemsets(page: Page, raw, release: Path, manifest, universe_spec, k: int | None) -> dict:
@@ -178,7 +181,9 @@ def _itemsets(page: Page, raw, release: Path, manifest, universe_spec, k: int | 
     published, counts, freqs = back.itemsets, back.counts, back.frequencies
     params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
     k = k or int(params.get("k") or 0) or max(len(published), 1)
-    return itemsets_section(page, raw_db, universe, published, counts, freqs, k)
+    from .uncertainty import itemset_bars
+
+    return itemset_bars(page, raw_db, back, itemsets_section(page, raw_db, universe, published, counts, freqs, k))
 
 
 def _schema(spec: str | None, manifest: dict[str, object]):
@@ -201,7 +206,10 @@ def _table(page: Page, raw, release: Path, manifest, schema_spec, queries: int, 
     schema = _schema(schema_spec, manifest)
     released = read_table_release(release, schema)
     table = read_table(raw, schema)
-    return table_section(page, table, released, release, queries=queries, seed=seed)
+    from .uncertainty import table_bars
+
+    return table_bars(page, table, released, table_section(page, table, released, release, queries=queries,
+                                                           seed=seed))
 
 
 def _degrees(page: Page, raw, release: Path, manifest) -> dict:

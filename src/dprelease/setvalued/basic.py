@@ -16,6 +16,8 @@ from ..engine.base import TransactionData
 from ..engine.local import as_transaction_data
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
+from ..privacy.mechanisms import laplace_scale
+from ..privacy.uncertainty import dlap_half_width, manifest_section
 from ..release import SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE
 
 __all__ = ["DEFAULT_MAX_ITEMS", "basic"]
@@ -50,4 +52,11 @@ def basic(db: TransactionDB | TransactionData, universe: Universe, epsilon: floa
     )
     size_note = release_size_note("basic", int(np.clip(released, 0, None).sum()), "records")
     add_notes(manifest, [size_note] if size_note else [])
+    # post-processing of the public scale 1/B: every cell's interval, in a companion file
+    manifest["uncertainty"] = manifest_section(
+        accounts_for="the discrete Laplace noise of each cell count (exact), clipped at 0 as the count is",
+        formula="DLap(b), b = 1/eps: sd = sqrt(2t)/(1-t), t = exp(-1/b); h = least integer with "
+                "2 t^(h+1)/(1+t) <= 0.05; [max(0, v - h), v + h]; a cell not in the body was released as 0: "
+                f"[0, {dlap_half_width(laplace_scale(B, 1))}]",
+        columns=("itemset", "count", "sd", "low", "high"), scale=laplace_scale(B, 1), file=True)
     return SetValuedRelease(itemsets, released, universe, manifest, accountant=accountant)

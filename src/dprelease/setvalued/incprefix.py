@@ -43,6 +43,7 @@ from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
+from ..privacy.uncertainty import manifest_section
 from ..release import SetValuedRelease, build_manifest
 from .inctdpart import StreamAccounting, _NoiseInfo, resolve_privacy_unit
 from .prefixpart import (
@@ -209,7 +210,23 @@ class PrefixStream(StreamAccounting):
                               if self.expand else ""),
             },
         )
+        self._add_uncertainty(manifest)
         return SetValuedRelease(sets, counts, universe, self.with_privacy_unit(manifest))
+
+    def _add_uncertainty(self, manifest: dict[str, object]) -> None:
+        """The p-sums' error bars (post-processing of the public per-append scales): a class's p-sum adds one
+        discrete Laplace count per append it took, of variance <= 2/eps_k^2, so sqrt(sum 1/eps_k^2) (inv2), at
+        its largest over the classes, is a single scale whose Laplace variance bounds every p-sum's."""
+        if self.tree is None or not self.inv2.size or float(self.inv2.max()) <= 0:
+            return
+        manifest["uncertainty"] = manifest_section(
+            accounts_for="the discrete Laplace noise summed into each released p-sum (every append's class "
+                         "count), at the largest p-sum's scale (a cell merged from several classes carries more)",
+            formula="b = sqrt(max over classes of sum_k 1/eps_k^2); a count summing n released cells: sd = sqrt(n) "
+                    "sd(DLap(b)), half-width z sd, z = ln(20)/sqrt(2)",
+            ignores="records cut down to their frequent items, classes merged into their parent and generalized "
+                    "classes (structure); coverage measured in docs/accuracy.md",
+            scale=math.sqrt(float(self.inv2.max())))
 
 
 def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,

@@ -55,6 +55,8 @@ from .. import limits
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon, noisy_counts, noisy_values
 from ..privacy.privtree import PrivTreeSplitter
+from ..privacy.mechanisms import laplace_scale
+from ..privacy.uncertainty import manifest_section
 from ..release import (
     SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE,
 )
@@ -187,6 +189,14 @@ def prefix_diffpart(
     # budget shares past their useful range (public rules of dprelease.limits; the CLI also says them on stderr)
     add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share, DEFAULT_SELECTION_SHARE,
                                                   DEFAULT_STRUCTURE_SHARE))
+    manifest["uncertainty"] = manifest_section(  # public: the count budget's scale
+        accounts_for="the discrete Laplace noise of each released class count (a cell merged from several classes "
+                     "carries more)",
+        formula="DLap(b), b = 1/eps_counts per cell; an itemset count sums n released cells: sd = sqrt(n) "
+                "sd(DLap(b)), half-width z sd, z = ln(20)/sqrt(2)",
+        ignores="records cut down to their frequent items, records of infrequent prefixes, and classes merged "
+                "into their parent (structure); coverage measured in docs/accuracy.md",
+        scale=laplace_scale(eps_counts, 1))
     return SetValuedRelease(itemsets, counts, universe, manifest, trace=trace, accountant=accountant)
 
 
