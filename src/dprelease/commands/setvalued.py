@@ -457,8 +457,8 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                         "uniform-baskets baseline (default 0)")
     p.add_argument("--frequent-share", type=share_arg, default=DEFAULT_FREQUENT_SHARE, metavar="X",
                    help="the frequent-itemset workload: itemsets of 1 to 4 items with support >= X * N in the raw "
-                        f"data (default {DEFAULT_FREQUENT_SHARE:g}; at most {DEFAULT_FREQUENT_QUERIES:,}, a seeded "
-                        "sample beyond)")
+                        f"data (default {DEFAULT_FREQUENT_SHARE:g}; of each length at most {DEFAULT_FREQUENT_QUERIES // 4:,}, a "
+                        "seeded sample beyond)")
     add_universe(p, required=False)
     p.add_argument("--json", action="store_true",
                    help='print one line of JSON {"mean_relative_error": x, "subsets": [...], "frequent": {...}, '

@@ -101,7 +101,7 @@ class FrequentWorkload(Workload):
 
     min_share: float = DEFAULT_FREQUENT_SHARE
     min_count: int = 1
-    found: int = 0  # frequent itemsets of lengths 1..4 in the raw data; the workload holds all or a sample
+    found: int = 0  # frequent itemsets of lengths 1..4 in the raw data; the workload holds all or a sample of each length
 
     def summary(self) -> dict[str, object]:
         return {"min_share": self.min_share, "min_count": self.min_count, "frequent_itemsets": self.found,
@@ -112,7 +112,8 @@ def frequent_workload(raw: TransactionDB, *, min_share: float = DEFAULT_FREQUENT
                       max_length: int = FREQUENT_MAX_LENGTH, n_queries: int = DEFAULT_FREQUENT_QUERIES,
                       seed: int = 0) -> FrequentWorkload:
     """The itemsets of 1..``max_length`` items with support >= ``min_share`` * N in the raw data (exact mining;
-    custodian side), all of them or a uniform sample of ``n_queries`` (seeded), grouped by length."""
+    custodian side), grouped by length: of each length all of them, or a seeded uniform sample of
+    ``n_queries / max_length`` (so that the many long itemsets of dense data do not drown the short ones)."""
     from ..itemsets.exact import mine_frequent
 
     if not 0.0 < min_share <= 1.0:
@@ -120,17 +121,17 @@ def frequent_workload(raw: TransactionDB, *, min_share: float = DEFAULT_FREQUENT
     raw = unwrap(raw)
     min_count = max(1, int(np.ceil(min_share * raw.n_records)))
     found = mine_frequent(raw, min_count, max_length=max_length) if raw.n_records else []
-    found.sort()  # a canonical order (mining order is the miner's), so a seed picks the same sample
-    chosen = found
-    if len(found) > n_queries:
-        pick = np.sort(np.random.default_rng(seed).choice(len(found), size=n_queries, replace=False))
-        chosen = [found[i] for i in pick.tolist()]
+    found.sort(key=lambda p: (len(p[0]), p[0]))  # a canonical order (the miner's is its own)
+    per_length = max(1, n_queries // max_length)  # each length gets its share, so long itemsets do not crowd out
+    rng = np.random.default_rng(seed)
     subsets: list[list[np.ndarray]] = []
     lengths: list[int] = []
     for L in range(1, max_length + 1):
-        group = [np.asarray(s, dtype=np.int32) for s, _ in chosen if len(s) == L]
+        group = [s for s, _ in found if len(s) == L]
+        if len(group) > per_length:  # a seeded uniform sample of this length's frequent itemsets
+            group = [group[i] for i in np.sort(rng.choice(len(group), size=per_length, replace=False)).tolist()]
         if group:
-            subsets.append(group)
+            subsets.append([np.asarray(s, dtype=np.int32) for s in group])
             lengths.append(L)
     return FrequentWorkload(subsets, lengths, None, min_share=float(min_share), min_count=min_count,
                             found=len(found))
