@@ -326,7 +326,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 # -- evaluate -----------------------------------------------------------------------------------------------
 def _run_eval_ranges(args: argparse.Namespace) -> int:
     from ..data.table import load_schema, read_table
-    from ..evaluation.ranges import evaluate_ranges, make_range_workload, read_released, table_data
+    from ..evaluation.ranges import answer, evaluate_ranges, make_range_workload, range_baselines, read_released
+    from ..evaluation.ranges import table_data
     from ..relational.rps import table_domain
 
     from .. import limits
@@ -335,8 +336,12 @@ def _run_eval_ranges(args: argparse.Namespace) -> int:
     schema = load_schema(args.schema)
     released = read_released(args.released, schema)  # checked against its manifest before the raw table is read
     raw = table_data(read_table(args.raw, schema))
-    workload = make_range_workload(table_domain(schema), args.queries, seed=args.seed)
-    result = evaluate_ranges(raw, released, workload)
+    domain = table_domain(schema)
+    workload = make_range_workload(domain, args.queries, seed=args.seed)
+    true = answer(raw, workload)
+    result = evaluate_ranges(raw, released, workload, raw_answers=true)
+    # beside the release: the same workload on an empty table and on a uniform table over the public domain
+    result["baselines"] = range_baselines(raw, domain, workload, raw_answers=true)
     print_json(result) if args.json else print(json.dumps(result, indent=2))
     return 0
 
@@ -363,7 +368,9 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                          description="Random range-count queries over the schema's public domain (1..min(D, 8) "
                                      "constrained attributes); relative error with the sanity bound 0.1% of |RAW|. "
                                      "RELEASED may hold generalized values (taxonomy nodes, [lo-hi) intervals) and a "
-                                     "count column (spread uniformly).")
+                                     "count column (spread uniformly). Beside the release's errors (key baselines): "
+                                     "those of an empty table and of a uniform table over the schema's domain "
+                                     "(|RAW| records), which never looked at the data.")
     p.add_argument("raw", metavar="RAW", help="the raw table (CSV/Parquet, or the Adult directory)")
     p.add_argument("released", metavar="RELEASED", help="the released table (CSV or Parquet)")
     p.add_argument("--schema", required=True, metavar="SCHEMA", help="the schema both tables follow (required)")
