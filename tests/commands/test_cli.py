@@ -96,9 +96,19 @@ def test_evaluate_and_stats_json(tmp_path, capsys):
     code, stdout, _ = run(capsys, "evaluate", "counting", EXAMPLE, out, "--universe", "1..12", "--queries", "500", "--json")
     assert code == 0
     res = json.loads(stdout)
-    assert set(res) == {"mean_relative_error", "subsets", "occurrence"} and len(res["subsets"]) == 5
+    assert set(res) == {"mean_relative_error", "subsets", "frequent", "baselines", "occurrence"}
+    assert len(res["subsets"]) == 5
     assert res["occurrence"]["released_records"] > 0 and 0 <= res["occurrence"]["records_exact"] <= 1
     assert set(res["subsets"][0]) == {"max_length", "mean_relative_error"}
+    # the frequent-itemset workload, and both baselines on both workloads; an empty release misses every
+    # frequent itemset entirely
+    assert res["frequent"]["min_share"] == 0.01 and res["frequent"]["queries"] > 0
+    assert [s["max_length"] for s in res["frequent"]["subsets"]][0] == 1
+    assert set(res["baselines"]) == {"empty", "uniform"}
+    assert res["baselines"]["empty"]["frequent"]["mean_relative_error"] == 1.0
+    assert 0 < res["baselines"]["uniform"]["frequent"]["mean_relative_error"] < 1.0
+    code, stdout, _ = run(capsys, "evaluate", "counting", EXAMPLE, out, "--universe", "1..12", "--queries", "500")
+    assert code == 0 and "empty release" in stdout and "uniform baskets" in stdout and "2-itemsets" in stdout
     code, stdout, _ = run(capsys, "evaluate", "topk", EXAMPLE, out, "--universe", "1..12", "-k", "10", "--json")
     res = json.loads(stdout)
     assert res["k"] == 10 and -1.0 <= res["utility"] <= 1.0 and "occurrence" in res

@@ -124,7 +124,10 @@ def test_evaluate_ranges_json(table, tmp_path, capsys):
     assert run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", out, "--seed", "1", "-q")[0] == 0
     code, stdout, _ = run(capsys, "evaluate", "ranges", data, out, "--schema", schema, "--queries", "300", "--json")
     res = json.loads(stdout)
-    assert code == 0 and set(res) == {"mean_relative_error", "subsets"}
+    assert code == 0 and set(res) == {"mean_relative_error", "subsets", "baselines"}
+    # beside it, an empty table (error at most 1 per query) and a uniform table over the public domain
+    assert set(res["baselines"]) == {"empty", "uniform"} and 0 < res["baselines"]["empty"]["mean_relative_error"] <= 1
+    assert res["baselines"]["uniform"]["mean_relative_error"] > 0
     assert [s["dimensions"] for s in res["subsets"]] == [1, 2, 3] and all(set(s) == {"dimensions",
                                                                                   "mean_relative_error"} for s in res["subsets"])
     # a table without its manifest is not a release
