@@ -110,21 +110,47 @@ def _glance(kind: str, manifest: dict[str, object], m: dict[str, object]) -> lis
              ("randomness", "secure" if mode == "secure" else ("none" if mode == "none" else
                                                                f"{mode}: NOT for publication"))]
     if kind == "setvalued":
-        top = m.get("topk_utility") or {}
-        k = max(top, key=int) if top else None
-        cards += [("released / raw records", f"{m['released_records']:,} / {m['raw_records']:,}"),
-                  ("counting queries: mean relative error", _num(m["counting"]["mean_relative_error"])),  # type: ignore[index]
-                  (f"top-{k} utility (1 is perfect)", _num(top[k]) if k else "n/a")]
+        cards += _glance_setvalued(m)
     elif kind == "itemsets":
-        cards += [(f"false negative rate (k = {m['k']})", _num(m["fnr"])),
+        cards += [(f"false negative rate, k = {m['k']} (an empty release: 1)", _num(m["fnr"])),
                   ("median relative error of frequencies", _num(m["median_relative_error"]))]
     elif kind == "degrees":
-        cards += [("KS distance of the degree distribution", _num(m["ks"])),
-                  ("Earth Mover's distance (degrees)", _num(m["emd"]))]
+        uniform = m.get("uniform") if isinstance(m.get("uniform"), dict) else None
+        for key, label in (("ks", "KS distance of the degree distribution"), ("emd", "Earth Mover's distance (degrees)")):
+            cards.append((label + (" (uniform degrees 0..θ)" if uniform else ""),
+                          _num(m[key]) + (f" ({_num(uniform[key])})" if uniform else "")))
     elif kind == "table":
-        cards += [("accuracy: release-trained tree / raw-trained tree",
-                   f"{_pct(m['accuracy_release'])} / {_pct(m['accuracy_raw_baseline'])}"),
-                  ("majority class", _pct(m["accuracy_majority"]))]
+        cards += [("held-out accuracy: release-trained tree / raw-trained tree (majority class)",
+                   f"{_pct(m['accuracy_release'])} / {_pct(m['accuracy_raw_baseline'])} "
+                   f"({_pct(m['accuracy_majority'])})"),
+                  ("range queries: median relative error (empty / uniform table)",
+                   f"{_num(m['range_queries']['median_relative_error'])} "  # type: ignore[index]
+                   f"({_num(m['range_queries']['baselines']['empty']['median_relative_error'])} / "  # type: ignore[index]
+                   f"{_num(m['range_queries']['baselines']['uniform']['median_relative_error'])})")]  # type: ignore[index]
+    return cards
+
+
+def _glance_setvalued(m: dict[str, object]) -> list[tuple[str, str]]:
+    """A set-valued release's headline numbers, each beside its data-independent baselines."""
+    top = m.get("topk_utility") or {}
+    uniform_top = m.get("topk_utility_uniform") or {}
+    k = max(top, key=int) if top else None  # type: ignore[arg-type]
+    counting = m["counting"]
+    base = counting["baselines"]  # type: ignore[index]
+    occ = m.get("occurrence") or {}
+    cards = [("released / raw records", f"{m['released_records']:,} / {m['raw_records']:,}"),
+             ("frequent-itemset queries: mean relative error (empty / uniform release)",
+              f"{_num(counting['frequent']['mean_relative_error'])} "  # type: ignore[index]
+              f"({_num(base['empty']['frequent']['mean_relative_error'])} / "
+              f"{_num(base['uniform']['frequent']['mean_relative_error'])})"),
+             ("random counting queries: mean relative error (empty / uniform release)",
+              f"{_num(counting['mean_relative_error'])} ({_num(base['empty']['mean_relative_error'])} / "  # type: ignore[index]
+              f"{_num(base['uniform']['mean_relative_error'])})"),
+             (f"top-{k} utility, 1 is perfect (uniform release; empty: 0)",
+              f"{_num(top[k])} ({_num(uniform_top.get(k))})" if k else "n/a")]  # type: ignore[index, union-attr]
+    if occ.get("records_exact") is not None:  # type: ignore[union-attr]
+        cards.append(("released records equal to a raw record / contained in one (a generalized record)",
+                      f"{_pct(occ['records_exact'])} / {_pct(occ['records_contained'])}"))  # type: ignore[index]
     return cards
 
 

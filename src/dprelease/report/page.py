@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from matplotlib.figure import Figure
 
-__all__ = ["Page", "esc", "new_figure"]
+__all__ = ["Page", "esc", "new_figure", "fitted_limits"]
 
 _CSS = """
 :root { color-scheme: light; }
@@ -57,6 +57,17 @@ def esc(text: object) -> str:
 def new_figure(width: float = 8.0, height: float = 4.2) -> Figure:
     """A matplotlib figure outside pyplot (no global state, no display backend)."""
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def fitted_limits(values, pad: float = 0.05) -> tuple[float, float]:
+    """Axis limits that span ``values`` with a margin: a scatter of top-k supports (which crowd far from 0) fills
+    its plot instead of sitting in a corner of one that starts at 0."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+    margin = max(hi - lo, abs(hi) * 0.02, 1e-12) * pad
+    return lo - margin, hi + margin
 
 
 class Page:
