@@ -117,16 +117,17 @@ def _glance(kind: str, manifest: dict[str, object], m: dict[str, object]) -> lis
     elif kind == "degrees":
         uniform = m.get("uniform") if isinstance(m.get("uniform"), dict) else None
         for key, label in (("ks", "KS distance of the degree distribution"), ("emd", "Earth Mover's distance (degrees)")):
-            cards.append((label + (" (uniform degrees 0..θ)" if uniform else ""),
-                          _num(m[key]) + (f" ({_num(uniform[key])})" if uniform else "")))
+            cards.append((label + (f"; degrees spread evenly over 0..θ {_num(uniform[key])}" if uniform else ""),
+                          _num(m[key])))
     elif kind == "table":
-        cards += [("held-out accuracy: release-trained tree / raw-trained tree (majority class)",
-                   f"{_pct(m['accuracy_release'])} / {_pct(m['accuracy_raw_baseline'])} "
-                   f"({_pct(m['accuracy_majority'])})"),
-                  ("range queries: median relative error (empty / uniform table)",
-                   f"{_num(m['range_queries']['median_relative_error'])} "  # type: ignore[index]
-                   f"({_num(m['range_queries']['baselines']['empty']['median_relative_error'])} / "  # type: ignore[index]
-                   f"{_num(m['range_queries']['baselines']['uniform']['median_relative_error'])})")]  # type: ignore[index]
+        ranges = m["range_queries"]
+        cards += [("held-out accuracy, tree trained on the release; trained on raw records "
+                   f"{_pct(m['accuracy_raw_baseline'])}, majority class {_pct(m['accuracy_majority'])}",
+                   _pct(m["accuracy_release"])),
+                  ("range queries: median relative error; empty table "
+                   f"{_num(ranges['baselines']['empty']['median_relative_error'])}, uniform table "  # type: ignore[index]
+                   f"{_num(ranges['baselines']['uniform']['median_relative_error'])}",  # type: ignore[index]
+                   _num(ranges["median_relative_error"]))]  # type: ignore[index]
     return cards
 
 
@@ -139,15 +140,15 @@ def _glance_setvalued(m: dict[str, object]) -> list[tuple[str, str]]:
     base = counting["baselines"]  # type: ignore[index]
     occ = m.get("occurrence") or {}
     cards = [("released / raw records", f"{m['released_records']:,} / {m['raw_records']:,}"),
-             ("frequent-itemset queries: mean relative error (empty / uniform release)",
-              f"{_num(counting['frequent']['mean_relative_error'])} "  # type: ignore[index]
-              f"({_num(base['empty']['frequent']['mean_relative_error'])} / "
-              f"{_num(base['uniform']['frequent']['mean_relative_error'])})"),
-             ("random counting queries: mean relative error (empty / uniform release)",
-              f"{_num(counting['mean_relative_error'])} ({_num(base['empty']['mean_relative_error'])} / "  # type: ignore[index]
-              f"{_num(base['uniform']['mean_relative_error'])})"),
-             (f"top-{k} utility, 1 is perfect (uniform release; empty: 0)",
-              f"{_num(top[k])} ({_num(uniform_top.get(k))})" if k else "n/a")]  # type: ignore[index, union-attr]
+             ("frequent-itemset queries: mean relative error; empty release "
+              f"{_num(base['empty']['frequent']['mean_relative_error'])}, uniform baskets "
+              f"{_num(base['uniform']['frequent']['mean_relative_error'])}",
+              _num(counting["frequent"]["mean_relative_error"])),  # type: ignore[index]
+             (f"random counting queries: mean relative error; empty release {_num(base['empty']['mean_relative_error'])}"
+              f", uniform baskets {_num(base['uniform']['mean_relative_error'])}",
+              _num(counting["mean_relative_error"])),  # type: ignore[index]
+             (f"top-{k} utility, 1 is perfect; empty release 0, uniform baskets {_num(uniform_top.get(k))}",  # type: ignore[union-attr]
+              _num(top[k]) if k else "n/a")]  # type: ignore[index]
     if occ.get("records_exact") is not None:  # type: ignore[union-attr]
         cards.append(("released records equal to a raw record / contained in one (a generalized record)",
                       f"{_pct(occ['records_exact'])} / {_pct(occ['records_contained'])}"))  # type: ignore[index]

@@ -49,20 +49,20 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
                               "nodes_above_theta": above, **({"neighbour_model": model} if model else {}),
                               **({"uniform": uniform} if uniform is not None else {})}
 
-    def beside(key: str) -> str:
-        return _fmt(metrics[key]) + (f" ({_fmt(uniform[key])})" if uniform is not None else "")
+    def beside(label: str, key: str) -> tuple[str, str]:
+        return (label + (f"; degrees spread evenly over 0..θ {_fmt(uniform[key])}" if uniform is not None else ""),
+                _fmt(metrics[key]))
 
     page.heading("Utility")
-    page.metrics([("KS distance, 0 is perfect (uniform degrees)", beside("ks")),
-                  ("L1 distance of histograms, 0..2 (uniform degrees)", beside("l1")),
-                  ("Earth Mover's distance in degrees (uniform degrees)", beside("emd")),
+    page.metrics([beside("KS distance, 0 is perfect", "ks"), beside("L1 distance of histograms, 0..2", "l1"),
+                  beside("Earth Mover's distance in degrees", "emd"),
                   ("nodes: raw / released", f"{true.size:,} / {released.size:,}"),
                   ("mean degree: raw / released", f"{out['mean_degree']:.3g} / {out['released_mean_degree']:.3g}")])
     what = "the degrees of the graph regenerated from the released sequence" if graph else "the released sequence"
     page.paragraph(f"Compared: the raw graph's degrees and {what} (dprelease.evaluation.degrees, as `dprelease "
                    "evaluate degrees`). KS: the largest gap between the cumulative distributions; L1: the sum of "
                    "the gaps between the normalised histograms; EMD: the area between the cumulative distributions "
-                   "(in degrees). In brackets, a data-independent baseline: the raw node count spread evenly over "
+                   "(in degrees). Beside each, a data-independent baseline: the raw node count spread evenly over "
                    "the public degrees 0..θ.", "note")
     if model == "edge-list":
         page.paragraph("Neighbour model: edge list (no node list was given). The nodes are the ids of the edge file, "

@@ -13,7 +13,7 @@ import numpy as np
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..itemsets.exact import itemset_supports, top_k_itemsets
-from .page import Page, fitted_limits, new_figure
+from .page import Page, new_figure, square_axes
 
 __all__ = ["itemsets_section"]
 
@@ -54,21 +54,21 @@ def itemsets_section(page: Page, raw: TransactionDB, universe: Universe, publish
     ax = fig.add_subplot()
     if published:
         inside = np.asarray([s in truth for s in published])
-        ax.scatter(supports[inside], counts[inside], s=18, alpha=0.75, color="#2b8a3e", label="in the true top-k")
+        floor = square_axes(ax, np.concatenate([supports, counts]))  # fitted to the points, not from 0
+        shown = np.maximum(counts, floor) if floor is not None else counts  # log axes: counts <= 0 at the edge
+        xs = np.maximum(supports, floor) if floor is not None else supports
+        ax.scatter(xs[inside], shown[inside], s=18, alpha=0.75, color="#2b8a3e", label="in the true top-k")
         if (~inside).any():
-            ax.scatter(supports[~inside], counts[~inside], s=18, alpha=0.75, color="#d62728", marker="x",
+            ax.scatter(xs[~inside], shown[~inside], s=18, alpha=0.75, color="#d62728", marker="x",
                        label="not in the true top-k")
-        lo, hi = fitted_limits(np.concatenate([supports, counts]))  # the points' range, not from 0
-        ax.plot([lo, hi], [lo, hi], color="#555", linewidth=1)
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
         ax.legend()
     ax.set_xlabel("true support (records)")
     ax.set_ylabel("published noisy count")
     ax.set_title("Published itemsets: noisy count vs true support")
     page.figure(fig, "scatter of published noisy counts against true supports",
                 "One point per published itemset; on the diagonal the count is exact. The axes span the points' "
-                "range (they need not start at 0).")
+                "range (they need not start at 0; logarithmic where the values span more than 20 times, with "
+                "counts at or below 0 at the bottom edge).")
 
     page.heading(f"The true top-{k}", 3)
     fig = new_figure(8.0, 3.8)

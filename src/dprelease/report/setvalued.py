@@ -22,7 +22,7 @@ from ..data.universe import Universe
 from ..evaluation import topk_utility_many
 from ..evaluation.counting import evaluate_counting_with_baselines, uniform_baskets
 from ..itemsets.exact import itemset_supports, top_k_itemsets
-from .page import Page, fitted_limits, new_figure
+from .page import Page, new_figure, square_axes
 
 __all__ = ["setvalued_section"]
 
@@ -50,13 +50,12 @@ def setvalued_section(page: Page, raw: TransactionDB, released: TransactionDB, u
 
     page.heading("Utility")
     cards = [("raw records (exact, N)", f"{n_raw:,}"), ("released records (noisy)", f"{n_rel:,}"),
-             ("random counting queries: mean relative error (empty / uniform release)",
-              _beside(counting["mean_relative_error"], base["empty"]["mean_relative_error"],
-                      base["uniform"]["mean_relative_error"])),
-             ("frequent-itemset queries: mean relative error (empty / uniform release)",
-              _beside(freq["mean_relative_error"], base["empty"]["frequent"]["mean_relative_error"],
-                      base["uniform"]["frequent"]["mean_relative_error"]))]
-    cards += [(f"top-{k} utility, 1 is perfect (uniform release; empty: 0)", f"{_fmt(u, 3)} ({_fmt(uniform[k], 3)})")
+             _beside("frequent-itemset queries: mean relative error", freq["mean_relative_error"],
+                     base["empty"]["frequent"]["mean_relative_error"],
+                     base["uniform"]["frequent"]["mean_relative_error"]),
+             _beside("random counting queries: mean relative error", counting["mean_relative_error"],
+                     base["empty"]["mean_relative_error"], base["uniform"]["mean_relative_error"])]
+    cards += [(f"top-{k} utility, 1 is perfect; empty release 0, uniform baskets {_fmt(uniform[k], 3)}", _fmt(u, 3))
               for k, u in utility.items()]
     if occurrence is not None and occurrence.get("records_exact") is not None:
         cards.append(("released records equal to a raw record / contained in one",
@@ -86,8 +85,10 @@ def setvalued_section(page: Page, raw: TransactionDB, released: TransactionDB, u
     return out
 
 
-def _beside(value: object, empty: object, uniform: object) -> str:
-    return f"{_fmt(float(value), 3)} ({_fmt(float(empty), 3)} / {_fmt(float(uniform), 3)})"  # type: ignore[arg-type]
+def _beside(label: str, value: object, empty: object, uniform: object) -> tuple[str, str]:
+    """A card: the release's number, its label naming the two baselines' numbers."""
+    return (f"{label}; empty release {_fmt(float(empty), 3)}, uniform baskets {_fmt(float(uniform), 3)}",  # type: ignore[arg-type]
+            _fmt(float(value), 3))  # type: ignore[arg-type]
 
 
 def _counting_tables(page: Page, counting: dict, queries: int, seed: int) -> None:
@@ -225,18 +226,18 @@ def _topk_plot(page: Page, raw: TransactionDB, released: TransactionDB, k: int) 
     fig = new_figure(6.4, 4.8)
     ax = fig.add_subplot()
     lengths = np.asarray([len(s) for s in sets])
+    floor = square_axes(ax, np.concatenate([true, rel]))
+    if floor is not None:
+        rel = np.maximum(rel, floor)  # log axes: an itemset missing from the release at the bottom edge
     for L in sorted(set(lengths.tolist())):
         m = lengths == L
         ax.scatter(true[m], rel[m], s=16, alpha=0.7, label=f"{L}-itemsets")
-    lo, hi = fitted_limits(np.concatenate([true, rel]))
-    ax.plot([lo, hi], [lo, hi], color="#555", linewidth=1)
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
     ax.set_xlabel("true support (fraction of raw records)")
     ax.set_ylabel("support in the release")
     ax.set_title(f"The raw top-{len(top)} itemsets: released vs true support")
     ax.legend()
     page.figure(fig, f"scatter of the raw top-{len(top)} itemsets' supports in the release against their true supports",
                 "On the diagonal the release keeps the itemset's support exactly. The axes span the points' range "
-                "(they need not start at 0).")
+                "(they need not start at 0; logarithmic where the supports span more than 20 times, with an "
+                "itemset the release lacks at the bottom edge).")
 

@@ -123,8 +123,8 @@ def _headline(page: Page, out: dict[str, object], generalized: bool, errors: dic
                   ("held-out accuracy, tree trained on the release (CA)", _pct2(out["accuracy_release"])),
                   ("held-out accuracy, tree trained on raw records (BA)", _pct2(out["accuracy_raw_baseline"])),
                   ("majority class (LA)", _pct2(out["accuracy_majority"])),
-                  ("range queries: median relative error (empty / uniform table)",
-                   f"{median('release')} ({median('empty')} / {median('uniform')})")])
+                  (f"range queries: median relative error; empty table {median('empty')}, uniform table "
+                   f"{median('uniform')}", median("release"))])
     if out["records_outside_cells"]:
         page.warning(f"{out['records_outside_cells']:,} raw records fall outside the release's cells (the release "
                      f"does not cover the schema's domain); those of the held-out third are left out of CA.")
