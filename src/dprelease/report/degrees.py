@@ -27,6 +27,15 @@ def _fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "n/a"
 
 
+def _degree_ticks(ax, top: int) -> None:
+    """Plain degree ticks 0, 1, 2, 5, 10, 20, 50, ... on a symlog axis (its default shows only powers of 10)."""
+    if top <= 50:
+        return
+    ticks = [0] + [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+
+
 def _uniform_degrees(n: int, theta: int) -> np.ndarray:
     """``n`` nodes spread evenly over the degrees 0..theta: a sequence that never looked at the graph."""
     return (np.arange(n, dtype=np.int64) * (theta + 1)) // max(n, 1)
@@ -92,6 +101,7 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
     if top > 50:
         ax.set_xscale("symlog", linthresh=10)
     ax.set_xlim(-0.5 if top <= 50 else 0, top)  # no negative degrees (symlog would label a -10^1 tick)
+    _degree_ticks(ax, top)
     ax.set_xlabel("degree")
     ax.set_ylabel("nodes")
     ax.set_title("Degree histogram: raw vs released")
@@ -111,6 +121,7 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
     if top > 50:
         ax.set_xscale("symlog", linthresh=10)
     ax.set_xlim(0, top)
+    _degree_ticks(ax, top)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("degree")
     ax.set_ylabel("share of nodes with degree ≤ x")
