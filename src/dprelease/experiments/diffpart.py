@@ -107,7 +107,7 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
                 fig3_rows.append({"method": method, "epsilon": B, "subset": i + 1, "max_length": L,
                                   "max_length_pct": round(100 * L / int(db.lengths.max())),
                                   "mean_relative_error": m, "stderr": se, "runs": cfg.runs,
-                                  **_beside(base, lambda r: r["subsets"][i]["mean_relative_error"])})
+                                  **_beside(base, lambda r, i=i: r["subsets"][i]["mean_relative_error"])})
             m, se = mean_se(overall)
             fig3_rows.append({"method": method, "epsilon": B, "subset": "all", "max_length": "",
                               "max_length_pct": "", "mean_relative_error": m, "stderr": se, "runs": cfg.runs,
