@@ -144,6 +144,9 @@ def test_experiment_diffpart_writes_csv_and_png(tmp_path, capsys):
     assert len(rows) == 4 * 2 * 6  # methods x budgets x (5 subsets + all)
     summary = list(csv.DictReader(open(out / "methods_summary.csv")))
     assert len(summary) == 4 * 2 and all(0 <= float(r["share_records_exact"]) <= 1 for r in summary)
+    # every error beside the empty and the uniform release's on the same workload (the same for every row)
+    assert all(float(r["frequent_error_empty"]) == 1.0 and float(r["frequent_error_uniform"]) > 0 for r in summary)
+    assert len({r["relative_error_uniform"] for r in rows if r["subset"] == "all"}) == 1
     assert (out / "fig3_relative_error.png").stat().st_size > 0 and (out / "fig8_topk_utility.png").exists()
 
 

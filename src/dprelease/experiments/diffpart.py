@@ -122,8 +122,8 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
             method_rows.append({
                 "method": method, "epsilon": B, "runs": cfg.runs, "mean_relative_error": m, "re_stderr": se,
                 **_beside(base, lambda r: r["mean_relative_error"]),
-                "frequent_relative_error": m_f, "frequent_stderr": se_f,
-                **_beside(base, lambda r: r["frequent"]["mean_relative_error"], "frequent"),
+                "frequent_error": m_f, "frequent_stderr": se_f,
+                **_beside(base, lambda r: r["frequent"]["mean_relative_error"], "frequent_error"),
                 f"top{k_top}_utility": m_top, "utility_stderr": se_top,
                 "released_records": float(np.mean(shares["records"])),
                 # shares over the runs that released anything (None when none did)
@@ -147,7 +147,7 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
     return summary
 
 
-def _beside(base: dict[str, dict], value, prefix: str = "mean") -> dict[str, float]:
+def _beside(base: dict[str, dict], value, prefix: str = "relative_error") -> dict[str, float]:
     """The baselines' numbers for a row's columns: ``{prefix}_empty`` and ``{prefix}_uniform``."""
     return {f"{prefix}_empty": value(base["empty"]), f"{prefix}_uniform": value(base["uniform"])}
 
@@ -168,7 +168,8 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
                         yerr=[r["stderr"] for r in rows], marker=marker, label=method, capsize=2)
         rows = [r for r in fig3 if methods and r["method"] == methods[0] and r["epsilon"] == B
                 and r["subset"] != "all"]
-        for key, label, style in (("mean_empty", "empty release", ":"), ("mean_uniform", "uniform baskets", "--")):
+        for key, label, style in (("relative_error_empty", "empty release", ":"),
+                                  ("relative_error_uniform", "uniform baskets", "--")):
             ax.plot([r["max_length_pct"] for r in rows], [r[key] for r in rows], linestyle=style, color="#555",
                     label=label)
         ax.set_title(f"B = {B}")
