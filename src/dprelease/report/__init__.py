@@ -113,7 +113,8 @@ def _glance(kind: str, manifest: dict[str, object], m: dict[str, object]) -> lis
         cards += _glance_setvalued(m)
     elif kind == "itemsets":
         cards += [(f"false negative rate, k = {m['k']} (an empty release: 1)", _num(m["fnr"])),
-                  ("median relative error of frequencies", _num(m["median_relative_error"]))]
+                  ("median relative error of frequencies (every frequency published as 0: 1)",
+                   _num(m["median_relative_error"]))]
     elif kind == "degrees":
         uniform = m.get("uniform") if isinstance(m.get("uniform"), dict) else None
         for key, label in (("ks", "KS distance of the degree distribution"), ("emd", "Earth Mover's distance (degrees)")):

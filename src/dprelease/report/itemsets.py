@@ -39,7 +39,8 @@ def itemsets_section(page: Page, raw: TransactionDB, universe: Universe, publish
     cards = [("k", str(k)), ("itemsets published", f"{len(published):,}"),
              ("false negative rate, FNR (an empty release: 1)", _fmt(metrics["fnr"], 3)),
              ("published itemsets in the true top-k", _fmt(metrics["precision"], 3)),
-             ("median relative error of frequencies", _fmt(metrics["median_relative_error"], 3))]
+             ("median relative error of frequencies (every frequency published as 0: 1)",
+              _fmt(metrics["median_relative_error"], 3))]
     if recall is not None:
         cards.append(("tie-aware recall (an empty release: 0)", _fmt(recall, 3)))
     page.metrics(cards)
