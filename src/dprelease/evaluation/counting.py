@@ -120,7 +120,15 @@ def frequent_workload(raw: TransactionDB, *, min_share: float = DEFAULT_FREQUENT
         raise ValueError(f"min_share must be in (0, 1], got {min_share}")
     raw = unwrap(raw)
     min_count = max(1, int(np.ceil(min_share * raw.n_records)))
-    found = mine_frequent(raw, min_count, max_length=max_length) if raw.n_records else []
+    found: list[tuple[tuple[int, ...], int]] = []
+    if isinstance(raw, TransactionData):
+        found = mine_frequent(raw, min_count, max_length=max_length)
+    elif raw.n_records:  # mined over the records projected onto the frequent items (few distinct ones)
+        from ..itemsets.exact import distinct_records
+
+        supports = raw.item_supports()
+        table = distinct_records(raw, np.flatnonzero(supports >= min_count))
+        found = mine_frequent(raw, min_count, max_length=max_length, table=table, supports=supports)
     found.sort(key=lambda p: (len(p[0]), p[0]))  # a canonical order (the miner's is its own)
     per_length = max(1, n_queries // max_length)  # each length gets its share, so long itemsets do not crowd out
     rng = np.random.default_rng(seed)
@@ -182,25 +190,37 @@ def evaluate_counting(raw: TransactionDB, released: TransactionDB, *, n_queries:
     return out
 
 
-def uniform_baskets(n_items: int, lengths: np.ndarray, *, seed: int = 0) -> TransactionDB:
+def uniform_baskets(n_items: int, lengths: np.ndarray, *, seed: int = 0, block: int = 1 << 22) -> TransactionDB:
     """One record per entry of ``lengths``, of that many distinct items drawn uniformly from the universe
     (a data-independent release given only the record sizes). Each record draws with replacement and redraws
     what repeats until it has its length: the rule treats every item alike, so each record is a uniform
-    subset of its size."""
+    subset of its size. Made ``block`` items at a time into the final arrays (4 bytes per item held)."""
     rng = np.random.default_rng(seed)
     lengths = np.minimum(np.asarray(lengths, dtype=np.int64), n_items)
     n = lengths.size
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    items = rng.integers(0, n_items, rows.size, dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    items = np.empty(int(offsets[-1]), dtype=np.int32 if n_items < 2**31 else np.int64)
+    lo = 0
+    while lo < n:
+        hi = int(min(n, max(lo + 1, np.searchsorted(offsets, offsets[lo] + block, side="right") - 1)))
+        items[offsets[lo]:offsets[hi]] = _distinct_draws(rng, lengths[lo:hi], n_items)
+        lo = hi
+    return TransactionDB(offsets, items, int(n_items))
+
+
+def _distinct_draws(rng: np.random.Generator, lengths: np.ndarray, n_items: int) -> np.ndarray:
+    """Uniform items for records of ``lengths`` (distinct within a record), sorted within each record."""
+    rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    drawn = rng.integers(0, n_items, rows.size, dtype=np.int64)
     while True:
-        key = rows * np.int64(n_items) + items
+        key = rows * np.int64(n_items) + drawn
         order = np.argsort(key, kind="stable")
         repeat = np.zeros(key.size, dtype=bool)
         repeat[order[1:]] = key[order[1:]] == key[order[:-1]]
         if not repeat.any():
-            break
-        items[repeat] = rng.integers(0, n_items, int(repeat.sum()), dtype=np.int64)
-    return TransactionDB.from_pairs(rows, items, n, n_items)
+            return (key[order] - rows * np.int64(n_items)).astype(np.int64)  # rows are in order already
+        drawn[repeat] = rng.integers(0, n_items, int(repeat.sum()), dtype=np.int64)
 
 
 def counting_baselines(raw: TransactionDB, *, workload: Workload, frequent: FrequentWorkload | None = None,
