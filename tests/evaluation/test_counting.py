@@ -167,3 +167,17 @@ def test_the_frequent_workload_separates_a_release_from_both_baselines():
     assert uniform["frequent"]["mean_relative_error"] > 0.5
     # the random workload is near the sanity bound for all three: it cannot separate them by much
     assert empty["mean_relative_error"] < 0.5
+
+
+@pytest.mark.parametrize("block", [64, 1_000, 1 << 22])  # several blocks of records, partial 64-bit words
+def test_frequent_counts_match_the_support_counter(block):
+    from dprelease.evaluation.counting import frequent_counts
+
+    rng = np.random.default_rng(block)
+    raw = kosarak_like(3_001, 400, 7.0, seed=4)
+    queries = [np.sort(rng.choice(30, size=int(rng.integers(1, 5)), replace=False)) for _ in range(300)]
+    queries += [np.sort(rng.choice(400, size=2, replace=False)) for _ in range(50)] + [np.zeros(0, dtype=np.int64)]
+    lengths = np.array([q.size for q in queries])
+    flat = np.concatenate(queries)
+    expected = SupportCounter(raw).count_flat(flat, lengths)
+    assert frequent_counts(raw, flat, lengths, block=block).tolist() == expected.tolist()

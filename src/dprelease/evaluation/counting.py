@@ -30,7 +30,7 @@ from ..engine.base import TransactionData
 from ..engine.local import unwrap
 from ..engine.supports import SupportCounter  # exact supports; counted in the engine layer
 
-__all__ = ["SupportCounter", "Workload", "FrequentWorkload", "make_workload", "frequent_workload", "relative_errors",
+__all__ = ["SupportCounter", "Workload", "FrequentWorkload", "RawAnswers", "frequent_counts", "make_workload", "frequent_workload", "relative_errors",
            "evaluate_counting", "uniform_baskets", "counting_baselines", "evaluate_counting_with_baselines",
            "DEFAULT_FREQUENT_SHARE", "FREQUENT_MAX_LENGTH", "DEFAULT_FREQUENT_QUERIES"]
 
@@ -145,13 +145,68 @@ def frequent_workload(raw: TransactionDB, *, min_share: float = DEFAULT_FREQUENT
                             found=len(found))
 
 
-def _score(workload: Workload, answer, rel_counter: SupportCounter, n_raw: int) -> dict[str, object]:
-    """Relative errors of ``rel_counter``'s answers against ``answer`` (the raw data's) over ``workload``."""
+class RawAnswers:
+    """The raw data's answers to a workload's subsets, computed once and kept (the release and both baselines
+    are scored against the same answers). ``frequent``: how the frequent-itemset workload is answered."""
+
+    def __init__(self, answer, frequent=None) -> None:
+        self._answer = answer
+        self._frequent = frequent or answer
+        self._kept: dict[tuple[int, int], np.ndarray] = {}
+
+    def __call__(self, workload: Workload, i: int) -> np.ndarray:
+        key = (id(workload), i)
+        if key not in self._kept:
+            fn = self._frequent if isinstance(workload, FrequentWorkload) else self._answer
+            self._kept[key] = fn(*workload.flat(i))
+        return self._kept[key]
+
+
+def frequent_counts(db: TransactionDB, items: np.ndarray, lengths: np.ndarray, *, block: int = 1 << 22
+                    ) -> np.ndarray:
+    """Supports of queries over a few distinct items (the frequent-itemset workload, whose items have long record
+    lists): per block of records, a bit set over the block's records for each item the queries use, ANDed along
+    each query and counted. Memory: one bit per (used item, record of the block), and 64 MB of query batches."""
+    items = np.asarray(items, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.zeros(lengths.size, dtype=np.int64)
+    if lengths.size == 0 or db.n_records == 0:
+        return out
+    used, col = np.unique(items, return_inverse=True)
+    where = np.full(db.n_items, -1, dtype=np.int64)
+    where[used] = np.arange(used.size)
+    start = np.cumsum(lengths) - lengths
+    for lo in range(0, db.n_records, block):
+        hi = min(lo + block, db.n_records)
+        a = int(db.offsets[lo])
+        c = where[db.items[a:int(db.offsets[hi])]]
+        keep = np.flatnonzero(c >= 0)
+        rows = db.rows_of(keep + a).astype(np.int64) - lo
+        words = np.zeros((used.size, (hi - lo + 63) // 64), dtype=np.uint64)
+        np.bitwise_or.at(words, (c[keep], rows >> 6), np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+        del c, keep, rows
+        for L in np.unique(lengths).tolist():
+            qs = np.flatnonzero(lengths == L)
+            if L == 0:
+                out[qs] += hi - lo
+                continue
+            cols = col[start[qs][:, None] + np.arange(L)]  # the query's items as columns of `words`
+            step = max(1, (64 << 20) // (8 * words.shape[1]))
+            for q0 in range(0, qs.size, step):
+                acc = words[cols[q0:q0 + step, 0]]  # a copy (fancy indexing)
+                for j in range(1, L):
+                    acc &= words[cols[q0:q0 + step, j]]
+                out[qs[q0:q0 + step]] += np.bitwise_count(acc).sum(axis=1, dtype=np.int64)
+    return out
+
+
+def _score(workload: Workload, truth: RawAnswers, count, n_raw: int) -> dict[str, object]:
+    """Relative errors of the answers ``count(items, lengths)`` against the raw data's over ``workload``."""
     subsets = []
     all_errors = []
     for i, L in enumerate(workload.max_lengths):
         items, lengths = workload.flat(i)
-        err = relative_errors(answer(items, lengths), rel_counter.count_flat(items, lengths), n_raw)
+        err = relative_errors(truth(workload, i), count(items, lengths), n_raw)
         all_errors.append(err)
         subsets.append({"max_length": L, "mean_relative_error": float(err.mean()), "queries": int(err.size)})
     joined = np.concatenate(all_errors) if all_errors else np.zeros(0)
@@ -161,9 +216,10 @@ def _score(workload: Workload, answer, rel_counter: SupportCounter, n_raw: int) 
 def evaluate_counting(raw: TransactionDB, released: TransactionDB, *, n_queries: int = 50_000, seed: int = 0,
                       n_subsets: int = 5, workload: Workload | None = None,
                       raw_counter: SupportCounter | None = None,
-                      frequent: FrequentWorkload | None = None) -> dict[str, object]:
+                      frequent: FrequentWorkload | None = None, truth: RawAnswers | None = None) -> dict[str, object]:
     """Mean relative error over the workload and per subset (the JSON of ``evaluate counting``); with
-    ``frequent``, also over the frequent-itemset workload (key ``"frequent"``)."""
+    ``frequent``, also over the frequent-itemset workload (key ``"frequent"``). ``truth``: the raw answers
+    kept from an earlier call on the same workloads."""
     raw = unwrap(raw)
     if isinstance(raw, TransactionData):  # another engine: the exact answers are one pass there per subset
         max_length, n_raw = raw.summary().max_length, raw.n_records
@@ -172,22 +228,32 @@ def evaluate_counting(raw: TransactionDB, released: TransactionDB, *, n_queries:
         max_length, n_raw = int(raw.lengths.max()), raw.n_records
         raw_counter = raw_counter or SupportCounter(raw)
         answer = raw_counter.count_flat
+    truth = truth or _raw_answers(raw, answer)
     if workload is None:
         workload = make_workload(raw.n_items, max_length, n_queries=n_queries, n_subsets=n_subsets, seed=seed)
     rel_counter = SupportCounter(released)
     every = [workload.flat(i) for i in range(len(workload.max_lengths))]
-    if frequent is not None:
-        every += [frequent.flat(i) for i in range(len(frequent.max_lengths))]
     rel_counter.prepare(every)  # the record lists the whole workload needs, in one pass over each database
     if raw_counter is not None:
         raw_counter.prepare(every)
     del every
-    out = _score(workload, answer, rel_counter, n_raw)
+    out = _score(workload, truth, rel_counter.count_flat, n_raw)
     for s in out["subsets"]:  # type: ignore[attr-defined]
         del s["queries"]  # the random workload's JSON as it always was
     if frequent is not None:
-        out["frequent"] = {**frequent.summary(), **_score(frequent, answer, rel_counter, n_raw)}
+        def count(items: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+            return frequent_counts(released, items, lengths)
+
+        out["frequent"] = {**frequent.summary(), **_score(frequent, truth, count, n_raw)}
     return out
+
+
+def _raw_answers(raw: TransactionDB | TransactionData, answer) -> RawAnswers:
+    """The raw answers: random queries by ``answer``; frequent itemsets by bit sets (:func:`frequent_counts`) on
+    an in-memory database, by ``answer`` on another engine."""
+    if isinstance(raw, TransactionData):
+        return RawAnswers(answer)
+    return RawAnswers(answer, lambda items, lengths: frequent_counts(raw, items, lengths))
 
 
 def uniform_baskets(n_items: int, lengths: np.ndarray, *, seed: int = 0, block: int = 1 << 22) -> TransactionDB:
@@ -224,7 +290,8 @@ def _distinct_draws(rng: np.random.Generator, lengths: np.ndarray, n_items: int)
 
 
 def counting_baselines(raw: TransactionDB, *, workload: Workload, frequent: FrequentWorkload | None = None,
-                       raw_counter: SupportCounter | None = None, seed: int = 0) -> dict[str, dict[str, object]]:
+                       raw_counter: SupportCounter | None = None, seed: int = 0,
+                       truth: RawAnswers | None = None) -> dict[str, dict[str, object]]:
     """The errors of the two data-independent releases on the same workloads: ``empty`` (no record) and
     ``uniform`` (:func:`uniform_baskets` of the raw record lengths, seeded)."""
     raw = unwrap(raw)
@@ -235,8 +302,13 @@ def counting_baselines(raw: TransactionDB, *, workload: Workload, frequent: Freq
     else:
         lengths = raw.lengths
     uniform = uniform_baskets(raw.n_items, lengths, seed=seed)
-    return {name: evaluate_counting(raw, db, workload=workload, raw_counter=raw_counter, frequent=frequent)
-            for name, db in (("empty", empty), ("uniform", uniform))}
+    if truth is None and not isinstance(raw, TransactionData):
+        raw_counter = raw_counter or SupportCounter(raw)
+        truth = _raw_answers(raw, raw_counter.count_flat)
+    elif truth is None:
+        truth = _raw_answers(raw, raw.flat_supports)
+    return {name: evaluate_counting(raw, db, workload=workload, raw_counter=raw_counter, frequent=frequent,
+                                    truth=truth) for name, db in (("empty", empty), ("uniform", uniform))}
 
 
 def evaluate_counting_with_baselines(raw: TransactionDB, released: TransactionDB, *, n_queries: int = 50_000,
@@ -249,6 +321,8 @@ def evaluate_counting_with_baselines(raw: TransactionDB, released: TransactionDB
     max_length = raw.summary().max_length if isinstance(raw, TransactionData) else int(raw.lengths.max())
     workload = make_workload(raw.n_items, max_length, n_queries=n_queries, seed=seed)
     frequent = frequent_workload(raw, min_share=min_share, n_queries=frequent_queries, seed=seed)
-    out = evaluate_counting(raw, released, workload=workload, raw_counter=counter, frequent=frequent)
-    out["baselines"] = counting_baselines(raw, workload=workload, frequent=frequent, raw_counter=counter, seed=seed)
+    truth = _raw_answers(raw, counter.count_flat if counter is not None else raw.flat_supports)  # type: ignore[union-attr]
+    out = evaluate_counting(raw, released, workload=workload, raw_counter=counter, frequent=frequent, truth=truth)
+    out["baselines"] = counting_baselines(raw, workload=workload, frequent=frequent, raw_counter=counter, seed=seed,
+                                          truth=truth)
     return out
