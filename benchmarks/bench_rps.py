@@ -1,4 +1,4 @@
-"""Benchmark RPS (issue 10; not a test). Prints ratios measured in the same run (the machine is shared).
+"""Benchmark RPS (not a test). Prints ratios measured in the same run (the machine is shared).
 
 1. Adult (45,222 rows): RPS (depth 10, eps 1) against DiffGen (h = 10, eps 1), the algorithms alone (best of 3)
    and the two commands end to end (read + release + write CSV, in fresh processes). Target: RPS < 2x DiffGen.

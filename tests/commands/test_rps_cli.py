@@ -1,4 +1,4 @@
-"""The RPS command lines (issue 10): outputs, manifests, one-line errors with exit code 2, evaluations."""
+"""The RPS command lines: outputs, manifests, one-line errors with exit code 2, evaluations."""
 
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ def _run_tf(args: argparse.Namespace) -> int:
     noise = noise_from_args(args)
     with timed(args, "tf"):
         release = tf(db, universe, args.k, args.epsilon, args.m, noise=noise, variant=args.variant, rho=args.rho)
-    # Public facts only (issue 8, defect 5): printed on every run, so whether f_k*N < gamma*N is not said.
+    # Public facts only: printed on every run, so whether f_k*N < gamma*N is not said.
     gamma = release.trace["plan"].gamma_count  # from k, epsilon, m, |I| and rho alone
     print(f"note: TF truncates counts below f_k*N - gamma*N with gamma*N = {gamma:.0f} (from k, epsilon, m, "
           f"|I| and rho); where the k-th largest count is below gamma*N the truncation prunes nothing and the "

@@ -1,4 +1,4 @@
-"""Range-count utility of a released table (RPS, issue 10: experiments E1 and E2).
+"""Range-count utility of a released table (RPS: the paper's experiments E1 and E2).
 
 A query constrains ``dimensions`` attributes, chosen uniformly without repetition, each to a range whose two
 end points are drawn uniformly from the attribute's public domain (integer lattice: inclusive ``[a, b]`` of

@@ -3,7 +3,7 @@
 Tuples are points of a multi-dimensional public domain. RPS recursively splits the region holding the data in
 two (section 3.1: partition), stops (stop) and summarizes every final region by a noisy count (summarize); the
 synthetic dataset draws ``max(0, count)`` points uniformly inside each final region. The text stops at its
-Algorithm 1; the readings of issue 10 fill it in (docs/rps.md, "Readings"):
+Algorithm 1; our readings fill it in (docs/rps.md, "Readings"):
 
 * **Regions and splits.** A region is a box: per dimension a range ``[lo, hi)`` of an integer lattice
   (categorical leaf codes in the taxonomy's depth-first order, integer attributes, class codes) or of the reals.

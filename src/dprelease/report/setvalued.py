@@ -7,7 +7,7 @@
 * top-K frequent itemset utility (appendix E, :func:`dprelease.evaluation.topk_utility_many`) beside the
   uniform baskets' (an empty release scores 0), with what moves it: the raw K-th support, the raw top-K
   itemsets missing from the release's top K and how close to the K-th support they are;
-* the share of released records that occur in the raw data (issue 12, ``dprelease.evaluation.occurrence``
+* the share of released records that occur in the raw data (``dprelease.evaluation.occurrence``
   where this version has it);
 * plots: item supports raw vs released; relative error by query length; the raw top-K itemsets' supports
   in the release against their true supports.
