@@ -26,3 +26,13 @@ def test_e2_range_rows_show_both_baselines():
     table = read_table(REPO / "examples" / "table1-jobs.csv", load_schema(REPO / "examples" / "table1-schema.yaml"))
     rows = _e2_ranges_task((table, [1.0], [2], [2], 50, 1, 0))
     assert rows and all(0 < r["empty_relative_error"] <= 1 and np.isfinite(r["uniform_relative_error"]) for r in rows)
+
+
+def test_e3_rows_show_the_uniform_degrees(tmp_path):
+    from dprelease.experiments.rps import _e3_task
+
+    graph = tmp_path / "g.txt"
+    rng = np.random.default_rng(1)
+    graph.write_text("".join(f"{u} {v}\n" for u, v in rng.integers(0, 60, (200, 2)).tolist() if u != v))
+    rows = _e3_task(("g", graph, 8, [1.0], 1, 0))
+    assert rows and all(0 < r["ks_uniform"] <= 1 and r["emd_uniform"] > 0 for r in rows)

@@ -16,7 +16,8 @@ reproduction repeats exactly; releases for publication use the secure default.
 
 Every range-count row carries, beside its own error, those of two tables that never looked at the data
 (``empty_relative_error``; ``uniform_relative_error``: the raw table's size spread uniformly over the public
-domain): a release is only useful where it is clearly below both.
+domain): a release is only useful where it is clearly below both. E3's rows carry ``ks_uniform``,
+``l1_uniform`` and ``emd_uniform``: the same distances for the node count spread evenly over 0..theta.
 """
 
 from __future__ import annotations
@@ -444,6 +445,8 @@ def _e3_task(args: tuple) -> list[dict[str, object]]:
     graph = read_edge_list(path)
     model = DECLARED_NODES if graph.declared_nodes else EDGE_LIST
     true = graph.degrees()
+    # beside every row: a sequence that never looked at the graph (the node count spread evenly over 0..theta)
+    flat = degree_metrics(true, (np.arange(true.size, dtype=np.int64) * (theta + 1)) // max(true.size, 1))
     acc: dict[tuple, list] = {}
     for r in range(runs):
         key = _seed(seed, name, theta, r, "order")
@@ -464,7 +467,8 @@ def _e3_task(args: tuple) -> list[dict[str, object]]:
     rows = []
     for (eps, method), vals in acc.items():
         arr = np.asarray(vals, dtype=np.float64)
-        row = {"graph": name, "theta": theta, "epsilon": eps, "method": method, "model": model, "runs": len(vals)}
+        row = {"graph": name, "theta": theta, "epsilon": eps, "method": method, "model": model, "runs": len(vals),
+               **{f"{k}_uniform": flat[k] for k in ("ks", "l1", "emd")}}
         for k, label in enumerate(("ks", "l1", "emd", "nodes")):
             m, se = mean_se(arr[:, k].tolist())
             row[label] = m
