@@ -96,10 +96,20 @@ def test_evaluate_and_stats_json(tmp_path, capsys):
     code, stdout, _ = run(capsys, "evaluate", "counting", EXAMPLE, out, "--universe", "1..12", "--queries", "500", "--json")
     assert code == 0
     res = json.loads(stdout)
-    assert set(res) == {"mean_relative_error", "subsets", "occurrence", "coverage"} and len(res["subsets"]) == 5
+    assert set(res) == {"mean_relative_error", "subsets", "frequent", "baselines", "occurrence", "coverage"}
+    assert len(res["subsets"]) == 5
     assert res["coverage"]["values"] == 4095 and res["coverage"]["coverage"] >= 0.93  # Basic: every cell
     assert res["occurrence"]["released_records"] > 0 and 0 <= res["occurrence"]["records_exact"] <= 1
     assert set(res["subsets"][0]) == {"max_length", "mean_relative_error"}
+    # the frequent-itemset workload, and both baselines on both workloads; an empty release misses every
+    # frequent itemset entirely
+    assert res["frequent"]["min_share"] == 0.01 and res["frequent"]["queries"] > 0
+    assert [s["max_length"] for s in res["frequent"]["subsets"]][0] == 1
+    assert set(res["baselines"]) == {"empty", "uniform"}
+    assert res["baselines"]["empty"]["frequent"]["mean_relative_error"] == 1.0
+    assert 0 < res["baselines"]["uniform"]["frequent"]["mean_relative_error"] < 1.0
+    code, stdout, _ = run(capsys, "evaluate", "counting", EXAMPLE, out, "--universe", "1..12", "--queries", "500")
+    assert code == 0 and "empty release" in stdout and "uniform baskets" in stdout and "2-itemsets" in stdout
     code, stdout, _ = run(capsys, "evaluate", "topk", EXAMPLE, out, "--universe", "1..12", "-k", "10", "--json")
     res = json.loads(stdout)
     assert res["k"] == 10 and -1.0 <= res["utility"] <= 1.0 and "occurrence" in res
@@ -135,6 +145,9 @@ def test_experiment_diffpart_writes_csv_and_png(tmp_path, capsys):
     assert len(rows) == 4 * 2 * 6  # methods x budgets x (5 subsets + all)
     summary = list(csv.DictReader(open(out / "methods_summary.csv")))
     assert len(summary) == 4 * 2 and all(0 <= float(r["share_records_exact"]) <= 1 for r in summary)
+    # every error beside the empty and the uniform release's on the same workload (the same for every row)
+    assert all(float(r["frequent_error_empty"]) == 1.0 and float(r["frequent_error_uniform"]) > 0 for r in summary)
+    assert len({r["relative_error_uniform"] for r in rows if r["subset"] == "all"}) == 1
     assert (out / "fig3_relative_error.png").stat().st_size > 0 and (out / "fig8_topk_utility.png").exists()
 
 

@@ -197,6 +197,9 @@ def test_inctdpart_experiment_labels_data_by_file_name(tmp_path: Path, capsys):
     assert code == 0, err
     rows = list(csv.DictReader(open(out / "inctdpart_summary.csv")))
     assert rows and {r["dataset"] for r in rows} == {"shop"}
+    # beside each error: the frequent-itemset workload's, and both baselines' on both workloads
+    assert all(float(r["frequent_error_empty_mean"]) == 1.0 and float(r["relative_error_uniform_mean"]) > 0
+               and float(r["frequent_error_mean"]) >= 0 for r in rows)
 
 
 def test_derived_universe_error_does_not_say_declared(tmp_path: Path):

@@ -66,3 +66,19 @@ def test_top_k_tie_rule_and_item_in_every_transaction():
     top = top_k_itemsets(db, 4)
     # ties at support 2 and 1: shorter first, then lexicographic
     assert top == [((0,), 4), ((1,), 2), ((0, 1), 2), ((2,), 1)]
+
+
+def test_range_baselines_empty_and_uniform_tables():
+    """The uniform table answers a box with its share of the public domain; the empty table scores at most 1."""
+    from dprelease.evaluation.ranges import answer, make_range_workload, points_data, range_baselines, uniform_table
+    from dprelease.relational.rps import PointDomain
+
+    domain = PointDomain(("a", "b"), np.zeros(2), np.array([10.0, 4.0]), np.ones(2, dtype=bool))
+    rng = np.random.default_rng(0)
+    raw = points_data([rng.integers(0, 10, 4000), rng.integers(0, 4, 4000)], domain)
+    wl = make_range_workload(domain, 400, seed=1)
+    share = np.prod(np.where(wl.constrained, wl.hi - wl.lo, domain.hi - domain.lo), axis=1) / 40.0
+    np.testing.assert_allclose(answer(uniform_table(domain, 4000), wl), 4000 * share)
+    base = range_baselines(raw, domain, wl)
+    assert 0 < base["empty"]["mean_relative_error"] <= 1
+    assert base["uniform"]["mean_relative_error"] < 0.2  # uniform data: the uniform table is nearly right

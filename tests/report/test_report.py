@@ -152,7 +152,8 @@ def test_table_report(tmp_path, releases, capsys):
                      "--queries", "300"], capsys)
     m = got["metrics"]
     assert got["kind"] == "table" and m["records"] == 8 and m["records_outside_cells"] == 0
-    assert sum(sum(row) for row in m["confusion"]) == 8
+    # CA, BA and LA are all scored on the same held-out third: 3 of the 8 records (the split trains on 2 * 8 // 3)
+    assert m["test_records"] == 3 and sum(sum(row) for row in m["confusion"]) == 3
     assert 0 <= m["accuracy_release"] <= 1 and 0 <= m["accuracy_majority"] <= 1
     ev = _run_json(["evaluate", "ranges", str(TABLE), str(rel), "--schema", str(SCHEMA), "--queries", "300", "--json",
                     "-q"], capsys)
@@ -294,3 +295,71 @@ def test_the_browser_check_catches_a_broken_image_and_an_overflow(tmp_path):
                    "</main></body></html>")
     got = render_checks(bad, tmp_path)
     assert got["broken"] == ["missing"] and got["scroll_width"] > got["viewport"] and "DIV." in got["wide"]
+
+
+def test_headlines_stand_beside_their_baselines(tmp_path, releases, capsys):
+    """Every headline card names its data-independent baseline; the occurrence card gives exact and contained."""
+    got = _run_json(["report", str(BASKETS), str(releases["setvalued"]), "-o", str(tmp_path / "r.html"), "--queries",
+                     "1000", "--json", "-q"], capsys)
+    m = got["metrics"]
+    page = html.unescape((tmp_path / "r.html").read_text())
+    glance = page[page.index("At a glance"):page.index("What was released")]
+    assert "frequent-itemset queries: mean relative error; empty release 1, uniform baskets" in glance
+    assert "random counting queries: mean relative error; empty release" in glance
+    assert "top-100 utility, 1 is perfect; empty release 0, uniform baskets" in glance
+    occ = m["occurrence"]
+    assert (f"{100 * occ['records_exact']:.1f} % / {100 * occ['records_contained']:.1f} %" in glance
+            and "contained in one" in glance)
+    assert m["counting"]["baselines"]["empty"]["frequent"]["mean_relative_error"] == 1.0
+    # the top-K table explains a non-monotone utility: misses of the raw top K and their distance to the K-th
+    for row in m["topk_detail"]:
+        assert 0 <= row["missing_near_kth"] <= row["missing"] <= row["k"]
+        assert row["utility"] <= row["utility_found"] + 1e-12
+    assert "raw K-th support" in page
+
+
+def test_table_report_scores_both_trees_on_one_held_out_split(tmp_path, capsys):
+    """CA, BA and LA on the same held-out third; the range headline is the large queries, where an empty table
+    scores 1."""
+    from dprelease.data.table import load_schema, read_table
+    from dprelease.evaluation.splits import split_table
+    from dprelease.relational.classify import baseline_accuracy
+
+    data, schema = tmp_path / "t.csv", tmp_path / "s.yaml"
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 100, 600)
+    data.write_text("x,y\n" + "".join(f"{v},{'a' if v < 50 else 'b'}\n" for v in x.tolist()))
+    schema.write_text("attributes:\n  - {name: x, type: numeric, bounds: [0, 100], integer: true}\n"
+                      "class: {name: y, values: [a, b]}\n")
+    rel = tmp_path / "r.csv"
+    assert main(["rps", str(data), "--schema", str(schema), "-e", "5", "-o", str(rel), "--seed", "1", "-q"]) == 0
+    m = _run_json(["report", str(data), str(rel), "-o", str(tmp_path / "r.html"), "--json", "-q", "--queries", "200",
+                   "--seed", "3"], capsys)["metrics"]
+    train, test = split_table(read_table(data, load_schema(schema)), 3, 0)
+    assert m["test_records"] == test.n_records == 200 and sum(map(sum, m["confusion"])) == 200
+    assert m["accuracy_raw_baseline"] == baseline_accuracy(train, test, 3)
+    assert m["accuracy_release"] > 0.9  # the class is a threshold of x: a good release's tree finds it
+    base = m["range_queries"]["baselines"]
+    assert m["range_queries"]["large_queries"] > 0 and base["empty"]["large_median_relative_error"] == 1.0
+    assert m["range_queries"]["large_median_relative_error"] < base["uniform"]["large_median_relative_error"] + 1e-9
+
+
+def test_scatter_axes_fit_the_points_and_degree_axes_have_no_negative_tick(monkeypatch):
+    from dprelease.report import degrees as rdeg
+    from dprelease.report.page import Page, new_figure, square_axes
+
+    ax = new_figure().add_subplot()
+    assert square_axes(ax, np.array([4400.0, 4500, 8100, 8000])) is None
+    lo, hi = ax.get_xlim()
+    assert 4000 < lo < 4400 and 8100 < hi < 8500 and ax.get_ylim() == (lo, hi)  # not from 0
+    ax = new_figure().add_subplot()
+    floor = square_axes(ax, np.array([0.0, 0.001, 0.5]))
+    assert floor == 0.0005 and ax.get_xscale() == "log" and ax.get_xlim()[0] < floor
+    figures = []
+    monkeypatch.setattr(Page, "figure", lambda self, fig, alt, caption=None: figures.append(fig))
+    true = np.concatenate([np.arange(200), np.ones(500, dtype=np.int64)])
+    out = rdeg.degrees_section(Page("t"), true, true[::-1].copy(), theta=300, graph=False)
+    assert out["ks"] == 0 and out["uniform"]["ks"] > 0.5  # the baseline beside it
+    for fig in figures:
+        axis = fig.axes[0]
+        assert axis.get_xlim()[0] >= -0.5 and min(axis.get_xticks()) >= 0

@@ -360,7 +360,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 # -- evaluate -----------------------------------------------------------------------------------------------
 def _run_eval_ranges(args: argparse.Namespace) -> int:
     from ..data.table import load_schema, read_table
-    from ..evaluation.ranges import evaluate_ranges, make_range_workload, read_released, table_data
+    from ..evaluation.ranges import evaluate_ranges, make_range_workload, read_released
+    from ..evaluation.ranges import table_data
     from ..relational.rps import table_domain
     from ..release.files import manifest_path
 
@@ -409,7 +410,9 @@ def register_evaluate(kinds: argparse._SubParsersAction) -> None:
                                      "beside two data-independent baselines (an empty table; |RAW| records uniform "
                                      "over the domain) and split by the true answer's size. "
                                      "RELEASED may hold generalized values (taxonomy nodes, [lo-hi) intervals) and a "
-                                     "count column (spread uniformly).")
+                                     "count column (spread uniformly). Beside the release's errors (key baselines): "
+                                     "those of an empty table and of a uniform table over the schema's domain "
+                                     "(|RAW| records), which never looked at the data.")
     p.add_argument("raw", metavar="RAW", help="the raw table (CSV/Parquet, or the Adult directory)")
     p.add_argument("released", metavar="RELEASED", help="the released table (CSV or Parquet)")
     p.add_argument("--schema", required=True, metavar="SCHEMA", help="the schema both tables follow (required)")

@@ -21,6 +21,10 @@ from .common import (
     report_release_size, report_written, say, seed_arg, timed, universe_inputs, warn,
 )
 
+# the frequent-itemset workload's defaults (constants only: the evaluation module is imported by the handler)
+DEFAULT_FREQUENT_SHARE = 0.01  # == dprelease.evaluation.counting.DEFAULT_FREQUENT_SHARE
+DEFAULT_FREQUENT_QUERIES = 10_000  # == dprelease.evaluation.counting.DEFAULT_FREQUENT_QUERIES
+
 if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
     from ..data.universe import Universe
 
@@ -32,6 +36,14 @@ def fanout_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if not (2 <= value <= MAX_FANOUT):
         raise argparse.ArgumentTypeError(f"expected a whole number between 2 and {MAX_FANOUT}, got {value}")
+    return value
+
+
+def share_arg(text: str) -> float:
+    """A share of N in (0, 1]."""
+    value = positive_float(text)
+    if value > 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share of N in (0, 1], got {text!r}")
     return value
 
 
@@ -226,7 +238,7 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 
 def _run_eval_counting(args: argparse.Namespace) -> int:
-    from ..evaluation import evaluate_counting
+    from ..evaluation.counting import evaluate_counting_with_baselines
     from ..release import SetValuedRelease
     from ..evaluation.occurrence import occurrence_share
 
@@ -236,7 +248,8 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
         back = SetValuedRelease.read(args.released, universe)
         released = back.to_db()
     with progress.phase("evaluate counting"):
-        result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
+        result = evaluate_counting_with_baselines(raw, released, n_queries=args.queries, seed=args.seed,
+                                                  min_share=args.frequent_share)
         result["occurrence"] = occurrence_share(raw, released)
         from ..evaluation.coverage import setvalued_coverage
 
@@ -245,8 +258,38 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
             result["coverage"] = coverage
     if released.n_records == 0:
         result["note"] = "the release is empty: every query answers 0"
-    _emit(args, result)
+    if args.json:
+        _emit(args, result)
+    else:
+        print(_counting_table(result))
     return 0
+
+
+def _counting_table(result: dict) -> str:
+    """``evaluate counting`` in words: the release's mean relative errors beside the two baselines'."""
+    base = result["baselines"]
+    freq = result["frequent"]
+    rows = [("workload", "release", "empty release", "uniform baskets")]
+    rows.append((f"random queries ({sum(1 for _ in result['subsets'])} subsets)", result["mean_relative_error"],
+                 base["empty"]["mean_relative_error"], base["uniform"]["mean_relative_error"]))
+    rows.append((f"frequent itemsets (>= {100 * freq['min_share']:g} % of N, {freq['queries']:,} queries)",
+                 freq["mean_relative_error"], base["empty"]["frequent"]["mean_relative_error"],
+                 base["uniform"]["frequent"]["mean_relative_error"]))
+    for i, sub in enumerate(freq["subsets"]):
+        rows.append((f"  {sub['max_length']}-itemsets ({sub['queries']:,})", sub["mean_relative_error"],
+                     base["empty"]["frequent"]["subsets"][i]["mean_relative_error"],
+                     base["uniform"]["frequent"]["subsets"][i]["mean_relative_error"]))
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{rows[0][0]:<{width}}  " + "  ".join(f"{h:>15}" for h in rows[0][1:])]
+    lines += [f"{r[0]:<{width}}  " + "  ".join(f"{float(v):>15.4f}" for v in r[1:]) for r in rows[1:]]
+    occ = result.get("occurrence") or {}
+    if occ.get("records_exact") is not None:
+        lines.append(f"released records equal to a raw record: {100 * occ['records_exact']:.1f} %; contained in "
+                     f"one: {100 * occ['records_contained']:.1f} %")
+    lines.append("mean relative error |released - true| / max(true, 0.1 % of N); lower is better")
+    if result.get("note"):
+        lines.append(str(result["note"]))
+    return "\n".join(lines)
 
 
 def _run_eval_topk(args: argparse.Namespace) -> int:
@@ -408,17 +451,29 @@ STATS_OPTIONS: list = []
 
 
 def register_evaluate(kinds: argparse._SubParsersAction) -> None:
-    p = kinds.add_parser("counting", help="relative error of the counting-query workload (DiffPart sec. 5.1)",
+    p = kinds.add_parser("counting", help="relative error of counting queries, beside an empty and a uniform release",
                          description="Mean relative error of random counting queries on a set-valued release "
-                                     "(DiffPart section 5.1). Reads the raw data: for the custodian only.")
+                                     "(DiffPart section 5.1) and of the frequent itemsets of 1 to 4 items "
+                                     "(--frequent-share), each beside the error of two releases that never "
+                                     "looked at the data: an empty one (it scores 1 on the frequent itemsets) and "
+                                     "uniform random baskets of the raw record sizes. On sparse data most random "
+                                     "queries have a true count of 0, so only the frequent workload can tell a "
+                                     "release from nothing. Reads the raw data: for the custodian only.")
     p.add_argument("raw", metavar="RAW", help="the raw transaction file")
     p.add_argument("released", metavar="RELEASED", help="a release written by diffpart, basic or stream (with its manifest)")
     p.add_argument("--queries", type=positive_int, default=50_000, metavar="N",
                    help="number of random counting queries, in 5 subsets of growing length (default 50000, as the paper)")
-    p.add_argument("--seed", type=seed_arg, default=0, metavar="S", help="seed of the random query workload (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S",
+                   help="seed of the random query workload, of the sample of frequent itemsets and of the "
+                        "uniform-baskets baseline (default 0)")
+    p.add_argument("--frequent-share", type=share_arg, default=DEFAULT_FREQUENT_SHARE, metavar="X",
+                   help="the frequent-itemset workload: itemsets of 1 to 4 items with support >= X * N in the raw "
+                        f"data (default {DEFAULT_FREQUENT_SHARE:g}; of each length at most {DEFAULT_FREQUENT_QUERIES // 4:,}, a "
+                        "seeded sample beyond)")
     add_universe(p, required=False)
     p.add_argument("--json", action="store_true",
-                   help='print one line {"mean_relative_error": x, "subsets": [...]} instead of indented JSON')
+                   help='print one line of JSON {"mean_relative_error": x, "subsets": [...], "frequent": {...}, '
+                        '"baselines": {"empty": {...}, "uniform": {...}}, "occurrence": {...}} instead of a table')
     add_limits(p)
     add_quiet(p)
     add_engine(p)

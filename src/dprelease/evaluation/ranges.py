@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..relational.rps import PointDomain, table_domain, table_points
 
 __all__ = ["RangeWorkload", "BoxData", "make_range_workload", "points_data", "answer", "evaluate_ranges", "uniform_answers",
+           "uniform_table", "range_baselines",
            "read_released", "released_boxes", "answer_histogram", "table_data", "MAX_DIMENSIONS"]
 
 MAX_DIMENSIONS = 8
@@ -190,6 +191,24 @@ def evaluate_ranges(raw: BoxData, released: BoxData, workload: RangeWorkload, *,
                                                            for k, v in errors.items()}}
                         for name, m in (("below_sanity_bound", small), ("at_or_above", ~small))}
     return out
+
+
+def uniform_table(domain: PointDomain, total: float) -> BoxData:
+    """A table that never looked at the data: ``total`` records spread uniformly over the whole public domain
+    (one box; given the raw table's size, which only helps it)."""
+    return BoxData(domain.lo[None, :].astype(np.float64), domain.hi[None, :].astype(np.float64),
+                   np.asarray([float(total)]), domain.integer.copy(), False)
+
+
+def range_baselines(raw: BoxData, domain: PointDomain, workload: RangeWorkload, *,
+                    raw_answers: np.ndarray | None = None) -> dict[str, dict[str, object]]:
+    """The errors of the two data-independent tables on the workload: ``empty`` (no record; relative error 1
+    wherever the true count is above the sanity bound) and ``uniform`` (:func:`uniform_table`)."""
+    true = answer(raw, workload) if raw_answers is None else raw_answers
+    empty = BoxData(np.zeros((0, domain.n_dims)), np.zeros((0, domain.n_dims)), np.zeros(0), domain.integer.copy(),
+                    True)
+    return {name: evaluate_ranges(raw, data, workload, raw_answers=true)
+            for name, data in (("empty", empty), ("uniform", uniform_table(domain, raw.total)))}
 
 
 # -- reading a released table (points or generalized rows) --------------------------------------------------

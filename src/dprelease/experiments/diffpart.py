@@ -3,6 +3,12 @@ Figure 8 (top-K frequent itemset utility vs K) on a transaction dataset; CSV + P
 faithful algorithm it runs DiffPart-Prefix (the default of ``dprelease diffpart``) and reports, per
 method and B, the share of released records that occur in the data (``methods_summary.csv``).
 
+Every error stands beside the same error of two data-independent releases (columns ``*_empty``: no
+record; ``*_uniform``: uniform random baskets of the raw record sizes; :mod:`dprelease.evaluation.counting`),
+and ``methods_summary.csv`` adds the frequent-itemset workload (itemsets of 1-4 items with support >= 1 % of
+N), on which an empty release scores 1: on sparse data the random workload alone cannot tell a release from
+nothing.
+
 Runs use the seeded experiment mode (run r of a setting uses seed ``seed + r``), so a
 reproduction is repeatable; the secure default is for releases.
 """
@@ -18,6 +24,7 @@ import numpy as np
 from ..data.io import atomic_output, read_transactions
 from ..data.universe import Universe
 from ..evaluation import SupportCounter, evaluate_counting, make_workload
+from ..evaluation.counting import counting_baselines, frequent_workload
 from ..evaluation.occurrence import occurrence_share
 from ..evaluation.topk import topk_utility_many
 from ..privacy import make_noise
@@ -52,6 +59,13 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
     db, universe = read_transactions(cfg.dataset, cfg.universe, derive=cfg.universe is None)
     workload = make_workload(db.n_items, int(db.lengths.max()), n_queries=cfg.queries, seed=cfg.seed)
     raw_counter = SupportCounter(db)
+    frequent = frequent_workload(db, seed=cfg.seed)
+    # the two data-independent releases every row is shown beside (the same for every method and B)
+    base = counting_baselines(db, workload=workload, frequent=frequent, raw_counter=raw_counter, seed=cfg.seed)
+    log(f"baselines: mean RE empty {base['empty']['mean_relative_error']:.4f} uniform "
+        f"{base['uniform']['mean_relative_error']:.4f}; frequent-itemset RE empty "
+        f"{base['empty']['frequent']['mean_relative_error']:.4f} uniform "
+        f"{base['uniform']['frequent']['mean_relative_error']:.4f}")
     kwargs = {k: v for k, v in (("c1", cfg.c1), ("c2", cfg.c2)) if v is not None}
     methods = (["DiffPart"] if cfg.with_faithful else []) + (["DiffPart-Prefix"] if cfg.with_prefix else []) \
         + (["DiffPart+bound"] if cfg.spurious_bound is not None else []) \
@@ -63,6 +77,7 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
         for method in methods:
             per_subset: list[list[float]] = [[] for _ in workload.subsets]
             overall: list[float] = []
+            overall_frequent: list[float] = []
             utilities: dict[int, list[float]] = {k: [] for k in cfg.ks}
             shares: dict[str, list[float]] = {"records": [], "records_exact": [], "records_contained": []}
             for r in range(cfg.runs):
@@ -80,8 +95,9 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
                 for key in ("records_exact", "records_contained"):
                     if occ[key] is not None:
                         shares[key].append(occ[key])
-                res = evaluate_counting(db, released, workload=workload, raw_counter=raw_counter)
+                res = evaluate_counting(db, released, workload=workload, raw_counter=raw_counter, frequent=frequent)
                 overall.append(res["mean_relative_error"])
+                overall_frequent.append(res["frequent"]["mean_relative_error"])
                 for i, sub in enumerate(res["subsets"]):
                     per_subset[i].append(sub["mean_relative_error"])
                 for k, u in topk_utility_many(db, released, cfg.ks).items():
@@ -90,10 +106,13 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
                 m, se = mean_se(per_subset[i])
                 fig3_rows.append({"method": method, "epsilon": B, "subset": i + 1, "max_length": L,
                                   "max_length_pct": round(100 * L / int(db.lengths.max())),
-                                  "mean_relative_error": m, "stderr": se, "runs": cfg.runs})
+                                  "mean_relative_error": m, "stderr": se, "runs": cfg.runs,
+                                  **_beside(base, lambda r, i=i: r["subsets"][i]["mean_relative_error"])})
             m, se = mean_se(overall)
             fig3_rows.append({"method": method, "epsilon": B, "subset": "all", "max_length": "",
-                              "max_length_pct": "", "mean_relative_error": m, "stderr": se, "runs": cfg.runs})
+                              "max_length_pct": "", "mean_relative_error": m, "stderr": se, "runs": cfg.runs,
+                              **_beside(base, lambda r: r["mean_relative_error"])})
+            m_f, se_f = mean_se(overall_frequent)
             for k in cfg.ks:
                 m_u, se_u = mean_se(utilities[k])
                 fig8_rows.append({"method": method, "epsilon": B, "k": k, "utility": m_u, "stderr": se_u,
@@ -102,6 +121,9 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
             m_top, se_top = mean_se(utilities[k_top])
             method_rows.append({
                 "method": method, "epsilon": B, "runs": cfg.runs, "mean_relative_error": m, "re_stderr": se,
+                **_beside(base, lambda r: r["mean_relative_error"]),
+                "frequent_error": m_f, "frequent_stderr": se_f,
+                **_beside(base, lambda r: r["frequent"]["mean_relative_error"], "frequent_error"),
                 f"top{k_top}_utility": m_top, "utility_stderr": se_top,
                 "released_records": float(np.mean(shares["records"])),
                 # shares over the runs that released anything (None when none did)
@@ -109,7 +131,7 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
                 "share_records_contained": (float(np.mean(shares["records_contained"]))
                                             if shares["records_contained"] else None),
             })
-            log(f"{method:15s} B={B:<5} mean RE {m:.4f}  top-{k_top} utility {m_top:.3f}  "
+            log(f"{method:15s} B={B:<5} mean RE {m:.4f}  frequent-itemset RE {m_f:.4f}  top-{k_top} utility {m_top:.3f}  "
                 f"released {method_rows[-1]['released_records']:.0f} records")
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(cfg.out_dir / "fig3_relative_error.csv", fig3_rows)
@@ -118,10 +140,16 @@ def run_diffpart_experiment(cfg: DiffPartExperiment, log=print) -> dict[str, obj
     _plot(cfg, fig3_rows, fig8_rows, methods)
     summary = {"dataset": str(cfg.dataset), "runs": cfg.runs, "fanout": cfg.fanout,
                "relative_error": fig3_rows, "topk_utility": fig8_rows, "methods": method_rows,
+               "frequent_workload": frequent.summary(), "baselines": base,
                "out_dir": str(cfg.out_dir)}
     with atomic_output(cfg.out_dir / "summary.json") as fh:
         json.dump(summary, fh, indent=1)
     return summary
+
+
+def _beside(base: dict[str, dict], value, prefix: str = "relative_error") -> dict[str, float]:
+    """The baselines' numbers for a row's columns: ``{prefix}_empty`` and ``{prefix}_uniform``."""
+    return {f"{prefix}_empty": value(base["empty"]), f"{prefix}_uniform": value(base["uniform"])}
 
 
 def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: list[str]) -> None:
@@ -138,6 +166,12 @@ def _plot(cfg: DiffPartExperiment, fig3: list[dict], fig8: list[dict], methods: 
             rows = [r for r in fig3 if r["method"] == method and r["epsilon"] == B and r["subset"] != "all"]
             ax.errorbar([r["max_length_pct"] for r in rows], [r["mean_relative_error"] for r in rows],
                         yerr=[r["stderr"] for r in rows], marker=marker, label=method, capsize=2)
+        rows = [r for r in fig3 if methods and r["method"] == methods[0] and r["epsilon"] == B
+                and r["subset"] != "all"]
+        for key, label, style in (("relative_error_empty", "empty release", ":"),
+                                  ("relative_error_uniform", "uniform baskets", "--")):
+            ax.plot([r["max_length_pct"] for r in rows], [r[key] for r in rows], linestyle=style, color="#555",
+                    label=label)
         ax.set_title(f"B = {B}")
         ax.set_xlabel("max query length (% of max|t|)")
         ax.set_yscale("log")

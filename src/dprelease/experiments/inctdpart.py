@@ -2,7 +2,9 @@
 
 Setting (section 5.1): an initial dataset of ``initial`` random records and U updates of
 ``batch`` further records drawn without replacement; relative error of the counting-query
-workload (DiffPart section 5.1, :mod:`dprelease.evaluation.counting`) on T_U, for
+workload (DiffPart section 5.1, :mod:`dprelease.evaluation.counting`) on T_U, and of the frequent-itemset
+workload (itemsets of 1-4 items with support >= 1 % of N), each beside the same error of an empty release
+and of uniform random baskets of T_U's record sizes (columns ``*_empty``, ``*_uniform``), for
 
 * IncTDPart (the TBP-tree, epsilon/(U+1) per append; :mod:`dprelease.setvalued.inctdpart`),
 * Solution 1 (DiffPart per batch with the full epsilon, releases merged),
@@ -26,7 +28,7 @@ import numpy as np
 from ..data.io import atomic_output, read_transactions
 from ..data.universe import Universe
 from ..errors import InputError
-from ..evaluation.counting import SupportCounter, evaluate_counting, make_workload
+from ..evaluation.counting import SupportCounter, counting_baselines, evaluate_counting, frequent_workload, make_workload
 from ..evaluation.topk import topk_utility
 from ..privacy import make_noise
 from ..setvalued.baselines import solution1, solution2
@@ -92,6 +94,12 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
             raw = db.subset(np.sort(perm[: cfg.initial + U * cfg.batch]))
             workload = make_workload(raw.n_items, int(raw.lengths.max()), n_queries=cfg.queries, seed=seed)
             counter = SupportCounter(raw)
+            frequent = frequent_workload(raw, seed=seed)
+            # the data-independent releases every row of this T_U is shown beside (empty; uniform baskets)
+            base = counting_baselines(raw, workload=workload, frequent=frequent, raw_counter=counter, seed=seed)
+            beside = {f"{key}_{name}": value for name, b in base.items() for key, value in
+                      (("relative_error", b["mean_relative_error"]),
+                       ("frequent_error", b["frequent"]["mean_relative_error"]))}  # type: ignore[index]
             for eps in cfg.epsilons:
                 for method in cfg.methods:
                     t0 = time.perf_counter()
@@ -117,9 +125,12 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
                     else:
                         raise ValueError(f"unknown method {method!r}")
                     seconds = time.perf_counter() - t0
-                    res = evaluate_counting(raw, release.to_db(), workload=workload, raw_counter=counter)
+                    res = evaluate_counting(raw, release.to_db(), workload=workload, raw_counter=counter,
+                                            frequent=frequent)
                     row = {"dataset": cfg.label, "method": method, "U": U, "epsilon": eps, "run": r,
-                           "relative_error": res["mean_relative_error"], "released_records": release.n_records,
+                           "relative_error": res["mean_relative_error"],
+                           "frequent_error": res["frequent"]["mean_relative_error"],  # type: ignore[index]
+                           **beside, "released_records": release.n_records,
                            "true_records": raw.n_records, "seconds": round(seconds, 3)}
                     if cfg.topk:
                         row["topk_utility"] = topk_utility(raw, release.to_db(), cfg.topk)
@@ -137,6 +148,12 @@ def run_inctdpart_experiment(cfg: IncTDPartExperiment, log=print) -> dict[str, o
     return {"rows": rows, "summary": summary}
 
 
+# the frequent-itemset workload's error and the baselines' errors (empty release; uniform baskets of the raw
+# record sizes), averaged beside each method's relative error
+_BESIDE = ("frequent_error", "relative_error_empty", "relative_error_uniform", "frequent_error_empty",
+           "frequent_error_uniform")
+
+
 def _summarise(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     keys = sorted({(r["dataset"], r["method"], r["U"], r["epsilon"]) for r in rows},
                   key=lambda k: (k[0], k[3], k[2], METHODS.index(k[1]) if k[1] in METHODS else 9))
@@ -149,7 +166,9 @@ def _summarise(rows: list[dict[str, object]]) -> list[dict[str, object]]:
                     "released_records_mean": round(float(np.mean([r["released_records"] for r in sel])), 1),
                     "seconds_mean": round(float(np.mean([r["seconds"] for r in sel])), 3)}
                    | ({"topk_utility_mean": round(float(np.mean([r["topk_utility"] for r in sel])), 6)}
-                      if "topk_utility" in sel[0] else {}))
+                      if "topk_utility" in sel[0] else {})
+                   | {f"{key}_mean": round(float(np.mean([float(r[key]) for r in sel])), 6)  # type: ignore[arg-type]
+                      for key in _BESIDE if key in sel[0]})
     return out
 
 

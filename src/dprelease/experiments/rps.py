@@ -13,6 +13,11 @@ reproduction repeats exactly; releases for publication use the secure default.
 * E3: ca-GrQc, ca-HepTh, Facebook; epsilon in {0.1, 0.25, 0.5, 1, 2}; RPS vs Hay vs theta-cumulative over a
   theta sweep; KS, L1, EMD against the true (unprojected) degrees. The inputs are edge files alone, so every
   release is in the edge-list neighbour model (what ``dprelease degrees`` does without ``--nodes``).
+
+Every range-count row carries, beside its own error, those of two tables that never looked at the data
+(``empty_relative_error``; ``uniform_relative_error``: the raw table's size spread uniformly over the public
+domain): a release is only useful where it is clearly below both. E3's rows carry ``ks_uniform``,
+``l1_uniform`` and ``emd_uniform``: the same distances for the node count spread evenly over 0..theta.
 """
 
 from __future__ import annotations
@@ -143,6 +148,7 @@ def summarize_classification(rows: list) -> list[dict[str, object]]:
 def _e1_task(args: tuple) -> list[dict[str, object]]:
     from ..data.generators import gaussian_mixture_points, zipf_points
     from ..evaluation.ranges import answer, answer_histogram, evaluate_ranges, make_range_workload, points_data
+    from ..evaluation.ranges import range_baselines
     from ..relational.rps import (FLAT_MAX_CELLS, PointDomain, consistent_leaf_counts, flat_histogram,
                                   rps_partition, synthesize)
 
@@ -155,6 +161,7 @@ def _e1_task(args: tuple) -> list[dict[str, object]]:
     raw = points_data(cols, domain)
     true = answer(raw, workload)
     sanity = 0.001 * n
+    beside = _beside(range_baselines(raw, domain, workload, raw_answers=true))
     rows = []
     for eps in epsilons:
         for method, params, depths in variants:
@@ -178,8 +185,8 @@ def _e1_task(args: tuple) -> list[dict[str, object]]:
                 m, se = mean_se(errs)
                 row = {"generator": gen, "d": d, "method": method, "epsilon": eps, "depth": h,
                        "mean_relative_error": m, "stderr": se, "runs": runs,
-                       "leaves": float(np.mean(leaves)), "synthetic_records": float(np.mean(records)),
-                       "seconds": float(np.mean(secs))}
+                       **beside, "leaves": float(np.mean(leaves)),
+                       "synthetic_records": float(np.mean(records)), "seconds": float(np.mean(secs))}
                 for k, v in enumerate(np.mean(subs, axis=0).tolist(), start=1):
                     row[f"mre_{k}d"] = v
                 rows.append(row)
@@ -193,12 +200,19 @@ def _e1_task(args: tuple) -> list[dict[str, object]]:
                 subs.append([float(err[workload.dimensions == k].mean()) for k in np.unique(workload.dimensions)])
             m, se = mean_se(errs)
             row = {"generator": gen, "d": d, "method": "flat-histogram", "epsilon": eps, "depth": "",
-                   "mean_relative_error": m, "stderr": se, "runs": runs, "leaves": float(domain_size ** d),
+                   "mean_relative_error": m, "stderr": se, "runs": runs, **beside,
+                   "leaves": float(domain_size ** d),
                    "synthetic_records": "", "seconds": ""}
             for k, v in enumerate(np.mean(subs, axis=0).tolist(), start=1):
                 row[f"mre_{k}d"] = v
             rows.append(row)
     return rows
+
+
+def _beside(base: dict[str, dict]) -> dict[str, float]:
+    """The data-independent tables' mean relative errors (empty; uniform over the public domain), the columns
+    every range-count row shows beside its own."""
+    return {f"{name}_relative_error": float(base[name]["mean_relative_error"]) for name in ("empty", "uniform")}
 
 
 def _pool_map(fn, tasks: list, jobs: int) -> list:
@@ -300,7 +314,7 @@ def _generalized_boxes(rel) -> object:
 
 
 def _e2_ranges_task(args: tuple) -> list[dict[str, object]]:
-    from ..evaluation.ranges import answer, evaluate_ranges, make_range_workload, table_data
+    from ..evaluation.ranges import answer, evaluate_ranges, make_range_workload, range_baselines, table_data
     from ..relational.diffgen import diffgen
     from ..relational.mondrian import expand, mondrian
     from ..relational.rps import rps, table_domain
@@ -309,11 +323,13 @@ def _e2_ranges_task(args: tuple) -> list[dict[str, object]]:
     workload = make_range_workload(table_domain(table.schema), queries, seed=seed)
     raw = table_data(table)
     true = answer(raw, workload)
+    beside = _beside(range_baselines(raw, table_domain(table.schema), workload, raw_answers=true))
     rows = []
 
     def add(method, eps, h, results):
         m, se = mean_se([x["mean_relative_error"] for x in results])
-        row = {"method": method, "epsilon": eps, "h": h, "mean_relative_error": m, "stderr": se, "runs": len(results)}
+        row = {"method": method, "epsilon": eps, "h": h, "mean_relative_error": m, "stderr": se, "runs": len(results),
+               **beside}
         for k, sub in enumerate(results[0]["subsets"]):
             row[f"mre_{sub['dimensions']}d"] = float(np.mean([x["subsets"][k]["mean_relative_error"] for x in results]))
         rows.append(row)
@@ -429,6 +445,8 @@ def _e3_task(args: tuple) -> list[dict[str, object]]:
     graph = read_edge_list(path)
     model = DECLARED_NODES if graph.declared_nodes else EDGE_LIST
     true = graph.degrees()
+    # beside every row: a sequence that never looked at the graph (the node count spread evenly over 0..theta)
+    flat = degree_metrics(true, (np.arange(true.size, dtype=np.int64) * (theta + 1)) // max(true.size, 1))
     acc: dict[tuple, list] = {}
     for r in range(runs):
         key = _seed(seed, name, theta, r, "order")
@@ -449,7 +467,8 @@ def _e3_task(args: tuple) -> list[dict[str, object]]:
     rows = []
     for (eps, method), vals in acc.items():
         arr = np.asarray(vals, dtype=np.float64)
-        row = {"graph": name, "theta": theta, "epsilon": eps, "method": method, "model": model, "runs": len(vals)}
+        row = {"graph": name, "theta": theta, "epsilon": eps, "method": method, "model": model, "runs": len(vals),
+               **{f"{k}_uniform": flat[k] for k in ("ks", "l1", "emd")}}
         for k, label in enumerate(("ks", "l1", "emd", "nodes")):
             m, se = mean_se(arr[:, k].tolist())
             row[label] = m

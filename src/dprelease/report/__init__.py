@@ -110,21 +110,49 @@ def _glance(kind: str, manifest: dict[str, object], m: dict[str, object]) -> lis
              ("randomness", "secure" if mode == "secure" else ("none" if mode == "none" else
                                                                f"{mode}: NOT for publication"))]
     if kind == "setvalued":
-        top = m.get("topk_utility") or {}
-        k = max(top, key=int) if top else None
-        cards += [("released / raw records", f"{m['released_records']:,} / {m['raw_records']:,}"),
-                  ("counting queries: mean relative error", _num(m["counting"]["mean_relative_error"])),  # type: ignore[index]
-                  (f"top-{k} utility (1 is perfect)", _num(top[k]) if k else "n/a")]
+        cards += _glance_setvalued(m)
     elif kind == "itemsets":
-        cards += [(f"false negative rate (k = {m['k']})", _num(m["fnr"])),
-                  ("median relative error of frequencies", _num(m["median_relative_error"]))]
+        cards += [(f"false negative rate, k = {m['k']} (an empty release: 1)", _num(m["fnr"])),
+                  ("median relative error of frequencies (every frequency published as 0: 1)",
+                   _num(m["median_relative_error"]))]
     elif kind == "degrees":
-        cards += [("KS distance of the degree distribution", _num(m["ks"])),
-                  ("Earth Mover's distance (degrees)", _num(m["emd"]))]
+        uniform = m.get("uniform") if isinstance(m.get("uniform"), dict) else None
+        for key, label in (("ks", "KS distance of the degree distribution"), ("emd", "Earth Mover's distance (degrees)")):
+            cards.append((label + (f"; degrees spread evenly over 0..θ {_num(uniform[key])}" if uniform else ""),
+                          _num(m[key])))
     elif kind == "table":
-        cards += [("accuracy: release-trained tree / raw-trained tree",
-                   f"{_pct(m['accuracy_release'])} / {_pct(m['accuracy_raw_baseline'])}"),
-                  ("majority class", _pct(m["accuracy_majority"]))]
+        ranges = m["range_queries"]
+        cards += [("held-out accuracy, tree trained on the release; trained on raw records "
+                   f"{_pct(m['accuracy_raw_baseline'])}, majority class {_pct(m['accuracy_majority'])}",
+                   _pct(m["accuracy_release"])),
+                  ("range queries holding ≥ 1 % of N: median relative error; empty table "
+                   f"{_num(ranges['baselines']['empty']['large_median_relative_error'])}, uniform table "  # type: ignore[index]
+                   f"{_num(ranges['baselines']['uniform']['large_median_relative_error'])}",  # type: ignore[index]
+                   _num(ranges["large_median_relative_error"]))]  # type: ignore[index]
+    return cards
+
+
+def _glance_setvalued(m: dict[str, object]) -> list[tuple[str, str]]:
+    """A set-valued release's headline numbers, each beside its data-independent baselines."""
+    top = m.get("topk_utility") or {}
+    uniform_top = m.get("topk_utility_uniform") or {}
+    k = max(top, key=int) if top else None  # type: ignore[arg-type]
+    counting = m["counting"]
+    base = counting["baselines"]  # type: ignore[index]
+    occ = m.get("occurrence") or {}
+    cards = [("released / raw records", f"{m['released_records']:,} / {m['raw_records']:,}"),
+             ("frequent-itemset queries: mean relative error; empty release "
+              f"{_num(base['empty']['frequent']['mean_relative_error'])}, uniform baskets "
+              f"{_num(base['uniform']['frequent']['mean_relative_error'])}",
+              _num(counting["frequent"]["mean_relative_error"])),  # type: ignore[index]
+             (f"random counting queries: mean relative error; empty release {_num(base['empty']['mean_relative_error'])}"
+              f", uniform baskets {_num(base['uniform']['mean_relative_error'])}",
+              _num(counting["mean_relative_error"])),  # type: ignore[index]
+             (f"top-{k} utility, 1 is perfect; empty release 0, uniform baskets {_num(uniform_top.get(k))}",  # type: ignore[union-attr]
+              _num(top[k]) if k else "n/a")]  # type: ignore[index]
+    if occ.get("records_exact") is not None:  # type: ignore[union-attr]
+        cards.append(("released records equal to a raw record / contained in one (a generalized record)",
+                      f"{_pct(occ['records_exact'])} / {_pct(occ['records_contained'])}"))  # type: ignore[index]
     return cards
 
 

@@ -3,6 +3,8 @@
 * KS, L1 and Earth Mover's distance of the released degree distribution to the raw graph's
   (:func:`dprelease.evaluation.degrees.degree_metrics`, the numbers of ``evaluate degrees``), the number of
   nodes and the mean and largest degree of each;
+* beside them, the same distances of a sequence that never looked at the graph: the raw node count spread
+  evenly over the public degrees 0..theta (when the manifest gives theta);
 * plots: the degree histograms, raw vs released (log scale), and the two cumulative distributions (the KS
   distance is their largest vertical gap).
 
@@ -25,6 +27,20 @@ def _fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "n/a"
 
 
+def _degree_ticks(ax, top: int) -> None:
+    """Plain degree ticks 0, 1, 2, 5, 10, 20, 50, ... on a symlog axis (its default shows only powers of 10)."""
+    if top <= 50:
+        return
+    ticks = [0] + [m * 10 ** e for e in range(len(str(top))) for m in (1, 2, 5) if m * 10 ** e <= top]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+
+
+def _uniform_degrees(n: int, theta: int) -> np.ndarray:
+    """``n`` nodes spread evenly over the degrees 0..theta: a sequence that never looked at the graph."""
+    return (np.arange(n, dtype=np.int64) * (theta + 1)) // max(n, 1)
+
+
 def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta: int | None, graph: bool,
                     model: str | None = None) -> dict[str, object]:
     """Append the utility section; returns the numbers."""
@@ -33,24 +49,30 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
     true = np.asarray(true, dtype=np.int64)
     released = np.asarray(released, dtype=np.int64)
     metrics = degree_metrics(true, released)
+    uniform = degree_metrics(true, _uniform_degrees(true.size, theta)) if theta is not None else None
     above = int((true > theta).sum()) if theta is not None else 0
     out: dict[str, object] = {**metrics, "nodes": int(true.size), "released_nodes": int(released.size),
                               "mean_degree": float(true.mean()) if true.size else 0.0,
                               "released_mean_degree": float(released.mean()) if released.size else 0.0,
                               "max_degree": int(true.max(initial=0)), "released_max_degree": int(released.max(initial=0)),
-                              "nodes_above_theta": above, **({"neighbour_model": model} if model else {})}
+                              "nodes_above_theta": above, **({"neighbour_model": model} if model else {}),
+                              **({"uniform": uniform} if uniform is not None else {})}
+
+    def beside(label: str, key: str) -> tuple[str, str]:
+        return (label + (f"; degrees spread evenly over 0..θ {_fmt(uniform[key])}" if uniform is not None else ""),
+                _fmt(metrics[key]))
 
     page.heading("Utility")
-    page.metrics([("KS distance (0 is perfect)", _fmt(metrics["ks"])), ("L1 distance of histograms (0..2)",
-                                                                       _fmt(metrics["l1"])),
-                  ("Earth Mover's distance (degrees)", _fmt(metrics["emd"])),
+    page.metrics([beside("KS distance, 0 is perfect", "ks"), beside("L1 distance of histograms, 0..2", "l1"),
+                  beside("Earth Mover's distance in degrees", "emd"),
                   ("nodes: raw / released", f"{true.size:,} / {released.size:,}"),
                   ("mean degree: raw / released", f"{out['mean_degree']:.3g} / {out['released_mean_degree']:.3g}")])
     what = "the degrees of the graph regenerated from the released sequence" if graph else "the released sequence"
     page.paragraph(f"Compared: the raw graph's degrees and {what} (dprelease.evaluation.degrees, as `dprelease "
                    "evaluate degrees`). KS: the largest gap between the cumulative distributions; L1: the sum of "
                    "the gaps between the normalised histograms; EMD: the area between the cumulative distributions "
-                   "(in degrees).", "note")
+                   "(in degrees). Beside each, a data-independent baseline: the raw node count spread evenly over "
+                   "the public degrees 0..θ.", "note")
     if model == "edge-list":
         page.paragraph("Neighbour model: edge list (no node list was given). The nodes are the ids of the edge file, "
                        "so removing a node also removes its friends that have no other edge; the release therefore "
@@ -78,6 +100,8 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
     ax.set_yscale("log")
     if top > 50:
         ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlim(-0.5 if top <= 50 else 0, top)  # no negative degrees (symlog would label a -10^1 tick)
+    _degree_ticks(ax, top)
     ax.set_xlabel("degree")
     ax.set_ylabel("nodes")
     ax.set_title("Degree histogram: raw vs released")
@@ -96,6 +120,8 @@ def degrees_section(page: Page, true: np.ndarray, released: np.ndarray, *, theta
     ax.vlines(k, min(ft[k], fr[k]), max(ft[k], fr[k]), color="#000", linewidth=2, label=f"KS = {metrics['ks']:.3g}")
     if top > 50:
         ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlim(0, top)
+    _degree_ticks(ax, top)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("degree")
     ax.set_ylabel("share of nodes with degree ≤ x")

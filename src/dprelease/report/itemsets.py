@@ -13,7 +13,7 @@ import numpy as np
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..itemsets.exact import itemset_supports, top_k_itemsets
-from .page import Page, new_figure
+from .page import Page, new_figure, square_axes
 
 __all__ = ["itemsets_section"]
 
@@ -37,11 +37,12 @@ def itemsets_section(page: Page, raw: TransactionDB, universe: Universe, publish
 
     page.heading("Utility")
     cards = [("k", str(k)), ("itemsets published", f"{len(published):,}"),
-             ("false negative rate (FNR)", _fmt(metrics["fnr"], 3)),
+             ("false negative rate, FNR (an empty release: 1)", _fmt(metrics["fnr"], 3)),
              ("published itemsets in the true top-k", _fmt(metrics["precision"], 3)),
-             ("median relative error of frequencies", _fmt(metrics["median_relative_error"], 3))]
+             ("median relative error of frequencies (every frequency published as 0: 1)",
+              _fmt(metrics["median_relative_error"], 3))]
     if recall is not None:
-        cards.append(("tie-aware recall", _fmt(recall, 3)))
+        cards.append(("tie-aware recall (an empty release: 0)", _fmt(recall, 3)))
     page.metrics(cards)
     page.paragraph("FNR: share of the exact top-k itemsets (ties broken as dprelease.itemsets.exact does) that "
                    "are not published (PrivBasis section 5). Relative error: |published frequency − true "
@@ -54,20 +55,21 @@ def itemsets_section(page: Page, raw: TransactionDB, universe: Universe, publish
     ax = fig.add_subplot()
     if published:
         inside = np.asarray([s in truth for s in published])
-        ax.scatter(supports[inside], counts[inside], s=18, alpha=0.75, color="#2b8a3e", label="in the true top-k")
+        floor = square_axes(ax, np.concatenate([supports, counts]))  # fitted to the points, not from 0
+        shown = np.maximum(counts, floor) if floor is not None else counts  # log axes: counts <= 0 at the edge
+        xs = np.maximum(supports, floor) if floor is not None else supports
+        ax.scatter(xs[inside], shown[inside], s=18, alpha=0.75, color="#2b8a3e", label="in the true top-k")
         if (~inside).any():
-            ax.scatter(supports[~inside], counts[~inside], s=18, alpha=0.75, color="#d62728", marker="x",
+            ax.scatter(xs[~inside], shown[~inside], s=18, alpha=0.75, color="#d62728", marker="x",
                        label="not in the true top-k")
-        hi = float(max(supports.max(), np.max(counts), 1)) * 1.05
-        ax.plot([0, hi], [0, hi], color="#555", linewidth=1)
-        ax.set_xlim(0, hi)
-        ax.set_ylim(min(0.0, float(np.min(counts)) * 1.05), hi)
         ax.legend()
     ax.set_xlabel("true support (records)")
     ax.set_ylabel("published noisy count")
     ax.set_title("Published itemsets: noisy count vs true support")
     page.figure(fig, "scatter of published noisy counts against true supports",
-                "One point per published itemset; on the diagonal the count is exact.")
+                "One point per published itemset; on the diagonal the count is exact. The axes span the points' "
+                "range (they need not start at 0; logarithmic where the values span more than 20 times, with "
+                "counts at or below 0 at the bottom edge).")
 
     page.heading(f"The true top-{k}", 3)
     fig = new_figure(8.0, 3.8)

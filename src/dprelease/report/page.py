@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from matplotlib.figure import Figure
 
-__all__ = ["Page", "esc", "new_figure"]
+__all__ = ["Page", "esc", "new_figure", "fitted_limits", "square_axes"]
 
 _CSS = """
 :root { color-scheme: light; }
@@ -57,6 +57,41 @@ def esc(text: object) -> str:
 def new_figure(width: float = 8.0, height: float = 4.2) -> Figure:
     """A matplotlib figure outside pyplot (no global state, no display backend)."""
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def fitted_limits(values, pad: float = 0.05) -> tuple[float, float]:
+    """Axis limits that span ``values`` with a margin: a scatter of top-k supports (which crowd far from 0) fills
+    its plot instead of sitting in a corner of one that starts at 0."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+    margin = max(hi - lo, abs(hi) * 0.02, 1e-12) * pad
+    return lo - margin, hi + margin
+
+
+def square_axes(ax, values, spread: float = 20.0) -> float | None:
+    """Give a released-vs-true scatter the same limits on both axes, fitted to ``values``, and draw the diagonal.
+
+    Where the positive values span more than ``spread`` times (a few very frequent itemsets beside many rarer
+    ones), both axes are logarithmic and the returned floor is where the caller draws values at or below 0 (at
+    the bottom edge); else linear axes fitted to the range (not from 0) and None."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    pos = v[v > 0]
+    floor = None
+    if pos.size and float(pos.max()) > spread * float(pos.min()):
+        floor = float(pos.min()) / 2
+        lo, hi = floor / 1.25, float(pos.max()) * 1.25
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    else:
+        lo, hi = fitted_limits(v)
+    ax.plot([lo, hi], [lo, hi], color="#555", linewidth=1)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    return floor
 
 
 class Page:
