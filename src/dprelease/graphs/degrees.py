@@ -205,8 +205,8 @@ def geometric_leaves(theta: int, model: str = EDGE_LIST) -> np.ndarray:
     while True:
         a = ends[-1]
         nxt = a + (1 if a < FINE_DEGREES else max(1, a // LEAF_WIDTH_DIVISOR))
-        if nxt > theta:
-            return np.asarray(ends, dtype=np.int64)
+        if nxt >= theta:  # theta is a leaf of its own: the projection piles the cut nodes there
+            return np.asarray(ends + [theta] if a < theta else ends, dtype=np.int64)
         ends.append(nxt)
 
 
