@@ -520,7 +520,7 @@ def test_command_default_is_the_geometric_summary_faithful_the_papers_counts(tmp
                         out.read_bytes())
     assert seen[None] == seen["recommended"] and seen[None][:2] == ("cumulative", "geometric")
     assert seen["faithful"][:3] == ("rps", None, "counts") and seen["rps"][:3] == ("rps", None, "cumulative")
-    assert seen["cumulative"][:2] == ("cumulative", "every") and seen["cumulative"][3] != seen[None][3]
+    assert seen["cumulative"][:2] == ("cumulative", None) and seen["cumulative"][3] != seen[None][3]
     code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "40", "-o", tmp_path / "x.txt", "--depth", "2")
     assert code == 2 and "--method faithful or rps" in err and not (tmp_path / "x.txt").exists()
 

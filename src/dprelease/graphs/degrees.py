@@ -370,7 +370,8 @@ def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noi
         deg, manifest = _geometric_cumulative(projected, theta, eps, acc, noise, ends)
     else:
         deg, manifest = _every_cumulative(projected, theta, eps, acc, noise, model)
-    manifest["parameters"]["leaves"] = leaves
+    if leaves == "geometric":  # Day et al.'s own manifest stays as it was
+        manifest["parameters"]["leaves"] = leaves
     manifest["released_nodes"] = _MODEL_NOTE[model]
     return DegreeRelease(deg, "cumulative", theta, acc, model=model, details=manifest)
 
