@@ -233,6 +233,12 @@ def _run_degrees(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    _register_rps(sub)
+    _register_mondrian(sub)
+    _register_degrees(sub)
+
+
+def _register_rps(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rps", help="publish a synthetic table with RPS (epsilon-DP)",
                        description="Recursive partitioning and summarization (Qardaji & Li, ASIACCS 2012): split the "
                                    "domain at private medians (or midpoints), count every final region with noise, "
@@ -272,6 +278,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_ledger(p, release_cost(_table_inputs, checks=_rps_checks))
     p.set_defaults(handler=_run_rps)
 
+
+def _register_mondrian(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mondrian", help="Mondrian k-anonymity baseline (NOT differentially private)",
                        description="Mondrian multidimensional k-anonymity (LeFevre et al., ICDE 2006), published as "
                                    "a synthetic table: each record keeps its class and draws its predictors uniformly "
@@ -289,6 +297,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quiet(p)
     p.set_defaults(handler=_run_mondrian)
 
+
+def _register_degrees(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("degrees", help="publish a graph's degree sequence under node-DP",
                        description="Project the graph onto maximum degree theta (edge addition, Day et al. 2016), "
                                    "then release its degree sequence under node differential privacy with RPS, "
