@@ -31,7 +31,7 @@ Targets (``--targets``, comma-separated; default all):
   about; beside it the CLI end to end (fresh processes) against a plain Python pass that reads the file and
   counts items (benchmarks/_harness.py), on retail, dense-ties, long-baskets and, unless ``--quick`` or
   ``--no-1m``, a generated 1,000,000 x 41,270 kosarak-like file (``dprelease generate``).
-* ``degrees``: ``degrees --method rps`` (default), ``hay`` and ``cumulative``, epsilon 1, theta 32, 64, 128 on
+* ``degrees``: ``degrees`` (default: ``recommended``), ``--method rps``, ``hay`` and ``cumulative``, epsilon 1, theta 32, 64, 128 on
   ca-GrQc, ca-HepTh, facebook, hub and near-regular: KS, L1, EMD (``evaluate degrees``) and released node count
   against the true one (the ids of the edge file). Baseline: the true number of nodes with degrees uniform
   on 1..theta.
@@ -399,7 +399,7 @@ class Bench:
                 for seed in self.seeds:
                     rng = np.random.default_rng([seed, theta])
                     base.append(degree_metrics(true, rng.integers(1, theta + 1, true.size)))
-                for method in ("rps", "hay", "cumulative"):
+                for method in ("recommended", "rps", "hay", "cumulative"):
                     runs = []
                     for seed in self.seeds:
                         out = self.work / f"deg-{name}-{method}-{theta}-{seed}.txt"

@@ -40,12 +40,13 @@ class HalfScale(NoiseSource):
         return self.inner.gumbel(size)
 
 
-@pytest.mark.parametrize("algorithm, n_cases", [("rps", 5), ("degrees", 17), ("rps-guided", 4)])
+@pytest.mark.parametrize("algorithm, n_cases", [("rps", 5), ("degrees", 19), ("rps-guided", 4)])
 def test_audit_cases_run(algorithm, n_cases):
     """Smoke test of every case (a few runs each); the real audits are the slow tests below."""
     res = run_audit(algorithm, epsilon=1.0, runs=40, seed=3)
     assert not res.violation and not res.errors, res.as_json()
-    assert len(res.cases) == n_cases  # degrees: 5 method settings x 3 file-level pairs, + 2 one-edge-or-none
+    # degrees: 5 method settings x 3 file-level pairs, + 2 one-edge-or-none, + 2 of the geometric leaves
+    assert len(res.cases) == n_cases
 
 
 def test_degree_pairs_are_file_level_neighbours_read_by_the_command_reader():
@@ -67,9 +68,9 @@ def test_audit_flags_the_node_set_read_off_the_edges_and_passes_the_release(sett
     name = f"degrees/{setting}-hub-with-leaf-friends"
     (broken,) = [c for c in degree_file_cases(1.0, release=release_node_set_from_edges) if c.name == name]
     (fixed,) = [c for c in cases_for("degrees", 1.0) if c.name == name]
-    res = audit_case(broken, runs=2000, seed=1, n_cases=17)
+    res = audit_case(broken, runs=2000, seed=1, n_cases=19)
     assert res.violation and res.epsilon_lower_bound > 1.5, res.as_json()
-    res = audit_case(fixed, runs=2000, seed=1, n_cases=17)
+    res = audit_case(fixed, runs=2000, seed=1, n_cases=19)
     assert not res.violation, res.as_json()
 
 
@@ -78,6 +79,25 @@ def test_audit_flags_the_node_set_read_off_the_edges_and_passes_the_release(sett
 def test_audit_finds_no_violation(algorithm):
     res = run_audit(algorithm, epsilon=1.0, runs=4000, seed=3)
     assert not res.violation and not res.errors, res.as_json()
+
+
+@pytest.mark.parametrize("name", ["degrees/recommended-hub-with-theta-friends",
+                                  "degrees/recommended-hub-with-leaf-friends"])
+def test_geometric_leaves_pairs_pass_and_flag_an_undercharged_tail_count(name, monkeypatch):
+    """The recommended summary's pairs (theta = 40, coarser leaves than single degrees) pass the release; the
+    same pairs flag it when its tail counts are charged a quarter of theta instead of min(L, theta) + theta."""
+    import dprelease.graphs.degrees as degrees
+
+    (case,) = [c for c in cases_for("degrees", 1.0) if c.name == name]
+    assert not audit_case(case, runs=2000, seed=1, n_cases=19).violation
+    honest = degrees.degree_sensitivities
+
+    def undercharged(theta, model="edge-list", n_leaves=None):
+        return {**honest(theta, model, n_leaves), "boundary_cumulative": theta // 4}
+
+    monkeypatch.setattr(degrees, "degree_sensitivities", undercharged)
+    res = audit_case(case, runs=2000, seed=1, n_cases=19)
+    assert res.violation and res.epsilon_lower_bound > 1.5, res.as_json()
 
 
 @pytest.mark.slow

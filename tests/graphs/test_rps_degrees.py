@@ -16,7 +16,8 @@ from dprelease.evaluation.degrees import degree_metrics
 from dprelease.graphs import cumulative_degrees, edge_addition, hay_degrees, regenerate_graph, release_degrees, rps_degrees
 from dprelease.graphs.degrees import (DECLARED_NODES, DEGREE_MODELS, EDGE_LIST, check_degree_depth,
                                       cumulative_statistic, default_degree_depth, degree_sensitivities,
-                                      leaf_cumulative, node_count, released_degrees, sorted_top)
+                                      geometric_leaves, grid_tail_counts, leaf_cumulative, node_count,
+                                      released_degrees, sorted_top, spread_evenly)
 from dprelease.privacy import SeededNoise
 
 
@@ -239,6 +240,8 @@ def test_every_released_statistic_within_its_sensitivity_on_file_level_neighbour
                 <= sens["cumulative"]
             assert np.abs(leaf_cumulative(c1, model) - leaf_cumulative(c2, model)).sum() \
                 <= degree_sensitivities(theta, model, n_leaves)["boundary_cumulative"]
+            if model == EDGE_LIST:  # the recommended summary's vector is the same tail counts at the lower ends
+                assert np.array_equal(grid_tail_counts(deg, bounds[:-1]), leaf_cumulative(c1, model))
             # 4. sorted sequence, top m, zero-padded, every m; 5. the node count
             for m in range(1, len(dg) + 3):
                 assert np.abs(sorted_top(r1, m) - sorted_top(r2, m)).sum() <= sens["sorted_sequence"]
@@ -475,7 +478,7 @@ def _manifest(path) -> dict:
     return json.loads(open(str(path) + ".manifest.json").read())
 
 
-@pytest.mark.parametrize("method", ["rps", "hay", "cumulative"])
+@pytest.mark.parametrize("method", ["recommended", "faithful", "rps", "hay", "cumulative"])
 def test_command_states_the_neighbour_model_and_releases_degrees_as_it_allows(tmp_path, capsys, method):
     g, n = tmp_path / "g.txt", tmp_path / "n.txt"
     g.write_text(TRIANGLES + "9 10\n")
@@ -496,9 +499,30 @@ def test_command_states_the_neighbour_model_and_releases_degrees_as_it_allows(tm
     assert code == 0 and m["domain"]["neighbour_model"] == "declared-nodes" and m["domain"]["node_list"] == str(n)
     assert m["privacy_unit"] == "node" and "its line in the node list" in m["privacy"]["neighbours"]
     sens = m["budget_split"]["sensitivity"]
-    assert sens == {"rps": {"median_quality_per_level": 7, "leaf_counts": 7},
+    assert sens == {"faithful": {"median_quality_per_level": 7, "leaf_counts": 7},
+                    "rps": {"median_quality_per_level": 7, "boundary_cumulative_counts": 4},
                     "hay": {"node_count": 1, "sorted_sequence": 6},
+                    "recommended": {"cumulative_histogram": 4},
                     "cumulative": {"cumulative_histogram": 4}}[method]
+
+
+def test_command_default_is_the_geometric_summary_faithful_the_papers_counts(tmp_path, capsys):
+    g = tmp_path / "g.txt"
+    g.write_text("".join(f"{i} {j}\n" for i in range(60) for j in range(i + 1, 60) if (i + j) % 3 == 0))
+    seen = {}
+    for method in (None, "recommended", "faithful", "rps", "cumulative"):
+        out = tmp_path / f"{method}.txt"
+        code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "40", "-o", out, "--seed", "2", "-q",
+                            *(["--method", method] if method else []))
+        assert code == 0, err
+        m = _manifest(out)
+        seen[method] = (m["parameters"]["method"], m["parameters"].get("leaves"), m["parameters"].get("summarize"),
+                        out.read_bytes())
+    assert seen[None] == seen["recommended"] and seen[None][:2] == ("cumulative", "geometric")
+    assert seen["faithful"][:3] == ("rps", None, "counts") and seen["rps"][:3] == ("rps", None, "cumulative")
+    assert seen["cumulative"][:2] == ("cumulative", None) and seen["cumulative"][3] != seen[None][3]
+    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "40", "-o", tmp_path / "x.txt", "--depth", "2")
+    assert code == 2 and "--method faithful or rps" in err and not (tmp_path / "x.txt").exists()
 
 
 def test_command_refuses_an_edge_outside_the_node_list_before_writing(tmp_path, capsys):
@@ -532,13 +556,15 @@ def test_depth_past_its_useful_range_warns_on_stderr_and_in_the_notes(tmp_path, 
     g = tmp_path / "g.txt"
     g.write_text(TRIANGLES)
     out = tmp_path / "d.txt"
-    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--depth", "6", "-o", out, "-q")
+    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--method", "rps", "--depth", "6", "-o",
+                        out, "-q")
     assert code == 0 and "warning: --depth 6 is past its useful range for theta = 16" in err
     assert any("past its useful range" in note for note in _manifest(out)["notes"])
-    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "-o", out, "-q", "--force")
+    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--method", "rps", "-o", out, "-q",
+                        "--force")
     assert code == 0 and "warning" not in err
-    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--depth", "1000", "-o",
-                        tmp_path / "x.txt")
+    code, _, err = _cli(capsys, "degrees", g, "-e", "1", "--theta", "16", "--method", "faithful", "--depth", "1000",
+                        "-o", tmp_path / "x.txt")
     assert code == 2 and "--depth 1000 is meaningless for theta = 16" in err and not (tmp_path / "x.txt").exists()
 
 
@@ -556,3 +582,76 @@ def test_report_page_follows_the_declared_model(tmp_path, capsys):
         got = json.loads(stdout)["metrics"]
         assert code == 0 and got["neighbour_model"] == model and got["nodes"] == raw_nodes
         assert ("Neighbour model: " + ("declared" if nodes else "edge list")) in (tmp_path / "r.html").read_text()
+
+
+# -- the recommended summary: cumulative counts on geometric leaves -------------------------------------------
+def test_geometric_leaves_are_single_degrees_up_to_32_then_about_a_sixteenth_wide_and_theta_alone():
+    for theta in (1, 8, 32):
+        assert geometric_leaves(theta).tolist() == list(range(1, theta + 1))
+        assert geometric_leaves(theta, DECLARED_NODES).tolist() == list(range(theta + 1))
+    ends = geometric_leaves(128)
+    assert ends[:32].tolist() == list(range(1, 33)) and ends[-2:].tolist() == [122, 128]  # theta: its own leaf
+    widths = np.diff(ends[:-1])
+    assert np.array_equal(widths, np.maximum(1, np.where(ends[:-2] < 32, 1, ends[:-2] // 16)))
+    assert ends.size == 58 and geometric_leaves(128, DECLARED_NODES).size == 129
+    assert geometric_leaves(40).tolist() == list(range(1, 33)) + [34, 36, 38, 40]
+
+
+def test_spread_evenly_keeps_every_leaf_count_inside_its_leaf():
+    ends = np.array([1, 2, 4, 8])
+    counts = np.array([3, 0, 5, 2])
+    deg = spread_evenly(ends, 11, counts)
+    assert np.array_equal(np.histogram(deg, bins=[1, 2, 4, 8, 12])[0], counts)
+    assert deg.tolist() == [1, 1, 1, 4, 5, 6, 6, 7, 9, 11]
+    assert spread_evenly(ends, 11, np.array([0, -2, 0, 0])).size == 0
+
+
+@pytest.mark.parametrize("model", DEGREE_MODELS)
+@pytest.mark.parametrize("theta", [1, 8, 32])
+def test_geometric_leaves_are_day_et_al_where_they_are_single_degrees(theta, model):
+    """Up to theta = 32, and at every theta with declared nodes, the recommended release is Day et al.'s draw
+    for draw (never worse, by construction)."""
+    proj = np.random.default_rng(theta).integers(0, theta + 1, 300)
+    a = cumulative_degrees(proj, theta, 0.5, noise=SeededNoise(7), model=model, leaves="geometric")
+    b = cumulative_degrees(proj, theta, 0.5, noise=SeededNoise(7), model=model)
+    assert np.array_equal(a.degrees, b.degrees) and a.details["sensitivity"] == b.details["sensitivity"]
+    if model == DECLARED_NODES:
+        c = cumulative_degrees(np.append(proj, 100) % 101, 100, 0.5, noise=SeededNoise(7), model=model,
+                               leaves="geometric")
+        d = cumulative_degrees(np.append(proj, 100) % 101, 100, 0.5, noise=SeededNoise(7), model=model)
+        assert np.array_equal(c.degrees, d.degrees)
+
+
+def test_geometric_leaves_charge_their_tail_counts_and_return_the_leaf_counts_without_noise():
+    rng = np.random.default_rng(5)
+    proj = np.concatenate([rng.integers(0, 40, 500), rng.integers(40, 129, 60)])
+    rel = cumulative_degrees(proj, 128, 0.8, noise=ZeroNoise(), leaves="geometric")
+    ends = geometric_leaves(128)
+    assert rel.details["sensitivity"] == {"leaf_tail_counts": 58 + 128}
+    assert [entry.sensitivity for entry in rel.accountant.ledger] == [58 + 128]
+    assert math.fsum(e.epsilon for e in rel.accountant.ledger) == pytest.approx(0.8, rel=1e-12)
+    bins = np.append(ends, 129)
+    assert np.array_equal(np.histogram(rel.degrees, bins=bins)[0], np.histogram(proj[proj >= 1], bins=bins)[0])
+    assert rel.details["leaves"][31:34] == [[32, 33], [34, 35], [36, 37]] and rel.details["leaves"][-2:] == [[122, 127], [128, 128]]
+
+
+def test_geometric_leaves_beat_day_et_al_at_large_theta_on_a_generated_graph():
+    """A generated graph of another shape (power-law with clustering, mean degree 10): at theta = 128 the
+    recommended release is closer than Day et al.'s on KS and EMD over 8 seeds, both far from an empty
+    release, and its node count is within 10 % of the true one on average."""
+    nx = pytest.importorskip("networkx")
+    g = nx.powerlaw_cluster_graph(3000, 5, 0.3, seed=11)
+    graph = parse_edge_list("".join(f"{u} {v}\n" for u, v in g.edges()), "generated")
+    true = graph.degrees()
+    rec, day, nodes = [], [], []
+    for seed in range(8):
+        a = release_degrees(graph, 128, 1.0, method="cumulative", noise=SeededNoise(seed), leaves="geometric")
+        b = release_degrees(graph, 128, 1.0, method="cumulative", noise=SeededNoise(seed))
+        rec.append(degree_metrics(true, a.degrees))
+        day.append(degree_metrics(true, b.degrees))
+        nodes.append(a.n_nodes / true.size)
+    assert abs(np.mean(nodes) - 1) < 0.1, nodes
+    empty = degree_metrics(true, np.zeros(0, dtype=np.int64))
+    for metric in ("ks", "emd"):
+        r, d = np.mean([m[metric] for m in rec]), np.mean([m[metric] for m in day])
+        assert r < d < 0.5 * empty[metric], (metric, r, d)

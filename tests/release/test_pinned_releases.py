@@ -46,7 +46,9 @@ CASES: dict[str, list[str]] = {
     "rps-balanced": ["rps", "{table}", "--schema", "{table_schema}", "-e", "1", "--method", "faithful"],
     "rps-guided": ["rps", "{table}", "--schema", "{table_schema}", "-e", "1"],
     "rps-fixed": ["rps", "{table}", "--schema", "{table_schema}", "-e", "1", "--partitioning", "fixed"],
-    "degrees-rps": ["degrees", "{graph}", "-e", "1", "--theta", "16"],
+    "degrees-rps": ["degrees", "{graph}", "-e", "1", "--theta", "16", "--method", "faithful"],
+    "degrees-rps-cumulative": ["degrees", "{graph}", "-e", "1", "--theta", "16", "--method", "rps"],
+    "degrees-default": ["degrees", "{graph}", "-e", "1", "--theta", "40"],
     "degrees-hay": ["degrees", "{graph}", "-e", "1", "--theta", "16", "--method", "hay"],
     "degrees-cumulative": ["degrees", "{graph}", "-e", "1", "--theta", "16", "--method", "cumulative"],
 }

@@ -27,8 +27,9 @@ PARTITIONINGS = ("balanced", "fixed")
 CLASS_SPLITS = ("first", "last")
 DEFAULT_CLASS_SPLIT = "last"
 DEGREE_METHODS = ("rps", "hay", "cumulative")  # == dprelease.graphs.degrees.DEGREE_METHODS
-# `degrees --method`: recommended (the default) and faithful are the paper's RPS (rps names it too); hay and
-# cumulative are the baselines of Hay et al. and Day et al.
+# `degrees --method`: recommended (the default) is Day et al.'s cumulative summary on geometric leaves, faithful
+# the paper's RPS, rps RPS with the cumulative summary; hay and cumulative are the baselines of Hay et al. and
+# Day et al.
 DEGREES_METHOD_NAMES = (RECOMMENDED, FAITHFUL, *DEGREE_METHODS)
 DEGREE_SUMMARIES = ("counts", "cumulative")
 GRAPH_MODELS = ("configuration", "havel-hakimi")
@@ -176,13 +177,29 @@ def _degree_inputs(args: argparse.Namespace) -> list[str]:
 
 
 def _degrees_method(args: argparse.Namespace) -> str:
-    """The degree method --method names: recommended and faithful are RPS today (the paper's RPS on the degree
-    domain; docs/rps.md measured no better default on every metric), hay and cumulative the baselines; --method
-    faithful refuses the improvement beyond the paper (--summarize cumulative)."""
+    """The degree method --method names: recommended is Day et al.'s cumulative summary on geometric leaves
+    (never worse than theta-cumulative on KS and EMD in docs/rps.md's measurements, better at large theta),
+    faithful and rps are RPS, hay and cumulative the baselines; --method faithful refuses the improvement beyond
+    the paper (--summarize cumulative)."""
     if args.method == FAITHFUL and args.summarize == "cumulative":
         raise ParameterError("--summarize cumulative is an improvement beyond the paper's RPS; it does not go with "
                              "--method faithful")
-    return "rps" if args.method in (RECOMMENDED, FAITHFUL) else str(args.method)
+    if args.method == RECOMMENDED:
+        return "cumulative"
+    return "rps" if args.method == FAITHFUL else str(args.method)
+
+
+def _degrees_options(args: argparse.Namespace) -> dict[str, object]:
+    """The method's own options: the geometric leaves (recommended), the leaf summary of RPS (faithful: a noisy
+    count per leaf, as the paper; rps: cumulative counts unless --summarize says otherwise, so that the released
+    node count stays close to the true one at large theta)."""
+    if args.method == RECOMMENDED:
+        return {"leaves": "geometric"}
+    if args.method == FAITHFUL:
+        return {"summarize": "counts"}
+    if args.method == "rps":
+        return {"summarize": args.summarize or "cumulative"}
+    return {}
 
 
 def _degrees_checks(args: argparse.Namespace) -> str | None:
@@ -197,7 +214,7 @@ def _degrees_checks(args: argparse.Namespace) -> str | None:
     if method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
                             or args.summarize):
         raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to RPS only (--method "
-                             "recommended, faithful or rps)")
+                             "faithful or rps)")
     prepare_output(args, args.output, inputs=_degree_inputs(args))
     if args.graph_out:
         prepare_output(args, args.graph_out, inputs=_degree_inputs(args) + [args.output], option="--graph-out")
@@ -229,9 +246,10 @@ def _run_degrees(args: argparse.Namespace) -> int:
         graph = read_edge_list(args.graph, nodes=args.nodes)
     noise = noise_from_args(args)
     with timed(args, f"degrees ({method})"):
-        rel = release_degrees(graph, args.theta, args.epsilon, method=method, noise=noise, depth=args.depth,
-                              split_share=args.split_share, partitioning=args.partitioning or "balanced",
-                              summarize=args.summarize or "counts", model=_degree_model(args), node_list=args.nodes)
+        rps_options = {"depth": args.depth, "split_share": args.split_share,
+                       "partitioning": args.partitioning or "balanced"} if method == "rps" else {}
+        rel = release_degrees(graph, args.theta, args.epsilon, method=method, noise=noise, model=_degree_model(args),
+                              node_list=args.nodes, **rps_options, **_degrees_options(args))
     _report(rel.write(args.output))
     if args.graph_out:
         graph_release = regenerated_graph(rel, args.graph_model, noise, derived_from=Path(args.output).name)
@@ -242,6 +260,12 @@ def _run_degrees(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    _register_rps(sub)
+    _register_mondrian(sub)
+    _register_degrees(sub)
+
+
+def _register_rps(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rps", help="publish a synthetic table with RPS (epsilon-DP)",
                        description="Recursive partitioning and summarization (Qardaji & Li, ASIACCS 2012). Default "
                                    "(guided RPS): noisy 1-D marginals, a partition split where they halve the mass "
@@ -288,6 +312,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_ledger(p, release_cost(_table_inputs, checks=_rps_checks))
     p.set_defaults(handler=_run_rps)
 
+
+def _register_mondrian(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mondrian", help="Mondrian k-anonymity baseline (NOT differentially private)",
                        description="Mondrian multidimensional k-anonymity (LeFevre et al., ICDE 2006), published as "
                                    "a synthetic table: each record keeps its class and draws its predictors uniformly "
@@ -305,6 +331,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quiet(p)
     p.set_defaults(handler=_run_mondrian)
 
+
+def _register_degrees(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("degrees", help="publish a graph's degree sequence under node-DP",
                        description="Project the graph onto maximum degree theta (edge addition, Day et al. 2016), "
                                    "then release its degree sequence under node differential privacy with RPS, "
@@ -326,10 +354,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "are cut, never refused; required)")
     add_output(p)
     add_method(p, DEGREES_METHOD_NAMES,
-               help_text="recommended (the default) and faithful: RPS (Qardaji and Li, ASIACCS 2012) on the degree "
-                         "domain, the method this command reproduces (rps names it too; docs/rps.md); hay: Hay et "
-                         "al.'s sorted sequence + isotonic regression (ICDM 2009); cumulative: Day et al.'s "
-                         "theta-cumulative histogram (SIGMOD 2016)")
+               help_text="recommended (the default): Day et al.'s cumulative counts on geometric degree ranges "
+                         "(single degrees up to 32, then about 1/16 of their lower end wide; less noise at large "
+                         "theta, docs/rps.md); faithful: RPS (Qardaji and Li, ASIACCS 2012) on the degree domain as "
+                         "the paper describes it, a noisy count per range; rps: RPS with cumulative counts at the "
+                         "range ends (--summarize); hay: Hay et al.'s sorted sequence + isotonic regression (ICDM "
+                         "2009); cumulative: Day et al.'s theta-cumulative histogram (SIGMOD 2016)")
     p.add_argument("--depth", "-H", type=_nonneg_int, default=None, metavar="H",
                    help="rps only: depth of the tree over the degrees, 1..theta (0..theta with --nodes); default "
                         "ceil(log2(number of degrees)), where fixed midpoints reach single degrees. Deeper warns; "
@@ -339,9 +369,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
                    help="rps only: balanced (default) or fixed")
     p.add_argument("--summarize", choices=DEGREE_SUMMARIES, default=None,
-                   help="rps only: how the final degree ranges are counted: counts (default; a noisy count per "
-                        "range, sensitivity 2 theta + 1) or cumulative (improvement: noisy cumulative counts at the "
-                        "range ends, sensitivity theta + 1, made monotone)")
+                   help="rps only: how the final degree ranges are counted: counts (faithful's; a noisy count per "
+                        "range, sensitivity 2 theta + 1) or cumulative (the default of --method rps; improvement: "
+                        "noisy cumulative counts at the range ends, sensitivity theta + 1, made monotone)")
     p.add_argument("--graph-out", metavar="EDGES", default=None,
                    help="also write a graph regenerated from the released sequence (one edge per line) and its "
                         "manifest (default: no graph)")

@@ -37,12 +37,19 @@ number of (released) nodes                                      1               
 * ``cumulative``: Day, Li and Lyu (SIGMOD 2016): the theta-cumulative histogram plus noise at sensitivity
   theta + 1 (declared nodes), or the tail counts at 2 theta (edge list), made monotone by isotonic regression
   (constrained inference) and differenced into a histogram.
+* ``cumulative`` with ``leaves="geometric"`` (the command's default, ``--method recommended``): from an edge list,
+  the tail counts at the lower ends of public leaves only (:func:`geometric_leaves`: every degree up to
+  :data:`FINE_DEGREES`, then leaves about 1/16 of their lower end wide), at sensitivity min(L, theta) + theta
+  instead of 2 theta; the leaf counts are spread evenly over each leaf's degrees (post-processing). Up to
+  theta = :data:`FINE_DEGREES` the leaves are single degrees and the release is Day et al.'s exactly; with
+  declared nodes it is Day et al.'s at every theta (their cumulative counts already cost theta + 1).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +68,8 @@ __all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DEGREE_MODELS", "EDGE_LIST", "
            "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees", "check_theta", "check_model",
            "default_degree_depth", "check_degree_depth", "degree_sensitivities", "released_degrees",
            "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "neighbours_text", "HAY_NODE_SHARE",
-           "degrees_manifest"]
+           "degrees_manifest", "CUMULATIVE_LEAVES", "FINE_DEGREES", "geometric_leaves", "grid_tail_counts",
+           "spread_evenly"]
 
 DEGREE_METHODS = ("rps", "hay", "cumulative")
 DEGREE_SUMMARIES = ("counts", "cumulative")
@@ -69,6 +77,12 @@ EDGE_LIST = "edge-list"
 DECLARED_NODES = "declared-nodes"
 DEGREE_MODELS = (EDGE_LIST, DECLARED_NODES)
 HAY_NODE_SHARE = 0.1
+CUMULATIVE_LEAVES = ("every", "geometric")
+# the geometric leaves: every degree up to FINE_DEGREES is its own leaf (most nodes of sparse graphs sit there and
+# KS is decided there); above it a leaf starting at a is a // LEAF_WIDTH_DIVISOR degrees wide (16 leaves per
+# doubling), so the tail counts cost min(L, theta) + theta instead of 2 theta at large theta
+FINE_DEGREES = 32
+LEAF_WIDTH_DIVISOR = 16
 
 
 def check_theta(theta: object) -> int:
@@ -178,6 +192,43 @@ def sorted_top(projected: np.ndarray, m: int) -> np.ndarray:
     this is the same vector whether or not the nodes of degree 0 are in the input)."""
     proj = np.sort(np.asarray(projected, dtype=np.int64))
     return proj[-m:] if proj.size >= m else np.concatenate([np.zeros(m - proj.size, dtype=np.int64), proj])
+
+
+def geometric_leaves(theta: int, model: str = EDGE_LIST) -> np.ndarray:
+    """The lower ends of the recommended summary's leaves, a function of theta and the model only.
+
+    Edge list: 1, 2, ..., then a_{i+1} = a_i + max(1, a_i // 16): single degrees up to :data:`FINE_DEGREES`,
+    then leaves about 1/16 of their lower end wide. Declared nodes: every degree 0..theta (cumulative counts cost
+    theta + 1 whatever the leaves, so coarser leaves would only lose resolution)."""
+    theta = check_theta(theta)
+    if check_model(model) == DECLARED_NODES:
+        return np.arange(0, theta + 1, dtype=np.int64)
+    ends = [1]
+    while True:
+        a = ends[-1]
+        nxt = a + (1 if a < FINE_DEGREES else max(1, a // LEAF_WIDTH_DIVISOR))
+        if nxt >= theta:  # theta is a leaf of its own: the projection piles the cut nodes there
+            return np.asarray(ends + [theta] if a < theta else ends, dtype=np.int64)
+        ends.append(nxt)
+
+
+def grid_tail_counts(projected: np.ndarray, lower_ends: np.ndarray) -> np.ndarray:
+    """T(a) = #{released nodes of projected degree >= a} at every leaf's lower end a (edge list; ascending ends)."""
+    deg = np.sort(released_degrees(projected, EDGE_LIST))
+    return (deg.size - np.searchsorted(deg, np.asarray(lower_ends, dtype=np.int64), side="left")).astype(np.int64)
+
+
+def spread_evenly(lower_ends: np.ndarray, theta: int, counts: np.ndarray) -> np.ndarray:
+    """``counts[i]`` degrees spread evenly over leaf i = [lower_ends[i], next end) (the last ends at theta):
+    a + floor((k + 1/2) w / c), k = 0..c-1, sorted ascending. A function of the counts and the public leaves
+    only (post-processing); a single-degree leaf gets all its count at its degree."""
+    lo = np.asarray(lower_ends, dtype=np.int64)
+    hi = np.concatenate([lo[1:], [int(theta) + 1]])
+    c = np.maximum(np.asarray(counts, dtype=np.int64), 0)
+    owner = np.repeat(np.arange(c.size), c)
+    k = np.arange(owner.size) - np.repeat(np.cumsum(c) - c, c)
+    width = (hi - lo)[owner]
+    return np.sort(lo[owner] + ((2 * k + 1) * width) // (2 * c[owner]))
 
 
 def _isotonic(values: np.ndarray, increasing: bool = True) -> np.ndarray:
@@ -337,40 +388,86 @@ def hay_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
 
 @records_run_start
 def cumulative_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: NoiseSource,
-                       model: str = EDGE_LIST) -> DegreeRelease:
+                       model: str = EDGE_LIST, leaves: str = "every") -> DegreeRelease:
     """theta-cumulative histogram + noise (sensitivity theta + 1), isotonic regression, differenced; from an
-    edge list, the tail counts T[1..theta] at sensitivity 2 theta instead."""
+    edge list, the tail counts T[1..theta] at sensitivity 2 theta instead.
+
+    ``leaves="geometric"`` (the recommended summary): from an edge list, the tail counts at the lower ends of
+    :func:`geometric_leaves` only, at sensitivity min(L, theta) + theta, each leaf's count spread evenly over its
+    degrees. Where those leaves are every degree (theta <= :data:`FINE_DEGREES`, or declared nodes) the release
+    is Day et al.'s, draw for draw."""
     theta = check_theta(theta)
     eps = check_epsilon(epsilon)
     model = check_model(model)
-    sens = degree_sensitivities(theta, model)["cumulative"]
+    if leaves not in CUMULATIVE_LEAVES:
+        raise ParameterError(f"the cumulative leaves must be one of {CUMULATIVE_LEAVES}, got {leaves!r}")
+    ends = geometric_leaves(theta, model) if leaves == "geometric" else None
     acc = BudgetAccountant(eps)
-    scope = acc.root()
+    if ends is not None and ends.size < theta + 1 - _low(model):
+        deg, manifest, errors, bins = _geometric_cumulative(projected, theta, eps, acc, noise, ends)
+    else:
+        deg, manifest, errors, bins = _every_cumulative(projected, theta, eps, acc, noise, model)
+    if leaves == "geometric":  # Day et al.'s own manifest stays as it was
+        manifest["parameters"]["leaves"] = leaves
+    manifest["released_nodes"] = _MODEL_NOTE[model]
+    manifest["uncertainty"] = _uncertainty(errors, True)
+    return DegreeRelease(deg, "cumulative", theta, acc, model=model, details=manifest, errors=errors, bins=bins)
+
+
+def _every_cumulative(projected: np.ndarray, theta: int, eps: float, acc: BudgetAccountant, noise: NoiseSource,
+                      model: str) -> tuple[np.ndarray, dict[str, Any], Intervals, np.ndarray]:
+    """Day et al.'s release: a cumulative (declared) or tail (edge list) count at every degree."""
+    sens = degree_sensitivities(theta, model)["cumulative"]
     stat = cumulative_statistic(projected, theta, model)
     label = ("theta-cumulative histogram (sensitivity theta + 1)" if model == DECLARED_NODES
              else "tail counts #{deg >= i}, i = 1..theta (sensitivity 2 theta)")
-    noisy = noisy_counts(stat, eps, scope=scope, noise=noise, sensitivity=sens, label=label)
-    counts = _from_cumulative(noisy, model)
+    noisy = noisy_counts(stat, eps, scope=acc.root(), noise=noise, sensitivity=sens, label=label)
+    counts = _from_cumulative(noisy, model)  # post-processing of the noisy counts
     deg = np.repeat(np.arange(_low(model), theta + 1, dtype=np.int64), counts)
     key = "cumulative_histogram" if model == DECLARED_NODES else "tail_cumulative_histogram"
     points = np.arange(_low(model), theta + 1, dtype=np.int64)
     errors, bins = _cumulative_errors(np.asarray(noisy), laplace_scale(eps, sens), model, points, points, theta)
-    manifest = {
+    manifest: dict[str, Any] = {
         "parameters": {"constrained_inference": "isotonic regression (PAVA) of the cumulative counts"},
         "budget_split": {key: eps},
         "sensitivity": {key: sens},
-        "released_nodes": _MODEL_NOTE[model],
-        "uncertainty": _uncertainty(errors, True),
     }
-    return DegreeRelease(deg, "cumulative", theta, acc, model=model, details=manifest, errors=errors, bins=bins)
+    return deg, manifest, errors, bins
+
+
+def _geometric_cumulative(projected: np.ndarray, theta: int, eps: float, acc: BudgetAccountant,
+                          noise: NoiseSource, ends: np.ndarray
+                          ) -> tuple[np.ndarray, dict[str, Any], Intervals, np.ndarray]:
+    """Edge list: tail counts at the public leaves' lower ends (sensitivity min(L, theta) + theta: the removed
+    node moves the T at the <= min(L, d) ends <= d, and each of the <= d unit moves one T), made monotone,
+    differenced and spread evenly inside the leaves."""
+    sens = degree_sensitivities(theta, EDGE_LIST, int(ends.size))["boundary_cumulative"]
+    noisy = noisy_counts(grid_tail_counts(projected, ends), eps, scope=acc.root(), noise=noise, sensitivity=sens,
+                         label="tail counts at the geometric leaves' lower ends (sensitivity min(leaves, theta) + "
+                               "theta)")
+    # post-processing of the noisy counts: isotonic regression, differences, an even spread inside each leaf
+    deg = spread_evenly(ends, theta, _from_cumulative(noisy, EDGE_LIST))
+    his = np.concatenate([ends[1:] - 1, [theta]])
+    errors, bins = _cumulative_errors(np.asarray(noisy), laplace_scale(eps, sens), EDGE_LIST, ends, his, theta)
+    manifest: dict[str, Any] = {
+        "parameters": {"constrained_inference": "isotonic regression (PAVA) of the tail counts",
+                       "within_leaf": "each leaf's count spread evenly over its degrees"},
+        "budget_split": {"leaf_tail_counts": eps},
+        "sensitivity": {"leaf_tail_counts": sens},
+        "leaves": [[int(a), int(b)] for a, b in zip(ends, his)],
+    }
+    return deg, manifest, errors, bins
 
 
 @records_run_start
 def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "rps", noise: NoiseSource,
                     depth: int | None = None, split_share: float | None = None,
                     partitioning: str = "balanced", summarize: str = "counts",
-                    model: str | None = None, node_list: str | None = None) -> DegreeRelease:
+                    model: str | None = None, node_list: str | None = None, leaves: str = "every") -> DegreeRelease:
     """Project onto max degree theta (edge addition, public random node order), then release by ``method``.
+
+    ``leaves`` (cumulative only): ``"every"`` (Day et al.) or ``"geometric"`` (the command's recommended default;
+    :func:`cumulative_degrees`).
 
     ``model``: the neighbour model (:data:`DEGREE_MODELS`); by default ``"declared-nodes"`` when the graph's node
     set was declared (``graph.declared_nodes``, a node list) and ``"edge-list"`` otherwise. Asking for
@@ -391,6 +488,8 @@ def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "
     if method != "rps" and (depth is not None or split_share is not None or partitioning != "balanced"
                             or summarize != "counts"):
         raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to --method rps only")
+    if method != "cumulative" and leaves != "every":
+        raise ParameterError("geometric leaves apply to the cumulative summary only")
     key = int(noise.integers(2**63 - 1, 1)[0])
     _, projected = edge_addition(graph, theta, key)
     if method == "rps":
@@ -399,7 +498,7 @@ def release_degrees(graph: Graph, theta: int, epsilon: float, *, method: str = "
     elif method == "hay":
         rel = hay_degrees(projected, theta, epsilon, noise=noise, model=model)
     else:
-        rel = cumulative_degrees(projected, theta, epsilon, noise=noise, model=model)
+        rel = cumulative_degrees(projected, theta, epsilon, noise=noise, model=model, leaves=leaves)
     details = rel.details
     details["projection"] = ("edge addition onto max degree theta (Day, Li and Lyu, SIGMOD 2016) in a stable "
                              "public order: node priorities = keyed hash of the id, key from the noise source")
@@ -439,8 +538,11 @@ def degrees_manifest(rel: DegreeRelease, epsilon: float, noise: NoiseSource, nod
              "degrees": f"{_low(model)}..{rel.theta}: {details['released_nodes']}",
              **({"leaves": details["leaves"]} if "leaves" in details else {})}
     budget = {**details.get("budget_split", {}), "sensitivity": details.get("sensitivity", {})}
-    citation = _CITATIONS[rel.method].format(
-        low=_low(model), tail="" if model == DECLARED_NODES else ", as tail counts #{deg >= i}, i = 1..theta")
+    tail = "" if model == DECLARED_NODES else ", as tail counts #{deg >= i}, i = 1..theta"
+    if "leaves" in details and rel.method == "cumulative":
+        tail = (", as tail counts #{deg >= a} at the lower ends a of geometric leaves (single degrees up to "
+                f"{FINE_DEGREES}, then about a/{LEAF_WIDTH_DIVISOR} wide), each leaf's count spread evenly")
+    citation = _CITATIONS[rel.method].format(low=_low(model), tail=tail)
     domain: dict[str, object] = {
         "source": "declared", "theta": rel.theta, "neighbour_model": model,
         "neighbours": "node-DP: one node and all its edges, on the files as read",

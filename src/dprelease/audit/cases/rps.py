@@ -18,6 +18,11 @@ that the reader's idea of the node set is audited too. D' = D plus one node and 
   occur in D' only: removing the node's lines removes its friends too (they vanish from D);
 * ``degrees/<method>-declared-hub-with-leaf-friends``: the same with a node list (``--nodes``): the leaves are
   declared in both, isolated in D;
+* ``degrees/recommended-hub-with-leaf-friends`` and ``degrees/recommended-hub-with-theta-friends``: the
+  command's default (cumulative counts on geometric leaves) at theta = 40, where the leaves are coarser than
+  single degrees: the added node is joined to 40 new leaves (which vanish with it), or to the 40 nodes of 20
+  disjoint edges of D (each moves from degree 1 to 2: the tail counts move by min(L, theta) + theta, the
+  charged sensitivity);
 * ``degrees/{rps,cumulative}-one-edge-or-none``: D' is the one-edge file ``1 2``, D its neighbour at node 1, a file
   with no edge (node 2 vanishes too): the reader must not refuse the empty input.
 
@@ -205,6 +210,7 @@ def degree_file_cases(epsilon: float, release: Callable | None = None) -> list[A
                                                                   f"is joined to {len(LEAVES)} declared leaves, "
                                                                   "isolated without it", **kw),
         ]
+    out += _geometric_cases(epsilon, release)
     for name, method, kw in DEGREE_SETTINGS:
         if name in ("rps", "cumulative"):
             out.append(degree_file_case(f"degrees/{name}-one-edge-or-none", GraphFiles("# no edge\n"),
@@ -212,6 +218,29 @@ def degree_file_cases(epsilon: float, release: Callable | None = None) -> list[A
                                         description=f"{name}, edge file: one edge, and its neighbour with none",
                                         **kw))
     return out
+
+
+GEOMETRIC_THETA = 40  # past FINE_DEGREES, so that the geometric leaves are coarser than single degrees
+PAIRED = tuple(range(200, 240))
+
+
+def _geometric_cases(epsilon: float, release: Callable | None) -> list[AuditCase]:
+    """The recommended summary's pairs at theta = 40 (module docstring)."""
+    d = GraphFiles(TRIANGLES)
+    hub = GraphFiles(TRIANGLES + "".join(f"9 {leaf}\n" for leaf in PAIRED))
+    pairs = "".join(f"{a} {a + 1}\n" for a in PAIRED[::2])
+    d_pairs = GraphFiles(TRIANGLES + pairs)
+    hub_pairs = GraphFiles(d_pairs.edges + "".join(f"9 {v}\n" for v in PAIRED))
+    assert file_neighbour(hub, 9) == d and file_neighbour(hub_pairs, 9) == d_pairs
+    kw = {"theta": GEOMETRIC_THETA, "release": release, "leaves": "geometric"}
+    return [
+        degree_file_case("degrees/recommended-hub-with-leaf-friends", d, hub, epsilon, "cumulative",
+                         description="recommended (geometric leaves), edge file, theta = 40: the added node is "
+                                     f"joined to {len(PAIRED)} new leaves, which vanish with it", **kw),
+        degree_file_case("degrees/recommended-hub-with-theta-friends", d_pairs, hub_pairs, epsilon, "cumulative",
+                         description="recommended (geometric leaves), edge file, theta = 40: the added node is "
+                                     f"joined to the {len(PAIRED)} nodes of 20 disjoint edges", **kw),
+    ]
 
 
 @register_cases("degrees")
