@@ -112,7 +112,13 @@ def exact_sums(part: Partial, size: int) -> np.ndarray:
     keys, at = np.unique(key, return_inverse=True)
     table = np.zeros((keys.size, _N_DIGITS), dtype=np.int64)
     np.add.at(table, (at, digit), total)
-    out[keys] = [(a + (b << 24) + (c << 48) + (d << 72)) / scale for a, b, c, d in table.tolist()]
+    # keys summed from weight-1 records only have the top digit alone: d * 2^72 / 2^93 = d / 2^21 is exact in
+    # float64 (d < 2^53); the others go through Python's exact integer division
+    top_only = ~table[:, : _N_DIGITS - 1].any(axis=1) & (table[:, -1] < (1 << 53))
+    last = WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1)
+    out[keys[top_only]] = np.ldexp(table[top_only, -1].astype(np.float64), -last)
+    mixed = ~top_only
+    out[keys[mixed]] = [(a + (b << 24) + (c << 48) + (d << 72)) / scale for a, b, c, d in table[mixed].tolist()]
     return out
 
 

@@ -703,16 +703,49 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
     k = int(k)
     accountant = BudgetAccountant(eps)
     scope = accountant.root()
-    n = db.n_records
-    item_counts = db.item_supports()
+    trace: dict[str, object] = {}
+    split: dict[str, object] = {}
+    bases, eps5 = _steps_1_to_4(db, k, eps, params, scope, noise, split, trace)
+    # Step 5: BasisFreq (or the direct bounded counts) and the top-k selection.
+    result, count_sd = _step_5(db, bases, eps5, params, scope, noise, split)
+    top = select_top_k(result, k)
+    counts = result.counts[top]
+    n_hat = result.n_estimate
+    # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
+    freqs = np.clip(counts / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(counts.size, np.nan)
+    trace["n_estimate"] = n_hat
+    sd = count_sd[top]
+    release_info: dict[str, object] = {"rows": len(top), "requested_k": k,
+                                       "count_noise_sd_at_k": float(sd[-1]) if sd.size else None}
+    notes = _short_release(release_info, len(top), len(result.itemsets), k, db.n_items, params)
+    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
+        "PrivBasis", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
+        parameters=_manifest_parameters(k, params), release=release_info, notes=notes,
+        # The split depends on the noisy lambda and the noisy bound l1 only (post-processing of DP outputs).
+        budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, "
+                                            "alpha3); improvements: docs/privbasis.md"},
+        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
+    )
+    # k past its useful range (public rules of dprelease.limits; the CLI also says them on stderr)
+    add_notes(manifest_parts, privbasis_range_notes(k, universe.size))
+    return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
+                          trace=trace, accountant=accountant)
 
+
+def _steps_1_to_4(db: TransactionData, k: int, eps: float, params: PrivBasisParams, scope: BudgetScope,
+                  noise: NoiseSource, split: dict[str, object], trace: dict[str, object]
+                  ) -> tuple[list[tuple[int, ...]], float]:
+    """Steps 1-4 of Algorithm 3: lambda, the frequent items (and pairs), the bases; returns the bases and the
+    budget left for step 5 (the whole minus what steps 1-3 spent, fixed in advance on every path)."""
+    item_counts = db.item_supports()
     # Step 1 (alpha1 * eps): lambda. k1 = ceil(k * eta) (line 20); its count is non-private and stays inside.
     k1 = int(math.ceil(k * params.eta - 1e-9))
     c_k1 = kth_support(db, k1)
     max_lambda = k1 if params.lambda_range == "k1" else None
-    lam = get_lambda(item_counts, c_k1, n, params.alpha1 * eps, scope=scope, noise=noise, max_lambda=max_lambda)
-    trace: dict[str, object] = {"lambda_drawn": lam}
-    split: dict[str, object] = {"step1_lambda": params.alpha1 * eps}
+    lam = get_lambda(item_counts, c_k1, db.n_records, params.alpha1 * eps, scope=scope, noise=noise,
+                     max_lambda=max_lambda)
+    trace["lambda_drawn"] = lam
+    split["step1_lambda"] = params.alpha1 * eps
     if params.exact_k:
         # Post-processing (public k): a single basis of lambda items holds 2^lambda - 1 itemsets, so at least
         # ceil(log2(k+1)) items are needed to publish k (a dense dataset can draw lambda = 1).
@@ -720,7 +753,6 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
     lam = min(lam, db.n_items)  # never more items than the universe holds
     trace["lambda"] = lam
     trace["regime"] = "single"
-
     if lam <= params.single_basis_max:
         # Lines 3-5: one basis of the lambda most frequent items; a2 of eps to the items.
         a2 = params.alpha2 if params.single_alpha2 is None else params.single_alpha2
@@ -740,50 +772,35 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
     if params.exact_k:
         bases = cover_at_least(bases, k, params.max_basis_length)
     trace["bases"] = bases
+    return bases, eps5
 
-    # Step 5: BasisFreq (or the direct bounded counts) and the top-k selection.
-    result, count_sd = _step_5(db, bases, eps5, params, scope, noise, split)
-    top = select_top_k(result, k)
-    counts = result.counts[top]
-    n_hat = result.n_estimate
-    # post-processing: a frequency is a share of the (noisy) records, so it lies in [0, 1]
-    freqs = np.clip(counts / n_hat, 0.0, 1.0) if n_hat > 0 else np.full(counts.size, np.nan)
-    trace["n_estimate"] = n_hat
-    sd = count_sd[top]
-    parameters = {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
-                  "eta": params.eta, "single_basis_max": params.single_basis_max,
-                  "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
-                  "bin_threshold": params.bin_threshold, "item_share": params.item_share,
-                  "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2,
-                  "single_alpha2": params.single_alpha2, "bounded_selection": params.bounded_selection,
-                  "bound_quantile": params.bound_quantile, "bound_alpha": params.bound_alpha,
-                  "bounded_alpha2": params.bounded_alpha2, "bounded_ratio": params.bounded_ratio,
-                  "selection_margin": params.selection_margin, "bin_cut": params.bin_cut,
-                  "exact_k": params.exact_k, "faithful": params.is_faithful}
-    release_info: dict[str, object] = {"rows": len(top), "requested_k": k,
-                                       "count_noise_sd_at_k": float(sd[-1]) if sd.size else None}
-    notes = None
-    if len(top) < k:
-        # Public: the number of itemsets the (public) bases cover, and |I|.
-        reason = f"the bases cover only {len(result.itemsets)} itemsets"
-        if db.n_items < 63 and (1 << db.n_items) - 1 < k:
-            reason = f"the universe has {db.n_items} items, so only {(1 << db.n_items) - 1} itemsets exist"
-        elif not params.exact_k:
-            reason += " (--no-exact-k or --faithful: the drawn lambda and bases are kept)"
-        release_info["short_reason"] = reason
-        notes = [f"privbasis released {len(top)} itemsets, fewer than the {k} requested: {reason}"]
-    manifest_parts = build_manifest(  # the API's release carries the full manifest (RNG mode included)
-        "PrivBasis", epsilon=eps, noise=noise, accountant=accountant, domain=universe.describe(),
-        parameters=parameters, release=release_info, notes=notes,
-        # The split depends on the noisy lambda and the noisy bound l1 only (post-processing of DP outputs).
-        budget_split={**split, "reference": "PrivBasis sec. 4.4 and Algorithm 3 (alpha1, alpha2 -> beta1/beta2, "
-                                            "alpha3); improvements: docs/privbasis.md"},
-        privacy_unit="record", neighbours=NEIGHBOURS_LINE,
-    )
-    # k past its useful range (public rules of dprelease.limits; the CLI also says them on stderr)
-    add_notes(manifest_parts, privbasis_range_notes(k, universe.size))
-    return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
-                          trace=trace, accountant=accountant)
+
+def _manifest_parameters(k: int, params: PrivBasisParams) -> dict[str, object]:
+    return {"k": k, "alpha1": params.alpha1, "alpha2": params.alpha2, "alpha3": params.alpha3,
+            "eta": params.eta, "single_basis_max": params.single_basis_max,
+            "max_basis_length": params.max_basis_length, "lambda2_rule": params.lambda2_rule,
+            "bin_threshold": params.bin_threshold, "item_share": params.item_share,
+            "lambda_range": params.lambda_range, "multi_alpha2": params.multi_alpha2,
+            "single_alpha2": params.single_alpha2, "bounded_selection": params.bounded_selection,
+            "bound_quantile": params.bound_quantile, "bound_alpha": params.bound_alpha,
+            "bounded_alpha2": params.bounded_alpha2, "bounded_ratio": params.bounded_ratio,
+            "selection_margin": params.selection_margin, "bin_cut": params.bin_cut,
+            "exact_k": params.exact_k, "faithful": params.is_faithful}
+
+
+def _short_release(release_info: dict[str, object], rows: int, covered: int, k: int, n_items: int,
+                   params: PrivBasisParams) -> list[str] | None:
+    """When fewer than k rows are published, the reason (public: the number of itemsets the public bases cover,
+    and |I|) in ``release_info`` and as a note."""
+    if rows >= k:
+        return None
+    reason = f"the bases cover only {covered} itemsets"
+    if n_items < 63 and (1 << n_items) - 1 < k:
+        reason = f"the universe has {n_items} items, so only {(1 << n_items) - 1} itemsets exist"
+    elif not params.exact_k:
+        reason += " (--no-exact-k or --faithful: the drawn lambda and bases are kept)"
+    release_info["short_reason"] = reason
+    return [f"privbasis released {rows} itemsets, fewer than the {k} requested: {reason}"]
 
 
 def _step_5(db: TransactionDB, bases: list[tuple[int, ...]], eps5: float, params: PrivBasisParams,
