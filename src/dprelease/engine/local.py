@@ -38,6 +38,7 @@ class LocalTransactions(TransactionData):
         self.db = db
         self.n_items = int(db.n_items)
         self._summary: LengthSummary | None = None
+        self._item_supports: np.ndarray | None = None
 
     def summary(self) -> LengthSummary:
         if self._summary is None:
@@ -49,7 +50,9 @@ class LocalTransactions(TransactionData):
         return int(self.db.n_records)
 
     def item_supports(self) -> np.ndarray:
-        return self.db.item_supports()
+        if self._item_supports is None:  # the records do not change: one count serves every caller
+            self._item_supports = self.db.item_supports()
+        return self._item_supports.copy()
 
     def pair_supports(self, items: np.ndarray) -> np.ndarray:
         from ..data.passes import pair_supports

@@ -645,11 +645,18 @@ def _subset_groups(bases: list[tuple[int, ...]]) -> _SubsetGroups:
     glen[inverse] = np.concatenate(lens)
     empty = glen == 0
     nonempty = np.flatnonzero(~empty)
+    # each group's items: the set bits of its key, word by word (row-major nonzero: ascending within a group)
+    shifts = np.arange(63, dtype=np.int64)
+    held = np.concatenate([(uniq[nonempty, w_][:, None] >> shifts) & 1 for w_ in range(words)], axis=1)
+    held = held[:, : len(union)].astype(bool)
+    rows, cols = np.nonzero(held)
+    labels = np.asarray(union, dtype=np.int64)[cols].tolist()
+    ends = np.cumsum(np.bincount(rows, minlength=nonempty.size)).tolist()
     itemsets: list[tuple[int, ...]] = []
-    for g in nonempty.tolist():
-        row = uniq[g]
-        itemsets.append(tuple(union[w_ * 63 + b] for w_ in range(words) for b in range(63)
-                              if w_ * 63 + b < len(union) and (int(row[w_]) >> b) & 1))
+    begin = 0
+    for end in ends:
+        itemsets.append(tuple(labels[begin:end]))
+        begin = end
     return _SubsetGroups(inverse, np.concatenate(vs), int(uniq.shape[0]), int(np.flatnonzero(empty)[0]), nonempty,
                          itemsets)
 
