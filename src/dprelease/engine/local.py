@@ -192,7 +192,8 @@ class LocalCandidates(Candidates):
         if self._generators is None and not self._advances and generators and len(generators[0]) == 1:
             row = np.searchsorted(self.base_items, np.asarray([g[0] for g in generators], dtype=np.int64))
             matrix = pair_matrix(self._records())
-            return matrix[row[pairs[:, 0]], pairs[:, 1]].astype(np.int64)
+            out: np.ndarray = matrix[row[pairs[:, 0]], pairs[:, 1]].astype(np.int64)
+            return out
         columns, gen_bits = self._built()
         return and_supports(gen_bits, columns, pairs)
 
