@@ -22,6 +22,7 @@ from .supports import and_supports, bit_columns, itemset_supports, pair_matrix, 
 __all__ = ["LocalTransactions", "LocalPartitioner", "LocalCandidates", "as_transaction_data", "unwrap", "LocalTable",
            "LocalTableSplitter", "LocalRegions", "record_views", "max_length", "PASS_ROWS", "LENGTH_ROWS"]
 
+ENUMERATION_PER_WORD = 1  # level 2: enumerate the pairs while they are at most as many as the AND-ed words
 MERGE_BLOCKS = 8  # block partials held before they are added to the running sum (exact integer sums)
 PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
 LENGTH_ROWS = 1 << 20  # records per block of max_length (an int64 length each: 8 MB)
@@ -156,9 +157,10 @@ class LocalCandidates(Candidates):
     """A level's candidates counted in memory over the records holding two base items or more, reduced to the
     base items (:func:`~dprelease.engine.supports.project`; no other record holds a candidate), built once.
     Level 2 (pairs of base items) by enumerating the pairs that occur
-    (:func:`~dprelease.engine.supports.pair_matrix`: work grows with them, not with candidates x records); later levels by AND-ing packed bit
-    columns: one per base item, and one per generator (the AND of its items' columns), kept from level to
-    level. The columns are built only when a third level is counted."""
+    (:func:`~dprelease.engine.supports.pair_matrix`: work grows with them, not with candidates x records)
+    where that is the cheaper (sparse records); otherwise, and at later levels, by AND-ing packed bit columns:
+    one per base item, and one per generator (the AND of its items' columns), kept from level to level,
+    built only when needed."""
 
     def __init__(self, db: TransactionDB, base_items: np.ndarray):
         self.db = db
@@ -190,10 +192,15 @@ class LocalCandidates(Candidates):
 
     def supports(self, generators: list[tuple[int, ...]], pairs: np.ndarray) -> np.ndarray:
         if self._generators is None and not self._advances and generators and len(generators[0]) == 1:
-            row = np.searchsorted(self.base_items, np.asarray([g[0] for g in generators], dtype=np.int64))
-            matrix = pair_matrix(self._records())
-            out: np.ndarray = matrix[row[pairs[:, 0]], pairs[:, 1]].astype(np.int64)
-            return out
+            projected = self._records()
+            m = projected.lengths
+            occurring = int((m * (m - 1) // 2).sum())  # pairs that occur in the records: enumeration's work
+            and_words = pairs.shape[0] * -(-projected.n_records // 64)  # the bit columns' work
+            if occurring <= ENUMERATION_PER_WORD * and_words:  # sparse records (dense ones: the columns)
+                row = np.searchsorted(self.base_items, np.asarray([g[0] for g in generators], dtype=np.int64))
+                matrix = pair_matrix(projected)
+                out: np.ndarray = matrix[row[pairs[:, 0]], pairs[:, 1]].astype(np.int64)
+                return out
         columns, gen_bits = self._built()
         return and_supports(gen_bits, columns, pairs)
 
