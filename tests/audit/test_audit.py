@@ -324,6 +324,7 @@ def test_event_helpers():
     ("diffpart-prefix", "diffpart-prefix/wide-record-at-selection-cutoff", 2000),
     ("diffgen-plus3", "diffgen-plus3/pure-leaf-first-of-class", 1000),
     ("privbasis", "privbasis/l1-branch-point", 400),
+    ("privbasis", "privbasis/dense-bases-branch", 400),
 ])
 def test_sharper_pairs_find_no_violation(algorithm, name, runs):
     case = _case(algorithm, name)

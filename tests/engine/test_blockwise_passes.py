@@ -169,3 +169,33 @@ def test_top_k_itemsets_in_tiny_blocks_equal_the_whole_database(monkeypatch):
     assert exact.top_k_itemsets(small, 80) == want
     # the same supports as counting each itemset over the whole database
     assert [c for _, c in want] == exact.itemset_supports(small, [s for s, _ in want]).tolist()
+
+
+def test_projection_and_pair_matrix_equal_brute_force(db):
+    items = np.arange(3, 300, 4)
+    projected = supports.project(db, items, 2)
+    held = [np.intersect1d(db.record(r), items) for r in range(db.n_records)]
+    kept = [h for h in held if h.size >= 2]
+    assert projected.n_records == len(kept) and projected.n_items == items.size
+    assert all(np.array_equal(items[projected.record(j)], kept[j]) for j in range(0, len(kept), 997))
+    got = supports.pair_matrix(projected)
+    for a, b in [(0, 1), (5, 40), (10, 10), (73, 2)]:
+        want = sum(1 for h in kept if items[a] in h and items[b] in h)
+        assert got[a, b] == want == got[b, a]
+
+
+@pytest.mark.parametrize("width", [40, 120])  # at most 62 items in all (distinct union masks), and more
+def test_basis_bin_counts_equal_a_record_by_record_count(db, width):
+    from dprelease.data import passes
+
+    rng = np.random.default_rng(width)
+    pool = rng.choice(300, size=width, replace=False)
+    bases = [tuple(sorted(rng.choice(pool, size=int(rng.integers(1, 11)), replace=False).tolist())) for _ in range(14)]
+    bases.append(tuple(sorted(pool[:10].tolist())))
+    want = [np.zeros(1 << len(b), dtype=np.int64) for b in bases]
+    for r in range(db.n_records):
+        rec = set(db.record(r).tolist())
+        for basis, bins in zip(bases, want):
+            bins[sum(1 << j for j, i in enumerate(basis) if i in rec)] += 1
+    got = passes.basis_bin_counts(db, bases)  # the fixture's ~1.4M items span two blocks of records
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))

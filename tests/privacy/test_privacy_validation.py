@@ -302,10 +302,11 @@ CLI_RUNS: dict[str, list[list[str]]] = {
                                    "faithful", *_TX]],
     # --single-basis-max 2: lambda > 2 takes the multi-basis path, where the selection options apply
     "privbasis-multi-bounded": [["privbasis", "{tx}", "-k", "10", "-e", "1", "-o", "{out}/a.csv",
-                                 "--single-basis-max", "2", "--selection", "bounded", "--exact-k", *_TX]],
+                                 "--single-basis-max", "2", "--selection", "bounded", "--exact-k", "--dense-bases", *_TX]],
     "privbasis-multi-exponential-naive-universe": [
         ["privbasis", "{tx}", "-k", "10", "-e", "1", "-o", "{out}/a.csv", "--single-basis-max", "2", "--selection",
-         "exponential", "--lambda2-rule", "naive", "--lambda-range", "universe", "--no-exact-k", *_TX]],
+         "exponential", "--lambda2-rule", "naive", "--lambda-range", "universe", "--no-exact-k", "--no-dense-bases",
+         *_TX]],
     "privbasis-multi-exponential-sqrt-k1": [
         ["privbasis", "{tx}", "-k", "10", "-e", "1", "-o", "{out}/a.csv", "--single-basis-max", "2", "--selection",
          "exponential", "--lambda2-rule", "sqrt", "--lambda-range", "k1", *_TX]],

@@ -43,6 +43,8 @@ def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
         given["bin_cut"] = None if args.bin_cut == "off" else float(args.bin_cut)
     if getattr(args, "exact_k", None) is not None:
         given["exact_k"] = args.exact_k
+    if getattr(args, "dense_bases", None) is not None:
+        given["dense_bases"] = args.dense_bases
     args.method = resolve_renamed_method(args)
     faithful = args.method == FAITHFUL
     return PrivBasisParams.faithful(**given) if faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
@@ -304,6 +306,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-exact-k", dest="exact_k", action="store_false",
                    help="keep the drawn lambda and the bases even when they hold fewer than k itemsets "
                         "(default: off)")
+    p.add_argument("--dense-bases", dest="dense_bases", action="store_true", default=None,
+                   help="long records: test (privately) whether a typical record holds most of the frequent items, "
+                        "and if so build the bases from the items' noisy rank instead of frequent pairs (default; "
+                        "--method faithful: off)")
+    p.add_argument("--no-dense-bases", dest="dense_bases", action="store_false",
+                   help="long records: always the paper's frequent pairs and cliques (default: off)")
     add_universe(p)
     add_seed(p)
     add_limits(p)

@@ -57,36 +57,86 @@ def pair_support_values(db: TransactionDB, items: np.ndarray) -> np.ndarray:
 
 def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
     """Exact bin counts of every basis (PrivBasis Algorithm 1 lines 7-11): bin m of basis B holds the records
-    whose intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted)."""
+    whose intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted).
+
+    All bases in one sweep per block: each occurrence of a basis item is repeated once per basis holding the
+    item (its bit there), the masks of all (record, basis) pairs come from one bincount, and the bins of all
+    bases from a second (the bases laid end to end): work grows with the occurrences and the touched records
+    times the bases, not with the occurrences times the bases."""
     if not bases:
         return []
     bases_arr = [np.asarray(b, dtype=np.int64) for b in bases]
-    out = [np.zeros(1 << b.size, dtype=np.int64) for b in bases_arr]
     union = np.unique(np.concatenate(bases_arr))
-    keep_item = np.zeros(db.n_items, dtype=bool)
-    keep_item[union] = True
-    pos = np.full(db.n_items, -1, dtype=np.int64)
+    if union.size <= 62:
+        return _bins_from_union_masks(db, bases_arr, union)
+    w = len(bases_arr)
+    sizes = np.asarray([1 << b.size for b in bases_arr], dtype=np.int64)
+    first_bin = np.concatenate([[0], np.cumsum(sizes)])
+    member_item = np.concatenate(bases_arr)
+    member_basis = np.repeat(np.arange(w, dtype=np.int64), [b.size for b in bases_arr])
+    member_bit = np.concatenate([np.arange(b.size, dtype=np.int64) for b in bases_arr])
+    by_item = np.argsort(member_item, kind="stable")  # an item's memberships, contiguous
+    n_member = np.bincount(member_item, minlength=db.n_items)
+    first_member = np.concatenate([[0], np.cumsum(n_member)])
+    weight = np.ldexp(1.0, member_bit[by_item])  # exact: masks stay below 2^20
+    basis_of = member_basis[by_item]
+    total = np.zeros(int(first_bin[-1]), dtype=np.int64)
     touched = 0
     for lo, hi in db.record_blocks():
         a, b = int(db.offsets[lo]), int(db.offsets[hi])
-        kept = np.flatnonzero(keep_item[db.items[a:b]])
+        items = db.items[a:b]
+        counts = n_member[items]
+        kept = np.flatnonzero(counts)
         if kept.size == 0:
             continue
-        row = np.searchsorted(db.offsets[lo : hi + 1] - a, kept, side="right") - 1
-        items = db.items[a + kept].astype(np.int64)
+        row = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(db.offsets[lo : hi + 1]))[kept]
         # compact row ids: only records holding some basis item; the rest fall in bin 0 of every basis
         first = np.ones(row.size, dtype=bool)
         np.not_equal(row[1:], row[:-1], out=first[1:])
         rows = np.cumsum(first) - 1
         n_touched = int(rows[-1]) + 1
         touched += n_touched
-        for basis, bins in zip(bases_arr, out):
-            pos[basis] = np.arange(basis.size)
-            p = pos[items]
-            sel = p >= 0
-            masks = np.bincount(rows[sel], weights=np.ldexp(1.0, p[sel]), minlength=n_touched).astype(np.int64)
-            bins += np.bincount(masks, minlength=bins.size)
-            pos[basis] = -1
+        c = counts[kept]
+        start = np.repeat(first_member[items[kept]] - np.cumsum(c) + c, c) + np.arange(int(c.sum()))
+        masks = np.bincount(np.repeat(rows, c) * w + basis_of[start], weights=weight[start],
+                            minlength=n_touched * w).astype(np.int64)
+        total += np.bincount(np.tile(first_bin[:-1], n_touched) + masks, minlength=total.size)
+    out = [total[first_bin[j] : first_bin[j + 1]].copy() for j in range(w)]
     for bins in out:
         bins[0] += db.n_records - touched
+    return out
+
+
+def _bins_from_union_masks(db: TransactionDB, bases_arr: list[np.ndarray], union: np.ndarray) -> list[np.ndarray]:
+    """:func:`basis_bin_counts` when the bases hold at most 62 items in all: each record's int64 mask over the
+    union (OR of its items' bits, exact), grouped into distinct masks with their record counts, and each
+    basis's bins computed from the distinct masks only (few on short or repetitive records)."""
+    pos = np.full(db.n_items, -1, dtype=np.int64)
+    pos[union] = np.arange(union.size)
+    distinct, weights = [], []
+    for lo, hi in db.record_blocks():
+        a, b = int(db.offsets[lo]), int(db.offsets[hi])
+        p = pos[db.items[a:b]]
+        kept = np.flatnonzero(p >= 0)
+        if kept.size == 0:
+            continue
+        row = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(db.offsets[lo : hi + 1]))[kept]
+        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])  # entries are in record order
+        masks = np.bitwise_or.reduceat(np.left_shift(np.int64(1), p[kept]), starts)
+        u, c = np.unique(masks, return_counts=True)
+        distinct.append(u)
+        weights.append(c)
+    if distinct:
+        u, at = np.unique(np.concatenate(distinct), return_inverse=True)
+        c = np.bincount(at.reshape(-1), weights=np.concatenate(weights).astype(np.float64)).astype(np.int64)
+    else:
+        u, c = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    out = []
+    for basis in bases_arr:
+        bm = np.zeros(u.size, dtype=np.int64)
+        for j, item in enumerate(basis.tolist()):
+            bm |= ((u >> pos[item]) & 1) << j
+        bins = np.bincount(bm, weights=c.astype(np.float64), minlength=1 << basis.size).astype(np.int64)
+        bins[0] += db.n_records - int(c.sum())
+        out.append(bins)
     return out

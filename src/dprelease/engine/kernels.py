@@ -112,17 +112,26 @@ def exact_sums(part: Partial, size: int) -> np.ndarray:
     keys, at = np.unique(key, return_inverse=True)
     table = np.zeros((keys.size, _N_DIGITS), dtype=np.int64)
     np.add.at(table, (at, digit), total)
-    out[keys] = [(a + (b << 24) + (c << 48) + (d << 72)) / scale for a, b, c, d in table.tolist()]
+    # keys summed from weight-1 records only have the top digit alone: d * 2^72 / 2^93 = d / 2^21 is exact in
+    # float64 (d < 2^53); the others go through Python's exact integer division
+    top_only = ~table[:, : _N_DIGITS - 1].any(axis=1) & (table[:, -1] < (1 << 53))
+    last = WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1)
+    out[keys[top_only]] = np.ldexp(table[top_only, -1].astype(np.float64), -last)
+    mixed = ~top_only
+    out[keys[mixed]] = [(a + (b << 24) + (c << 48) + (d << 72)) / scale for a, b, c, d in table[mixed].tolist()]
     return out
 
 
 def _digit_partial(dense_sums: list[np.ndarray]) -> Partial:
-    """Per digit j, a dense vector of digit sums (exact integers held as float64 or int64) -> (key, j, sum)."""
-    parts = []
-    for j, sums in enumerate(dense_sums):
-        keys = np.flatnonzero(sums)
-        parts.append((keys.astype(np.int64), np.full(keys.size, j, np.int64), sums[keys].astype(np.int64)))
-    return merge(parts)
+    """Per digit j, a dense vector of digit sums (exact integers held as float64 or int64) -> (key, j, sum),
+    sorted by (key, j) as :func:`merge` leaves it (built in that order: no sort)."""
+    table = np.stack([np.asarray(x).astype(np.int64) for x in dense_sums], axis=1)  # (keys, digits)
+    keys = np.flatnonzero(table.any(axis=1))
+    block = table[keys]
+    nonzero = block.reshape(-1) != 0
+    k0 = np.repeat(keys.astype(np.int64), len(dense_sums))[nonzero]
+    k1 = np.tile(np.arange(len(dense_sums), dtype=np.int64), keys.size)[nonzero]
+    return k0, k1, block.reshape(-1)[nonzero]
 
 
 def bounded_item_digits(db: TransactionDB, ell: int) -> Partial:
@@ -148,21 +157,23 @@ def bounded_item_digits(db: TransactionDB, ell: int) -> Partial:
     return _digit_partial(sums)
 
 
-def _projected(db: TransactionDB, items_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, position in ``items_sorted``) of every occurrence of those items, and each record's count m."""
+def _projected(db: TransactionDB, items_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The position in ``items_sorted`` of every occurrence of those items (in record order), and each record's
+    count m of them (from a running count at the record offsets: no per-occurrence row ids)."""
     local = np.full(db.n_items, -1, dtype=np.int64)
     local[np.asarray(items_sorted, dtype=np.int64)] = np.arange(len(items_sorted))
     pos = local[db.items]
     keep = pos >= 0
-    rows = db.row_ids()[keep].astype(np.int64)
-    return rows, pos[keep], np.bincount(rows, minlength=db.n_records)
+    kept_before = np.zeros(pos.size + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    return pos[keep], np.diff(kept_before[db.offsets - db.offsets[0]])
 
 
 def projected_length_histogram(db: TransactionDB, items_sorted: np.ndarray) -> Partial:
     """Records per m = |t & items| >= 1, keyed by m."""
     if db.n_records == 0:
         return _EMPTY
-    _, _, m = _projected(db, items_sorted)
+    _, m = _projected(db, items_sorted)
     hist = np.bincount(m)
     hist[0] = 0
     return _one_key(hist)
@@ -171,34 +182,37 @@ def projected_length_histogram(db: TransactionDB, items_sorted: np.ndarray) -> P
 def bounded_pair_digits(db: TransactionDB, items_sorted: np.ndarray, ell: int) -> Partial:
     """Pair sums (pairs of ``items_sorted`` in ``np.triu_indices`` order) where record t adds
     min(1, ell/C(m, 2)) to each of its pairs, m = |t & items|: exact digit sums keyed (pair index, digit)."""
-    from scipy import sparse
-
     size = len(items_sorted)
     if db.n_records == 0 or size < 2:
         return _EMPTY
     if db.n_records > _MAX_BLOCK:
         raise ValueError("block too large for exact digit sums")
-    rows, cols, m = _projected(db, items_sorted)
-    many = np.flatnonzero(m >= 2)  # records with a pair of the items
-    if many.size == 0:
+    cols, m = _projected(db, items_sorted)
+    if not (m >= 2).any():  # no record with a pair of the items
         return _EMPTY
-    # a record's weight depends on its m only: count the pairs per (class of m, pair) with one integer product,
-    # then add count x digit of the class's weight (each term < 2^16 * 2^24 per block of 65,536 records: exact)
-    classes, cls = np.unique(m[many], return_inverse=True)
-    digits = weight_digits(np.minimum(1.0, float(ell) / np.maximum(classes.astype(np.float64) * (classes - 1) / 2.0,
-                                                                   1.0)))
-    at = np.searchsorted(many, rows)
-    inside = (at < many.size) & (many[np.minimum(at, many.size - 1)] == rows)
-    at, c = at[inside], cols[inside]
-    y = sparse.csr_matrix((np.ones(at.size, np.int64), (at, c)), shape=(many.size, size))
-    x = sparse.csr_matrix((np.ones(at.size, np.int64), (at, cls[at] * size + c)), shape=(many.size, classes.size * size))
-    z = (x.T @ y).tocoo()
-    k, a_pos, b_pos = z.row // size, z.row % size, z.col
-    upper = a_pos < b_pos
-    k, a_pos, b_pos, v = k[upper], a_pos[upper], b_pos[upper], z.data[upper].astype(np.float64)
-    pair = a_pos * size - a_pos * (a_pos + 1) // 2 + (b_pos - a_pos - 1)  # np.triu_indices order
+    # a record's weight depends on its m only: per value of m, the pairs of those records are enumerated as one
+    # (records, C(m, 2)) array and counted, then each count is multiplied by the digits of that m's weight
+    # (each term < 2^16 * 2^24 per block of 65,536 records, their sum over the values of m < 2^63: exact)
+    first = np.cumsum(m) - m  # each record's first entry among the projected ones (entries in record order)
     n_pairs = size * (size - 1) // 2
-    sums = [np.bincount(pair, weights=v * digits[k, j], minlength=n_pairs).astype(np.int64) for j in range(_N_DIGITS)]
+    sums = [np.zeros(n_pairs, dtype=np.int64) for _ in range(_N_DIGITS)]
+    by_m = np.argsort(m, kind="stable")
+    bounds = np.flatnonzero(np.diff(m[by_m])) + 1
+    values = m[by_m[np.r_[0, bounds]]]
+    digits = weight_digits(np.minimum(1.0, float(ell) / np.maximum(values * (values - 1) / 2.0, 1.0)))
+    for group, M, digit in zip(np.split(by_m, bounds), values.tolist(), digits):
+        if M < 2:
+            continue
+        iu, ju = np.triu_indices(M, 1)
+        count = np.zeros(n_pairs, dtype=np.int64)
+        step = max(1, (1 << 22) // iu.size)
+        for lo in range(0, group.size, step):
+            held = cols[first[group[lo : lo + step]][:, None] + np.arange(M)]  # (records, M), ascending
+            a_pos, b_pos = held[:, iu], held[:, ju]
+            count += np.bincount((a_pos * size - a_pos * (a_pos + 1) // 2 + (b_pos - a_pos - 1)).ravel(),
+                                 minlength=n_pairs)  # np.triu_indices order
+        for j in range(_N_DIGITS):
+            sums[j] += count * int(digit[j])
     return _digit_partial(sums)
 
 

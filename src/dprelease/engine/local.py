@@ -17,11 +17,13 @@ from .base import (
     BoxDomain, Candidates, GroupCounts, Kernel, LengthSummary, LevelOp, Partitioner, RegionRecords, TableData,
     TableSplitter, TransactionData, ValueCounts,
 )
-from .supports import and_supports, bit_columns, itemset_supports
+from .supports import and_supports, bit_columns, itemset_supports, pair_matrix, project
 
 __all__ = ["LocalTransactions", "LocalPartitioner", "LocalCandidates", "as_transaction_data", "unwrap", "LocalTable",
            "LocalTableSplitter", "LocalRegions", "record_views", "max_length", "PASS_ROWS", "LENGTH_ROWS"]
 
+ENUMERATION_PER_WORD = 1  # level 2: enumerate the pairs while they are at most as many as the AND-ed words
+MERGE_BLOCKS = 8  # block partials held before they are added to the running sum (exact integer sums)
 PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
 LENGTH_ROWS = 1 << 20  # records per block of max_length (an int64 length each: 8 MB)
 
@@ -37,6 +39,7 @@ class LocalTransactions(TransactionData):
         self.db = db
         self.n_items = int(db.n_items)
         self._summary: LengthSummary | None = None
+        self._item_supports: np.ndarray | None = None
 
     def summary(self) -> LengthSummary:
         if self._summary is None:
@@ -48,7 +51,9 @@ class LocalTransactions(TransactionData):
         return int(self.db.n_records)
 
     def item_supports(self) -> np.ndarray:
-        return self.db.item_supports()
+        if self._item_supports is None:  # the records do not change: one count serves every caller
+            self._item_supports = self.db.item_supports()
+        return self._item_supports.copy()
 
     def pair_supports(self, items: np.ndarray) -> np.ndarray:
         from ..data.passes import pair_supports
@@ -80,9 +85,13 @@ class LocalTransactions(TransactionData):
         """The kernel block by block (views of the CSR arrays, ``PASS_ROWS`` records each): its temporaries are
         bounded by a block, and the integer partials add up to what Spark's tasks return."""
         total = kernels.merge([])
+        pending: list[kernels.Partial] = []
         for block in record_views(self.db, PASS_ROWS):
-            total = kernels.merge([total, kernel(block, *extra)])  # one block's partial at a time beside the sum
-        return total
+            pending.append(kernel(block, *extra))
+            if len(pending) == MERGE_BLOCKS:  # a few blocks' partials beside the sum: one sort per batch
+                total = kernels.merge([total, *pending])
+                pending = []
+        return kernels.merge([total, *pending])
 
 
 def max_length(db: TransactionDB) -> int:
@@ -145,32 +154,58 @@ class LocalPartitioner(Partitioner):
 
 
 class LocalCandidates(Candidates):
-    """A level's candidates counted by AND-ing packed bit columns: one column per base item over the records
-    holding two base items or more (no other record holds a candidate), and one per generator (the AND of its
-    items' columns), kept from level to level. Built on the first count."""
+    """A level's candidates counted in memory over the records holding two base items or more, reduced to the
+    base items (:func:`~dprelease.engine.supports.project`; no other record holds a candidate), built once.
+    Level 2 (pairs of base items) by enumerating the pairs that occur
+    (:func:`~dprelease.engine.supports.pair_matrix`: work grows with them, not with candidates x records)
+    where that is the cheaper (sparse records); otherwise, and at later levels, by AND-ing packed bit columns:
+    one per base item, and one per generator (the AND of its items' columns), kept from level to level,
+    built only when needed."""
 
     def __init__(self, db: TransactionDB, base_items: np.ndarray):
         self.db = db
         self.base_items = np.asarray(base_items, dtype=np.int64)
+        self._projected: TransactionDB | None = None
         self._columns: np.ndarray | None = None
         self._generators: np.ndarray | None = None
+        self._advances: list[np.ndarray] = []  # generator steps not applied to the bit columns yet
+
+    def _records(self) -> TransactionDB:
+        if self._projected is None:
+            self._projected = project(self.db, self.base_items, 2)
+        return self._projected
 
     def _built(self) -> tuple[np.ndarray, np.ndarray]:
         if self._columns is None or self._generators is None:
-            self._columns, _ = bit_columns(self.db, self.base_items, min_items=2)
+            projected = self._records()
+            self._columns, _ = bit_columns(projected, np.arange(projected.n_items, dtype=np.int64))
             self._generators = self._columns
-        return self._columns, self._generators
+        columns, gen_bits = self._columns, self._generators
+        for pairs in self._advances:
+            nxt = np.empty((pairs.shape[0], columns.shape[1]), dtype=np.uint64)  # row by row: no second temporary
+            for r, (g, c) in enumerate(pairs.tolist()):
+                np.bitwise_and(gen_bits[g], columns[c], out=nxt[r])
+            gen_bits = nxt
+        self._advances = []
+        self._generators = gen_bits
+        return columns, gen_bits
 
     def supports(self, generators: list[tuple[int, ...]], pairs: np.ndarray) -> np.ndarray:
+        if self._generators is None and not self._advances and generators and len(generators[0]) == 1:
+            projected = self._records()
+            m = projected.lengths
+            occurring = int((m * (m - 1) // 2).sum())  # pairs that occur in the records: enumeration's work
+            and_words = pairs.shape[0] * -(-projected.n_records // 64)  # the bit columns' work
+            if occurring <= ENUMERATION_PER_WORD * and_words:  # sparse records (dense ones: the columns)
+                row = np.searchsorted(self.base_items, np.asarray([g[0] for g in generators], dtype=np.int64))
+                matrix = pair_matrix(projected)
+                out: np.ndarray = matrix[row[pairs[:, 0]], pairs[:, 1]].astype(np.int64)
+                return out
         columns, gen_bits = self._built()
         return and_supports(gen_bits, columns, pairs)
 
     def advance(self, pairs: np.ndarray) -> None:
-        columns, gen_bits = self._built()
-        nxt = np.empty((pairs.shape[0], columns.shape[1]), dtype=np.uint64)  # row by row: no second temporary
-        for r, (g, c) in enumerate(pairs.tolist()):
-            np.bitwise_and(gen_bits[g], columns[c], out=nxt[r])
-        self._generators = nxt
+        self._advances.append(np.asarray(pairs, dtype=np.int64).reshape(-1, 2))
 
 
 def as_transaction_data(db: TransactionDB | TransactionData) -> TransactionData:

@@ -305,6 +305,63 @@ class SupportCounter:
         return out
 
 
+def project(db: TransactionDB, items: np.ndarray, min_items: int = 1) -> TransactionDB:
+    """The records holding at least ``min_items`` of ``items`` (sorted ascending), each reduced to those items
+    and renumbered 0..len(items)-1 (in record order). An itemset of at least ``min_items`` of them has the
+    same support here as in ``db``. Block by block: the temporaries are bounded by a block."""
+    items = np.asarray(items, dtype=np.int64)
+    local = np.full(db.n_items, -1, dtype=np.int32)
+    local[items] = np.arange(items.size, dtype=np.int32)
+    lengths, kept_items = [], []
+    for lo, hi in db.record_blocks():
+        a, b = int(db.offsets[lo]), int(db.offsets[hi])
+        pos = local[db.items[a:b]]
+        keep = pos >= 0
+        kept_before = np.zeros(b - a + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        m = np.diff(kept_before[db.offsets[lo : hi + 1] - a])
+        enough = m >= max(1, int(min_items))
+        keep &= np.repeat(enough, np.diff(db.offsets[lo : hi + 1]))
+        lengths.append(m[enough])
+        kept_items.append(pos[keep])
+    n = int(sum(x.size for x in lengths))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    if n:
+        np.cumsum(np.concatenate(lengths), out=offsets[1:])
+    flat = np.concatenate(kept_items) if kept_items else np.zeros(0, dtype=np.int32)
+    return TransactionDB(offsets, flat.astype(np.int32, copy=False), int(items.size))
+
+
+PAIR_CHUNK = 1 << 22  # pairs enumerated at once by pair_matrix (32 MB of int64 keys)
+
+
+def pair_matrix(db: TransactionDB) -> np.ndarray:
+    """Support of every pair of ``db``'s items (a small universe, e.g. :func:`project`'s): the symmetric
+    (n_items x n_items) int64 matrix, diagonal = item supports. Records are taken by length L, each length's
+    C(L, 2) pairs enumerated as one array (chunks of about ``PAIR_CHUNK``) and counted with one bincount: work
+    is the number of pairs that occur."""
+    m = db.n_items
+    flat = np.zeros(m * m, dtype=np.int64)
+    lengths = db.lengths
+    order = np.argsort(lengths, kind="stable")
+    sorted_lengths = lengths[order]
+    bounds = np.flatnonzero(np.diff(sorted_lengths)) + 1
+    for group in np.split(order, bounds):
+        if group.size == 0 or lengths[group[0]] < 2:
+            continue
+        L = int(lengths[group[0]])
+        iu, ju = np.triu_indices(L, 1)
+        step = max(1, PAIR_CHUNK // iu.size)
+        for lo in range(0, group.size, step):
+            starts = db.offsets[group[lo : lo + step]]
+            held = db.items[starts[:, None] + np.arange(L)].astype(np.int64)  # (records, L), ascending
+            flat += np.bincount((held[:, iu] * m + held[:, ju]).ravel(), minlength=m * m)
+    upper = flat.reshape(m, m)
+    out = upper + upper.T
+    out[np.diag_indices(m)] = np.bincount(db.items, minlength=m)
+    return out
+
+
 BIT_BLOCK_ROWS = 1 << 16  # at most this many records per block of bit_columns (a multiple of 64)
 
 
@@ -356,8 +413,8 @@ def _block_hits(db: TransactionDB, local: np.ndarray, step: int
         hi = min(lo + step, db.n_records)
         a, b = int(db.offsets[lo]), int(db.offsets[hi])
         which = local[db.items[a:b]]
-        kept = np.flatnonzero(which >= 0)
-        rows = np.searchsorted(db.offsets[lo : hi + 1], a + kept, side="right") - 1  # row within the block
+        kept = which >= 0
+        rows = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(db.offsets[lo : hi + 1]))[kept]  # row in block
         yield lo, hi, which[kept], rows
 
 

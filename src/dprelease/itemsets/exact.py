@@ -131,7 +131,7 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
     items = np.flatnonzero(supports > 0)
     if items.size == 0:
         return []
-    found: list[tuple[tuple[int, ...], int]] = [((int(i),), int(supports[i])) for i in items.tolist()]
+    found: list[tuple[tuple[int, ...], int]] = []  # the itemsets of two items or more; the items come last
     found_supports = supports[items].astype(np.int64)
     t = _kth_or_zero(found_supports, k)
     base_items = items[supports[items] > t]  # every item of a longer top-k itemset is one of these
@@ -156,6 +156,10 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
         gen_sets = [new_sets[j] for j in nxt.tolist()]
         candidates.advance(pairs[keep][nxt])
         length += 1
+    # only the items at or above the final k-th support can be among the top k (most items of a sparse universe
+    # are below it: no tuple is built for them)
+    singles = items[supports[items] >= t]
+    found.extend(((int(i),), int(c)) for i, c in zip(singles.tolist(), supports[singles].tolist()))
     return _order(found)[:k]
 
 

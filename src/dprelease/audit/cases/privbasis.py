@@ -134,7 +134,23 @@ def _privbasis_default_choices(epsilon: float) -> list[AuditCase]:
     def run_l1(db, noise):
         return privbasis(db, universe, 20, epsilon, noise=noise, params=l1_default)
 
+    # Long records (about 17 of 24 items each): the default's density test (a private median of |t & F|)
+    # sends a run to the ranked bases or to the paper's pairs; about 30 % of the runs draw lambda > 12, and of
+    # those about half take each branch. D' adds a record of every item, which moves |t & F| and every count.
+    rng_dense = np.random.default_rng(20120830)
+    p_dense = np.linspace(0.97, 0.45, n_items)
+    dense_recs = [np.flatnonzero(rng_dense.random(n_items) < p_dense).tolist() for _ in range(300)]
+
+    def run_dense(db, noise):
+        return privbasis(db, universe, 40, epsilon, noise=noise, params=l1_default)
+
     return [
+        AuditCase("privbasis/dense-bases-branch", TransactionDB.from_lists(dense_recs, n_items),
+                  TransactionDB.from_lists(dense_recs + [list(range(n_items))], n_items), epsilon, run_dense,
+                  _choice_events(epsilon),
+                  description="default PrivBasis, k = 40, 300 long records over 1..24 (item i with probability "
+                              "0.97 .. 0.45); D' adds {1..24}: the density test (private median of |t & F|) "
+                              "chooses ranked bases or the paper's pairs"),
         AuditCase("privbasis/l1-branch-point", TransactionDB.from_lists(l1_recs, n_items),
                   TransactionDB.from_lists(l1_recs + [list(range(n_items))], n_items), epsilon, run_l1,
                   _choice_events(epsilon),
