@@ -11,11 +11,13 @@ import json
 import sys
 from pathlib import Path
 
+from ..api import graphs as api_graphs
+from ..api import tables as api_tables
 from ..errors import ParameterError
 from .common import (
-    FAITHFUL, RECOMMENDED, add_method, add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
+    FAITHFUL, RECOMMENDED, cli_reporter, add_method, add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
     positive_int,
-    prepare_output, print_json, release_cost, say, seed_arg, timed, warn,
+    prepare_output, print_json, release_cost, say, seed_arg, timed,
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment"]
@@ -79,44 +81,14 @@ def _report(written) -> None:
 
 # -- rps ------------------------------------------------------------------------------------------------
 def _rps_checks(args: argparse.Namespace):
-    """The public checks of ``rps`` (parameters, output, work bound), also run before a ledger reservation;
-    returns the schema."""
-    from .. import limits
-    from ..data.table import load_schema
-    from ..relational.rps import table_domain, validate_parameters, work_estimate
-
-    _rps_method(args)
-    validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
-    prepare_output(args, args.output, inputs=_table_inputs(args))
-    schema = load_schema(args.schema)
-    domain = table_domain(schema)
-    records, memory = work_estimate(domain.n_dims, domain.cells(), args.epsilon, args.depth, args.split_share,
-                                    args.partitioning, args.stop_threshold)
-    limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
-                 why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
-    return schema
-
-
-def _rps_method(args: argparse.Namespace) -> None:
-    """--method faithful is the paper's RPS: the improvements beyond it (--consistency) are refused there."""
-    if args.method == FAITHFUL and args.consistency:
-        raise ParameterError("--consistency (constrained inference, Hay et al.) is an improvement beyond the paper's "
-                             "RPS; it does not go with --method faithful")
+    """The public checks of ``rps`` (parameters, output, work bound; :func:`dprelease.api.tables.rps_checks`),
+    also run before a ledger reservation; returns the schema."""
+    return api_tables.rps_checks(args, lambda: prepare_output(args, args.output, inputs=_table_inputs(args)))
 
 
 def _run_rps(args: argparse.Namespace) -> int:
-    from ..engine import open_table, unwrap
-    from ..relational.rps import rps
-
-    schema = _rps_checks(args)
-    with timed(args, "read"):
-        table = unwrap(open_table(args.table, schema, engine=getattr(args, "engine", "local"),
-                                  master=getattr(args, "spark_master", None)))
-    noise = noise_from_args(args)
-    with timed(args, "rps"):
-        release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
-                      partitioning=args.partitioning, stop_threshold=args.stop_threshold,
-                      consistency=args.consistency, class_split=args.class_split)
+    release = api_tables.release_rps(args, lambda _schema: args.table, cli_reporter(args),
+                                     lambda: prepare_output(args, args.output, inputs=_table_inputs(args)))
     with timed(args, "write"):
         _report(release.write(args.output))
     return 0
@@ -138,73 +110,32 @@ def _run_mondrian(args: argparse.Namespace) -> int:
 
 
 # -- degrees ------------------------------------------------------------------------------------------------
-def _degree_model(args: argparse.Namespace) -> str:
-    from ..graphs.degrees import DECLARED_NODES, EDGE_LIST
-
-    return DECLARED_NODES if getattr(args, "nodes", None) else EDGE_LIST
-
-
 def _degree_inputs(args: argparse.Namespace) -> list[str]:
     return [args.graph] + ([args.nodes] if getattr(args, "nodes", None) else [])
 
 
-def _degrees_method(args: argparse.Namespace) -> str:
-    """The degree method --method names: recommended and faithful are RPS today (the paper's RPS on the degree
-    domain; docs/rps.md measured no better default on every metric), hay and cumulative the baselines; --method
-    faithful refuses the improvement beyond the paper (--summarize cumulative)."""
-    if args.method == FAITHFUL and args.summarize == "cumulative":
-        raise ParameterError("--summarize cumulative is an improvement beyond the paper's RPS; it does not go with "
-                             "--method faithful")
-    return "rps" if args.method in (RECOMMENDED, FAITHFUL) else str(args.method)
-
-
-def _degrees_checks(args: argparse.Namespace) -> str | None:
-    """The public checks of ``degrees`` (options, outputs, work bound), also run before a ledger reservation;
-    returns the depth warning, if any (printed once by the handler)."""
-    from .. import limits
-    from ..graphs.degrees import check_degree_depth, check_theta, default_degree_depth
-    from ..relational.rps import work_estimate
-
-    theta = check_theta(args.theta)
-    method = _degrees_method(args)
-    if method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
-                            or args.summarize):
-        raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to RPS only (--method "
-                             "recommended, faithful or rps)")
+def _prepare_degrees(args: argparse.Namespace) -> None:
+    """The outputs of ``degrees`` (-o, --graph-out), checked before any work."""
     prepare_output(args, args.output, inputs=_degree_inputs(args))
     if args.graph_out:
         prepare_output(args, args.graph_out, inputs=_degree_inputs(args) + [args.output], option="--graph-out")
         if Path(args.graph_out).resolve() == Path(args.output).resolve():
             raise ParameterError("--graph-out must differ from -o")
-    warning = None
-    if method == "rps":
-        model = _degree_model(args)
-        depth = default_degree_depth(theta, model) if args.depth is None else args.depth
-        if args.depth is not None:
-            warning = check_degree_depth(theta, depth, model)
-        records, memory = work_estimate(1, theta + 1, args.epsilon, depth, args.split_share,
-                                        args.partitioning or "balanced")
-        # empty degree ranges release noise at sensitivity 2 theta + 1: scale the per-leaf mean accordingly
-        limits.check(f"degrees --theta {theta}", records=records * (2 * theta + 1), memory=memory * (2 * theta + 1))
-    return warning
+
+
+def _degrees_checks(args: argparse.Namespace) -> str | None:
+    """The public checks of ``degrees`` (:func:`dprelease.api.graphs.degrees_checks`, with the outputs), also run
+    before a ledger reservation; returns the depth warning, if any."""
+    return api_graphs.degrees_checks(args, lambda: _prepare_degrees(args))
 
 
 def _run_degrees(args: argparse.Namespace) -> int:
     from ..data.graphs import read_edge_list
-    from ..graphs.degrees import release_degrees
     from ..graphs.regenerate import regenerated_graph
 
-    warning = _degrees_checks(args)
-    if warning:
-        warn(warning)
-    method = _degrees_method(args)
-    with timed(args, "read"):
-        graph = read_edge_list(args.graph, nodes=args.nodes)
-    noise = noise_from_args(args)
-    with timed(args, f"degrees ({method})"):
-        rel = release_degrees(graph, args.theta, args.epsilon, method=method, noise=noise, depth=args.depth,
-                              split_share=args.split_share, partitioning=args.partitioning or "balanced",
-                              summarize=args.summarize or "counts", model=_degree_model(args), node_list=args.nodes)
+    noise = noise_from_args(args)  # the regenerated graph draws from the same source, after the release
+    rel = api_graphs.release_degrees(args, lambda: read_edge_list(args.graph, nodes=args.nodes), cli_reporter(args),
+                                     lambda: _prepare_degrees(args), noise=noise)
     _report(rel.write(args.output))
     if args.graph_out:
         graph_release = regenerated_graph(rel, args.graph_model, noise, derived_from=Path(args.output).name)

@@ -1,0 +1,203 @@
+"""Table releases (DiffGen, RPS): the checks, work bounds and runs that ``dprelease diffgen`` and ``dprelease
+rps`` execute, and the Python functions :func:`diffgen` and :func:`rps` over them.
+
+The schema (attributes, taxonomies, numeric bounds, class) is public and declared: a path, a dict of the same
+structure, or a :class:`~dprelease.data.table.TableSchema` (see :func:`dprelease.schema_from_dtypes`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import limits
+from ..errors import ParameterError
+from ._core import (
+    FAITHFUL, RECOMMENDED, Reporter, api_run, charged, check_epsilon_value, check_inputs_exist, check_method,
+    check_positive, check_seed, options, python_reporter,
+)
+from .inputs import is_path, schema_of, table_of
+from .setvalued import _ledger_path
+
+if TYPE_CHECKING:
+    from ..data.table import TableSchema
+    from .results import Release
+
+__all__ = ["diffgen", "rps", "diffgen_method", "diffgen_checks", "release_diffgen", "rps_checks", "release_rps",
+           "DIFFGEN_OPTIONS", "RPS_OPTIONS", "table_schema"]
+
+# where a command reads its table from: the schema -> a path or an encoded table (what open_table takes)
+TableReader = Callable[["TableSchema"], object]
+
+_LOCAL = "diffgen-local"  # an old name: method faithful with local scores (the parser maps it, with a note)
+_FAITHFUL_ONLY = ("score", "recycle", "local")  # options of the faithful method only (None or off: "not given")
+DIFFGEN_OPTIONS: dict[str, object] = {"specializations": None, "score": None, "recycle": False, "local": False,
+                                      "delimiter": None}
+RPS_OPTIONS: dict[str, object] = {"depth": 10, "split_share": None, "partitioning": "balanced",
+                                  "stop_threshold": None, "class_split": "last", "consistency": False}
+
+
+def table_schema(args: argparse.Namespace) -> TableSchema:
+    """The declared schema (a file the command line names, or the object Python gave), with the delimiter."""
+    obj = getattr(args, "schema_object", None)
+    return schema_of(obj if obj is not None else args.schema, getattr(args, "delimiter", None))
+
+
+def diffgen_method(args: argparse.Namespace) -> str:
+    """Settle the method (public checks, before anything is read): an option of the faithful method (score,
+    recycle, local) selects it when no method is given, and is refused beside method recommended; the Spark
+    engine runs the faithful method only (asked for explicitly: the engine never changes the method)."""
+    from ..engine import in_memory
+
+    if args.method == _LOCAL:
+        args.method, args.local = FAITHFUL, True
+    given = [f"--{n}" for n in _FAITHFUL_ONLY if getattr(args, n) not in (None, False)]
+    engine = getattr(args, "engine", "local")
+    spark = not in_memory(engine)
+    if args.method is None:
+        args.method = FAITHFUL if given else RECOMMENDED
+    if args.method == RECOMMENDED and given:
+        raise ParameterError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --method faithful "
+                             f"(DiffGen's Algorithm 1); this run asks for --method recommended (DiffGen+3)")
+    if spark and (args.method != FAITHFUL or args.local):
+        raise ParameterError(f"--engine {engine} runs --method faithful (DiffGen's Algorithm 1, global scores) only, "
+                             f"not {'--local' if args.local else '--method ' + args.method}; give --method faithful")
+    if args.method == FAITHFUL and args.specializations is None:
+        raise ParameterError("--specializations is required for --method faithful")
+    return str(args.method)
+
+
+def diffgen_checks(args: argparse.Namespace) -> None:
+    """The public checks of :func:`release_diffgen` (method options, schema, work bound), run before a ledger
+    reservation."""
+    diffgen_method(args)
+    limits.check_diffgen(table_schema(args), args.specializations or 12)
+
+
+def release_diffgen(args: argparse.Namespace, read: TableReader, reporter: Reporter) -> Any:
+    """DiffGen+3 (or, faithful, DiffGen) on the table ``read`` gives: method settled, work bounded from the
+    schema and h before the table is read, then the release (a generalized table)."""
+    from ..engine import open_table, unwrap
+    from ..privacy import make_noise
+
+    method = diffgen_method(args)
+    schema = table_schema(args)
+    # public: the schema and h (DiffGen+3: its rounds, at most 12 when chosen from the noisy size)
+    limits.check_diffgen(schema, args.specializations or 12)
+    if method == FAITHFUL:  # h past what the schema allows (DiffGen's h splits the budget; the manifest notes it)
+        for note in limits.diffgen_range_notes(schema, args.specializations):
+            reporter.warn(note)
+    with reporter.timed("read"):
+        table = unwrap(open_table(read(schema), schema, engine=getattr(args, "engine", "local"),
+                                  master=getattr(args, "spark_master", None)))
+    noise = make_noise(args.seed)
+    with reporter.timed("diffgen"):
+        if method == RECOMMENDED:
+            from ..relational.diffgen_plus import diffgen_plus3
+
+            return diffgen_plus3(table, args.epsilon, noise=noise, rounds=args.specializations)
+        from ..relational.diffgen import diffgen as diffgen_algorithm
+
+        return diffgen_algorithm(table, args.epsilon, args.specializations, noise=noise, score=args.score or "max",
+                                 recycle=args.recycle, local=args.local)
+
+
+def rps_checks(args: argparse.Namespace, prepare: Callable[[], object] | None = None) -> TableSchema:
+    """The public checks of :func:`release_rps` (parameters, the output via ``prepare``, work bound), also run
+    before a ledger reservation; returns the schema."""
+    from ..relational.rps import table_domain, validate_parameters, work_estimate
+
+    if args.method == FAITHFUL and args.consistency:
+        raise ParameterError("--consistency (constrained inference, Hay et al.) is an improvement beyond the paper's "
+                             "RPS; it does not go with --method faithful")
+    validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
+    if prepare is not None:
+        prepare()
+    schema = table_schema(args)
+    domain = table_domain(schema)
+    records, memory = work_estimate(domain.n_dims, domain.cells(), args.epsilon, args.depth, args.split_share,
+                                    args.partitioning, args.stop_threshold)
+    limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
+                 why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
+    return schema
+
+
+def release_rps(args: argparse.Namespace, read: TableReader, reporter: Reporter,
+                prepare: Callable[[], object] | None = None) -> Any:
+    """RPS on the table ``read`` gives (a synthetic table), after its public checks."""
+    from ..engine import open_table, unwrap
+    from ..privacy import make_noise
+    from ..relational.rps import rps as rps_algorithm
+
+    schema = rps_checks(args, prepare)
+    with reporter.timed("read"):
+        table = unwrap(open_table(read(schema), schema, engine=getattr(args, "engine", "local"),
+                                  master=getattr(args, "spark_master", None)))
+    with reporter.timed("rps"):
+        return rps_algorithm(table, args.epsilon, noise=make_noise(args.seed), depth=args.depth,
+                             split_share=args.split_share, partitioning=args.partitioning,
+                             stop_threshold=args.stop_threshold, consistency=args.consistency,
+                             class_split=args.class_split)
+
+
+def _table_options(command: str, defaults: dict[str, object], params: dict[str, Any], data: object, schema: object,
+                   epsilon: object, seed: object, method: object) -> argparse.Namespace:
+    eps = check_epsilon_value(epsilon)
+    check_method(command, method, (RECOMMENDED, FAITHFUL))
+    args = options(command, defaults, params, epsilon=eps, seed=check_seed(seed), method=method)
+    args.schema = os.fspath(schema) if is_path(schema) else None  # type: ignore[arg-type]
+    args.schema_object = None if is_path(schema) else schema_of(schema)
+    args.table = os.fspath(data) if is_path(data) else None  # type: ignore[arg-type]
+    return args
+
+
+def diffgen(data: object, *, schema: object, epsilon: float, method: str | None = None, seed: int | None = None,
+            ledger: str | os.PathLike[str] | None = None, max_output_records: int | None = None,
+            max_memory: int | str | None = None, **params: Any) -> Release:
+    """Publish a table for classification (DiffGen, Mohammed et al., KDD 2011): noisy counts of every leaf
+    partition x class of a generalization chosen under epsilon-DP.
+
+    ``data``: a DataFrame with the schema's columns, or a CSV/Parquet path. ``method=None`` (or
+    ``"recommended"``): DiffGen+3 (docs/diffgen.md); ``"faithful"``: DiffGen's Algorithm 1 (needs
+    ``specializations``). ``params``: ``specializations`` (h), ``score``, ``recycle``, ``local``, ``delimiter``.
+    """
+    from .results import wrap
+
+    check_positive("specializations", params.get("specializations"), integer=True)
+    args = _table_options("diffgen", DIFFGEN_OPTIONS, params, data, schema, epsilon, seed, method)
+
+    def checks() -> None:
+        check_inputs_exist(args.table, args.schema)
+        diffgen_checks(args)
+
+    with api_run(args.epsilon, max_output_records, max_memory):
+        release = charged(_ledger_path(ledger), "diffgen", args.epsilon, checks=checks,
+                          run=lambda: release_diffgen(args, lambda s: table_of(data, s), python_reporter))
+    return wrap(release, ledger=ledger)
+
+
+def rps(data: object, *, schema: object, epsilon: float, method: str | None = None, seed: int | None = None,
+        ledger: str | os.PathLike[str] | None = None, max_output_records: int | None = None,
+        max_memory: int | str | None = None, **params: Any) -> Release:
+    """Publish a synthetic table with RPS (Qardaji and Li, ASIACCS 2012): the domain split at private medians,
+    every region counted with noise, records drawn uniformly inside the regions.
+
+    ``params``: ``depth`` (default 10), ``split_share``, ``partitioning`` ("balanced" or "fixed"),
+    ``stop_threshold``, ``class_split`` ("last" or "first"), ``consistency``. ``method="faithful"`` refuses the
+    improvements beyond the paper.
+    """
+    from .results import wrap
+
+    args = _table_options("rps", RPS_OPTIONS, params, data, schema, epsilon, seed, method)
+    args.method = args.method or RECOMMENDED
+
+    def checks() -> None:
+        check_inputs_exist(args.table, args.schema)
+        rps_checks(args)
+
+    with api_run(args.epsilon, max_output_records, max_memory):
+        release = charged(_ledger_path(ledger), "rps", args.epsilon, checks=checks,
+                          run=lambda: release_rps(args, lambda s: table_of(data, s), python_reporter))
+    return wrap(release, ledger=ledger)
