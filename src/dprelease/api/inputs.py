@@ -154,9 +154,10 @@ def transactions_of(data: object, universe: object, args: argparse.Namespace, re
 
     spec, declared, derive = universe_spec(universe)
     if is_path(data):
-        if declared is not None:
-            raise ParameterError("a path is read against a universe given as 'LO..HI' or a file (or 'derive'); "
-                                 "for a list of items, read the data into baskets first")
+        if declared is not None:  # a universe object (a list of items, or a release's): read against it
+            from ..data.io import read_transactions
+
+            return read_transactions(os.fspath(data), declared)  # type: ignore[arg-type]
         args.derive_universe = derive
         return load_transactions(os.fspath(data), spec, args, reporter)  # type: ignore[arg-type]
     baskets = _baskets_of(data)

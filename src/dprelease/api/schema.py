@@ -32,6 +32,13 @@ def _derived_bounds(values: Any) -> list[float]:
     return [math.floor(lo), math.floor(hi) + 1]  # half-open [lo, hi)
 
 
+def _tree(name: str, taxonomy: object) -> object:
+    """A flat list of values is a taxonomy of one level under ``ANY_<name>``; a nested tree is kept."""
+    if isinstance(taxonomy, (list, tuple)):
+        return {f"ANY_{name}": [str(v) for v in taxonomy]}
+    return taxonomy
+
+
 def schema_from_dtypes(df: Any, *, target: str, bounds: Mapping[str, tuple[float, float]] | None = None,
                        taxonomies: Mapping[str, object] | None = None, classes: list[str] | None = None,
                        derive: bool = False, drop: list[str] | None = None) -> dict[str, Any]:
@@ -65,9 +72,10 @@ def schema_from_dtypes(df: Any, *, target: str, bounds: Mapping[str, tuple[float
         else:
             spec = {"name": str(name), "type": "categorical"}
             if name in taxonomies:
-                spec["taxonomy"] = taxonomies[name]
+                spec["taxonomy"] = _tree(str(name), taxonomies[name])
             elif derive:
-                spec["taxonomy"], _ = sorted(map(str, column.dropna().unique())), derived.append(str(name))
+                spec["taxonomy"], _ = _tree(str(name), sorted(map(str, column.dropna().unique()))), \
+                    derived.append(str(name))
             else:
                 missing.append(f"taxonomies[{name!r}]")
                 continue
