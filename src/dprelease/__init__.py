@@ -9,15 +9,13 @@ release object (data + manifest) -> writer / evaluator.
 importing the package, and ``dprelease --help``, stay cheap.
 """
 
-from typing import Any
-
 __version__ = "0.1.0"
 __all__ = ["__version__", "diffpart", "basic", "privbasis", "tf", "diffgen", "rps", "degrees", "Release", "Ledger",
            "Stream", "evaluate", "report", "schema_from_dtypes", "InputError", "ParameterError",
            "BudgetExceededError", "PrivacyLeakWarning", "ReleaseWarning"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:  # no typing import: ``import dprelease`` stays as cheap as before
     """The API's names, imported when first asked for (a submodule such as ``dprelease.cli`` is not one)."""
     if name in __all__ and name != "__version__":
         from . import api
