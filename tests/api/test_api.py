@@ -214,3 +214,23 @@ def test_python_warnings_carry_the_cli_notes() -> None:
         warnings.simplefilter("always")
         dp.tf(baskets(), k=500, m=2, universe="1..12", epsilon=1.0, seed=1)
     assert any("fewer than the 500 requested" in str(w.message) for w in caught)
+
+
+def test_stream_against_a_ledger_reserves_at_init_and_records_appends(tmp_path: Path) -> None:
+    ledger = dp.Ledger(tmp_path / "l.db", dataset="baskets", epsilon=1.0)
+    s = dp.Stream(tmp_path / "s.db", epsilon=0.8, universe="1..12", updates=1, seed=4, ledger=ledger)
+    st = ledger.status()
+    assert float(st.spent) == pytest.approx(0.8) and st.incomplete == 0
+    s.append(baskets()[:1000])
+    st = ledger.status()
+    assert len(st.charges) == 2 and st.charges[1].covered_by == st.charges[0].id
+    assert float(st.spent) == pytest.approx(0.8) and st.incomplete == 0
+    with pytest.raises(BudgetExceededError):  # too little left for another stream: refused, nothing made
+        dp.Stream(tmp_path / "t.db", epsilon=0.5, universe="1..12", updates=1, ledger=ledger)
+    assert not (tmp_path / "t.db").exists()
+
+
+@pytest.mark.parametrize("bad", [1.5, True, "x"])
+def test_node_ids_are_integers_never_truncated(bad: object) -> None:
+    with pytest.raises(InputError, match="is not an integer"):
+        dp.degrees(pd.DataFrame({"u": [1, bad], "v": [2, 3]}, dtype=object), theta=3, epsilon=1.0)

@@ -21,7 +21,7 @@ from ._core import (
     FAITHFUL, RECOMMENDED, Reporter, api_run, charged, check_epsilon_value, check_inputs_exist, check_method,
     check_seed, options, python_reporter,
 )
-from .inputs import graph_of, is_path
+from .inputs import graph_of, path_of
 from .setvalued import _ledger_path
 
 if TYPE_CHECKING:
@@ -119,10 +119,10 @@ def degrees(graph: object, *, theta: int, epsilon: float, nodes: object = None, 
     check_method("degrees", method, DEGREES_METHODS)
     args = options("degrees", DEGREES_OPTIONS, params, epsilon=eps, seed=check_seed(seed),
                    method=method or RECOMMENDED, theta=theta)
-    args.nodes = os.fspath(nodes) if is_path(nodes) else None  # type: ignore[arg-type]
+    args.nodes = path_of(nodes)
     networkx = hasattr(graph, "nodes") and hasattr(graph, "is_directed")
     args.declared_nodes = bool(networkx or nodes is not None)
-    data_path = os.fspath(graph) if is_path(graph) else None  # type: ignore[arg-type]
+    data_path = path_of(graph)
 
     def checks() -> None:
         check_inputs_exist(data_path, args.nodes)

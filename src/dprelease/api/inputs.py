@@ -36,6 +36,13 @@ def is_path(data: object) -> bool:
     return isinstance(data, (str, os.PathLike))
 
 
+def path_of(data: object) -> str | None:
+    """``data`` as a file path when it is one (a str or a path object), else None."""
+    if isinstance(data, (str, os.PathLike)):
+        return str(os.fspath(data))
+    return None
+
+
 def derives_universe(args: argparse.Namespace | None) -> bool:
     """Whether an omitted universe is derived: asked for (``--universe derive``) or a command that publishes
     nothing (stats, evaluate, experiments)."""
@@ -45,7 +52,7 @@ def derives_universe(args: argparse.Namespace | None) -> bool:
 
 
 def load_transactions(path: str, universe_spec: str | None, args: argparse.Namespace | None,
-                      reporter: Reporter, say: Any = None) -> tuple[TransactionDB, Universe]:
+                      reporter: Reporter, say: Any = None) -> tuple[Any, Universe]:
     """Read a transaction file against a declared universe, on the engine ``args`` name (``--engine``); derive the
     universe only when ``args`` allow it (:func:`derives_universe`): with the leak warning for a command that
     publishes, with a note (``say``) for one that does not. On the local engine the result is the in-memory
@@ -95,8 +102,8 @@ def universe_spec(universe: object) -> tuple[str | None, Universe | None, bool]:
         return None, universe, False
     if isinstance(universe, str) and universe.strip() == DERIVE:
         return None, None, True
-    if is_path(universe):
-        return os.fspath(universe), None, False  # type: ignore[arg-type]
+    if path_of(universe) is not None:
+        return path_of(universe), None, False
     if isinstance(universe, range):
         if universe.step != 1 or len(universe) == 0:
             raise ParameterError(f"universe {universe!r}: give a range of step 1, or a list of items")
@@ -153,13 +160,15 @@ def transactions_of(data: object, universe: object, args: argparse.Namespace, re
     from ..errors import PrivacyLeakWarning
 
     spec, declared, derive = universe_spec(universe)
-    if is_path(data):
+    path = path_of(data)
+    if path is not None:
         if declared is not None:  # a universe object (a list of items, or a release's): read against it
             from ..data.io import read_transactions
 
-            return read_transactions(os.fspath(data), declared)  # type: ignore[arg-type]
+            return read_transactions(path, declared)
         args.derive_universe = derive
-        return load_transactions(os.fspath(data), spec, args, reporter)  # type: ignore[arg-type]
+        db, read_universe = load_transactions(path, spec, args, reporter)
+        return db, read_universe
     baskets = _baskets_of(data)
     if not baskets:
         raise InputError("data: no records")
@@ -209,8 +218,9 @@ def table_of(data: object, schema: TableSchema) -> str | EncodedTable:
 
     from ..data.table import _drop_missing, encode_frame
 
-    if is_path(data):
-        return os.fspath(data)  # type: ignore[arg-type]
+    path = path_of(data)
+    if path is not None:
+        return path
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"data: expected a path or a pandas DataFrame, got {type(data).__name__}")
     frame, rows = _drop_missing(data.reset_index(drop=True), schema)
@@ -219,21 +229,25 @@ def table_of(data: object, schema: TableSchema) -> str | EncodedTable:
     return encode_frame(frame, schema, "DataFrame", None, rows)
 
 
-def _node_ids(values: Iterable[object], what: str) -> Any:
+def _node_ids(values: Iterable[Any], what: str) -> Any:
+    """Integer node ids (64-bit); a float with a fraction, a bool or a word is refused, never truncated."""
     import numpy as np
 
     items = list(values)
+    for v in items:
+        if not _is_int(v):
+            raise InputError(f"{what}: node id {v!r} is not an integer (ids are integers, as in an edge file)")
     try:
         return np.asarray([int(v) for v in items], dtype=np.int64) if items else np.zeros(0, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        bad = next(v for v in items if not _is_int(v))
-        raise InputError(f"{what}: node id {bad!r} is not an integer (ids are integers, as in an edge file)") from None
+    except OverflowError:
+        raise InputError(f"{what}: a node id does not fit in 64 bits") from None
 
 
-def _is_int(v: object) -> bool:
+def _is_int(v: Any) -> bool:
+    if isinstance(v, (bool, str, bytes)):
+        return isinstance(v, str) and v.strip().lstrip("+-").isdigit()
     try:
-        int(v)  # type: ignore[call-overload]
-        return not isinstance(v, float) or float(v).is_integer()
+        return float(v).is_integer() and int(v) == v
     except (TypeError, ValueError, OverflowError):
         return False
 
@@ -249,17 +263,21 @@ def graph_of(data: object, nodes: object = None) -> tuple[Graph, str | None]:
 
     from ..data.graphs import graph_from_edges, parse_edge_list, read_edge_list, read_node_list
 
-    node_file = os.fspath(nodes) if is_path(nodes) else None  # type: ignore[arg-type]
+    node_file = path_of(nodes)
     declared = None
     if node_file is None and nodes is not None:
-        declared = np.unique(_node_ids(nodes, "nodes"))
-        if declared.size != len(list(nodes)):  # type: ignore[arg-type]
+        if not isinstance(nodes, Iterable):
+            raise InputError(f"nodes: expected a node-list file or an iterable of node ids, got {type(nodes).__name__}")
+        ids = list(nodes)
+        declared = np.unique(_node_ids(ids, "nodes"))
+        if declared.size != len(ids):
             raise InputError("nodes: a node id is listed twice")
-    if is_path(data):
+    path = path_of(data)
+    if path is not None:
         if declared is not None:
-            text = Path(os.fspath(data)).read_text(encoding="utf-8-sig")  # type: ignore[arg-type]
-            return parse_edge_list(text, os.fspath(data), nodes=declared), None  # type: ignore[arg-type]
-        return read_edge_list(os.fspath(data), nodes=node_file), node_file  # type: ignore[arg-type]
+            text = Path(path).read_text(encoding="utf-8-sig")
+            return parse_edge_list(text, path, nodes=declared), None
+        return read_edge_list(path, nodes=node_file), node_file
     if node_file is not None:
         declared = read_node_list(node_file)
     if hasattr(data, "nodes") and hasattr(data, "edges") and hasattr(data, "is_directed"):  # networkx
@@ -268,8 +286,8 @@ def graph_of(data: object, nodes: object = None) -> tuple[Graph, str | None]:
         if data.is_directed() or data.is_multigraph():  # type: ignore[attr-defined]
             raise InputError("graph: expected an undirected simple graph (nx.Graph); convert it with "
                              "nx.Graph(G.to_undirected())")
-        ids = _node_ids(data.nodes, "graph")  # type: ignore[attr-defined]
-        edges = list(data.edges)  # type: ignore[attr-defined]
+        ids = _node_ids(data.nodes, "graph")
+        edges = list(data.edges)
         u = _node_ids((e[0] for e in edges), "graph")
         v = _node_ids((e[1] for e in edges), "graph")
         return graph_from_edges(u, v, extra_nodes=ids), None

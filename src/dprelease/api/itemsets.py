@@ -112,7 +112,8 @@ def release_tf(args: argparse.Namespace, read: Reader, reporter: Reporter) -> It
         release = tf_algorithm(db, universe, args.k, args.epsilon, args.m, noise=make_noise(args.seed),
                                variant=args.variant, rho=args.rho)
     # Public facts only: said on every run, so whether f_k*N < gamma*N is not said.
-    gamma = release.trace["plan"].gamma_count  # from k, epsilon, m, |I| and rho alone
+    plan: Any = release.trace["plan"]
+    gamma = plan.gamma_count  # from k, epsilon, m, |I| and rho alone
     reporter.noted(f"note: TF truncates counts below f_k*N - gamma*N with gamma*N = {gamma:.0f} (from k, epsilon, "
                    f"m, |I| and rho); where the k-th largest count is below gamma*N the truncation prunes nothing "
                    f"and the selection is close to random (PrivBasis section 3.1)")

@@ -65,7 +65,8 @@ def schema_from_dtypes(df: Any, *, target: str, bounds: Mapping[str, tuple[float
             if name in bounds:
                 spec["bounds"] = [float(b) for b in bounds[name]]
             elif derive:
-                spec["bounds"], _ = _derived_bounds(column), derived.append(str(name))
+                spec["bounds"] = _derived_bounds(column)
+                derived.append(str(name))
             else:
                 missing.append(f"bounds[{name!r}]")
                 continue
@@ -74,8 +75,8 @@ def schema_from_dtypes(df: Any, *, target: str, bounds: Mapping[str, tuple[float
             if name in taxonomies:
                 spec["taxonomy"] = _tree(str(name), taxonomies[name])
             elif derive:
-                spec["taxonomy"], _ = _tree(str(name), sorted(map(str, column.dropna().unique()))), \
-                    derived.append(str(name))
+                spec["taxonomy"] = _tree(str(name), sorted(map(str, column.dropna().unique())))
+                derived.append(str(name))
             else:
                 missing.append(f"taxonomies[{name!r}]")
                 continue

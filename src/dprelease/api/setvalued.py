@@ -19,7 +19,7 @@ from ._core import (
     FAITHFUL, RECOMMENDED, Reporter, api_run, charged, check_epsilon_value, check_inputs_exist, check_method,
     check_positive, check_seed, options, python_reporter,
 )
-from .inputs import is_path, transactions_of, universe_spec
+from .inputs import path_of, transactions_of, universe_spec
 
 if TYPE_CHECKING:
     from ..data.transactions import TransactionDB
@@ -197,7 +197,7 @@ def transaction_options(command: str, defaults: dict[str, object], params: dict[
     args = options(command, defaults, params, epsilon=eps, seed=check_seed(seed), method=method)
     spec, obj, derive = universe_spec(universe)
     args.universe, args.universe_object, args.derive_universe, args.universe_required = spec, obj, derive, True
-    args.data_path = os.fspath(data) if is_path(data) else None  # type: ignore[arg-type]
+    args.data_path = path_of(data)
     return args
 
 
@@ -267,5 +267,4 @@ def _ledger_path(ledger: object) -> str | None:
     """A :class:`~dprelease.api.ledger.Ledger` or a path."""
     if ledger is None:
         return None
-    path = getattr(ledger, "path", ledger)
-    return os.fspath(path)  # type: ignore[arg-type]
+    return path_of(getattr(ledger, "path", ledger))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ _TDPART_ONLY = {"fanout": DEFAULT_FANOUT, "c1": DEFAULT_C1, "c2": DEFAULT_C2, "t
 _PREFIX_ONLY = ("no_refine", "no_expand")
 
 
-def _given(args: argparse.Namespace, names) -> list[str]:
+def _given(args: argparse.Namespace, names: Iterable[str]) -> list[str]:
     return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, False)]
 
 
@@ -66,13 +67,13 @@ def resolve_partitioning(args: argparse.Namespace) -> None:
     args.partitioning = chosen
 
 
-def tdpart_options(args: argparse.Namespace) -> dict[str, object]:
+def tdpart_options(args: argparse.Namespace) -> dict[str, Any]:
     """The tdpart options, with their defaults where not given (a prefix stream stores them unused)."""
     return {name: default if getattr(args, name) is None else getattr(args, name)
             for name, default in _TDPART_ONLY.items()}
 
 
-def declared_budget(args: argparse.Namespace):
+def declared_budget(args: argparse.Namespace) -> Any:
     """The stream's budget as declared (accounting, U, privacy unit, K); refused here when it does not hold."""
     from ..setvalued.inctdpart import StreamBudget
 
@@ -112,13 +113,13 @@ class Stream:
     """A stream state file: opened when it exists, created when ``epsilon`` is given and it does not."""
 
     def __init__(self, path: str | os.PathLike[str], *, epsilon: float | None = None, universe: str | None = None,
-                 seed: int | None = None, **params: Any) -> None:
+                 seed: int | None = None, ledger: object = None, **params: Any) -> None:
         from ..setvalued.stream_state import init_state
 
         self.path = Path(path)
         self._count = 0
         if epsilon is None:
-            if params or universe is not None or seed is not None:
+            if params or universe is not None or seed is not None or ledger is not None:
                 raise ParameterError(f"stream {self.path}: options are declared when a stream is created "
                                      f"(give epsilon=); an existing stream is opened with dp.Stream(path)")
             self.status()  # refuses a file that is not a stream state
@@ -133,10 +134,16 @@ class Stream:
         args = argparse.Namespace(**{**_INIT_DEFAULTS, **params}, state=str(self.path), universe=universe,
                                   epsilon=check_epsilon_value(epsilon), seed=check_seed(seed))
         init_checks(args)
+        reservation = _reserve_init(ledger, args)  # as `stream init --ledger`: before the state exists
         init_state(self.path, epsilon=args.epsilon, updates=args.updates, universe_spec=args.universe,
                    seed=args.seed, accounting=args.accounting, **tdpart_options(args),
                    partitioning=args.partitioning, refine=not args.no_refine, expand=not args.no_expand,
-                   ledger=None, privacy_unit=args.privacy_unit, max_batches_per_person=args.max_batches_per_person)
+                   ledger=reservation[1] if reservation else None, privacy_unit=args.privacy_unit,
+                   max_batches_per_person=args.max_batches_per_person)
+        if reservation:
+            from ..ledger import complete
+
+            complete(reservation[0], int(reservation[1]["charge"]))
 
     def status(self) -> Any:
         """What the stream declared and spent (``epsilon``, ``epsilon_spent``, ``appends``, ``as_json()``)."""
@@ -159,7 +166,13 @@ class Stream:
             f"{self.path.name}.append{self.status().appends + 1}.dat")
         with tempfile.TemporaryDirectory() as tmp:
             source = os.fspath(batch) if isinstance(batch, (str, os.PathLike)) else _write_baskets(batch, tmp)
+            check_appends_left(self.path)  # refused before anything is reserved
+            charge = _reserve_append(self.path, out)  # a stream opened against a ledger records every append
             info = append_batch(self.path, source, out, force=force)
+        if charge is not None:
+            from ..ledger import complete
+
+            complete(charge[0], charge[1])
         return self._read(Path(str(info["release"])))
 
     def release(self, output: str | os.PathLike[str] | None = None, *, force: bool = False) -> Any:
@@ -196,3 +209,50 @@ def _write_baskets(batch: object, folder: str) -> str:
         for basket in _baskets_of(batch):
             fh.write(" ".join(str(x) for x in basket) + "\n")
     return str(path)
+
+
+def check_appends_left(state: str | os.PathLike[str]) -> None:
+    """Refuse an append once the initial dataset and all U updates are made (the stream's epsilon is spent)."""
+    from ..errors import BudgetExceededError
+    from ..setvalued.stream_state import stream_status
+
+    st = stream_status(state)
+    if st.updates is not None and st.appends >= st.updates + 1:  # (a stream may have no bound on its updates)
+        raise BudgetExceededError(f"{state}: all {st.appends} appends (initial dataset + U = {st.updates} "
+                                  f"updates) are made and epsilon = {st.epsilon:g} is spent; append refused, "
+                                  f"state unchanged")
+
+
+def _reserve_init(ledger: object, args: argparse.Namespace) -> tuple[str, dict[str, Any]] | None:
+    """``stream init --ledger``: what one privacy unit can lose over the whole stream is reserved at init, marked
+    with the privacy unit; returns (ledger path, the identity the state records) or None without a ledger."""
+    if ledger is None:
+        return None
+    from .. import ledger as ledger_mod
+    from ..release import run_start
+    from .inputs import path_of
+
+    path = path_of(getattr(ledger, "path", ledger))
+    if path is None:
+        raise ParameterError(f"ledger: expected a dp.Ledger or a ledger path, got {type(ledger).__name__}")
+    budget = declared_budget(args)
+    charge = ledger_mod.reserve(path, "stream init", budget.privacy_unit_epsilon, output=str(Path(args.state).resolve()),
+                                created=run_start().isoformat())
+    ledger_mod.mark_privacy_unit(path, charge.id, budget.privacy_unit)
+    return path, {**ledger_mod.ledger_identity(path), "charge": charge.id}
+
+
+def _reserve_append(state: Path, output: Path) -> tuple[str, int] | None:
+    """An append of a stream opened against a ledger is recorded there, covered by the init's reservation."""
+    from .. import ledger as ledger_mod
+    from ..release import run_start
+    from ..setvalued.stream_state import stream_ledger
+
+    recorded = stream_ledger(state)
+    if recorded is None:
+        return None
+    path = str(recorded["path"])
+    charge = ledger_mod.reserve(path, "stream append", 0.0, output=str(output.resolve()),
+                                created=run_start().isoformat(), covered_by=int(str(recorded["charge"])),
+                                ledger_id=str(recorded["ledger_id"]))
+    return path, charge.id

@@ -18,7 +18,7 @@ from ._core import (
     FAITHFUL, RECOMMENDED, Reporter, api_run, charged, check_epsilon_value, check_inputs_exist, check_method,
     check_positive, check_seed, options, python_reporter,
 )
-from .inputs import is_path, schema_of, table_of
+from .inputs import path_of, schema_of, table_of
 from .setvalued import _ledger_path
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ __all__ = ["diffgen", "rps", "diffgen_method", "diffgen_checks", "release_diffge
            "DIFFGEN_OPTIONS", "RPS_OPTIONS", "table_schema"]
 
 # where a command reads its table from: the schema -> a path or an encoded table (what open_table takes)
-TableReader = Callable[["TableSchema"], object]
+TableReader = Callable[["TableSchema"], Any]
 
 _LOCAL = "diffgen-local"  # an old name: method faithful with local scores (the parser maps it, with a note)
 _FAITHFUL_ONLY = ("score", "recycle", "local")  # options of the faithful method only (None or off: "not given")
@@ -90,8 +90,8 @@ def release_diffgen(args: argparse.Namespace, read: TableReader, reporter: Repor
         for note in limits.diffgen_range_notes(schema, args.specializations):
             reporter.warn(note)
     with reporter.timed("read"):
-        table = unwrap(open_table(read(schema), schema, engine=getattr(args, "engine", "local"),
-                                  master=getattr(args, "spark_master", None)))
+        table: Any = unwrap(open_table(read(schema), schema, engine=getattr(args, "engine", "local"),
+                                       master=getattr(args, "spark_master", None)))
     noise = make_noise(args.seed)
     with reporter.timed("diffgen"):
         if method == RECOMMENDED:
@@ -147,9 +147,9 @@ def _table_options(command: str, defaults: dict[str, object], params: dict[str, 
     eps = check_epsilon_value(epsilon)
     check_method(command, method, (RECOMMENDED, FAITHFUL))
     args = options(command, defaults, params, epsilon=eps, seed=check_seed(seed), method=method)
-    args.schema = os.fspath(schema) if is_path(schema) else None  # type: ignore[arg-type]
-    args.schema_object = None if is_path(schema) else schema_of(schema)
-    args.table = os.fspath(data) if is_path(data) else None  # type: ignore[arg-type]
+    args.schema = path_of(schema)
+    args.schema_object = None if args.schema is not None else schema_of(schema)
+    args.table = path_of(data)
     return args
 
 

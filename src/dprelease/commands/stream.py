@@ -55,7 +55,6 @@ def _init_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | Non
 def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
     """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
     a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
-    from ..errors import BudgetExceededError
     from ..setvalued.stream_state import check_engine, owns_release, stream_ledger
     from .common import prepare_output
 
@@ -71,11 +70,7 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
         raise ParameterError(f"{args.state} was created without a ledger, so its epsilon is not reserved in ledger "
                              f"{ledger}; open the stream against it (`dprelease stream init STATE --ledger {ledger} "
                              f"...`), or drop --ledger / ${LEDGER_ENV} for this stream")
-    st = stream_status(args.state)
-    if st.updates is not None and st.appends >= st.updates + 1:  # (a stream may have no bound on its updates)
-        raise BudgetExceededError(f"{args.state}: all {st.appends} appends (initial dataset + U = {st.updates} "
-                                  f"updates) are made and epsilon = {st.epsilon:g} is spent; append refused, "
-                                  f"state unchanged")
+    api_stream.check_appends_left(args.state)
     return LedgerCost(epsilon=0.0, output=str(args.output), covered_by=int(recorded["charge"]),
                       ledger=str(recorded["path"]), ledger_id=str(recorded["ledger_id"]))
 
@@ -137,7 +132,6 @@ def _run_append(args: argparse.Namespace) -> int:
 
 
 def _run_status(args: argparse.Namespace) -> int:
-    from ..setvalued.stream_state import stream_status
 
     st = stream_status(args.state)
     if args.json:
