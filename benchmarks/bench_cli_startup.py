@@ -1,4 +1,4 @@
-"""Start-up cost of the command line (issue 11, section 1; not a test): ``dprelease --help`` and each command's
+"""Start-up cost of the command line (not a test): ``dprelease --help`` and each command's
 ``--help``, as a ratio to ``python -c "import numpy"``.
 
 Each figure is the best of --repeat runs of the CPU time (user + system) of a child process, which a busy

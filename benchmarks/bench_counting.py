@@ -1,4 +1,4 @@
-"""``evaluate counting`` before and after vectorising (issue 11, section 1; not a test).
+"""``evaluate counting`` before and after vectorising (not a test).
 
 The workload (DiffPart sec. 5.1) is 50,000 random queries over the universe; the old evaluator answered them
 one at a time (tests/reference_counting.py keeps it), the new one all at once. On a generated kosarak-like

@@ -1,4 +1,4 @@
-"""Benchmark DiffGen (issue 4; not a test): Adult at h = 15, eps = 1, and a 1,000,000-row table.
+"""Benchmark DiffGen (not a test): Adult at h = 15, eps = 1, and a 1,000,000-row table.
 
 The large table is made as DiffGen section 5 does: every Adult record r gets alpha - 1
 random variations, each replacing some attribute values by random values of the same
@@ -107,7 +107,7 @@ def bench_file(path: Path, schema_path: Path, h: int, eps: float, seed: int) -> 
     return res
 
 
-# --- issue 11: the headerless form end to end, in child processes (CPU time and peak memory) -----------
+# --- the headerless form end to end, in child processes (CPU time and peak memory) -----------
 
 _PYARROW_READ = (
     "import sys, pyarrow.csv as c\n"
@@ -186,7 +186,7 @@ def bench_headerless(path: Path, schema_path: Path, h: int, eps: float, seed: in
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--headerless-only", action="store_true",
-                    help="only the issue-11 measurement of the headerless form (skips the header-row tables)")
+                    help="only the measurement of the headerless form (skips the header-row tables)")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--h", type=int, default=15)
     ap.add_argument("--epsilon", type=float, default=1.0)

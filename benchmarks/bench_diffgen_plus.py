@@ -1,8 +1,8 @@
-"""Benchmark DiffGen+ and DiffGen+2 against faithful DiffGen and DiffP-C4.5 on Adult (issue 13; not a test).
+"""Benchmark DiffGen+ and DiffGen+2 against faithful DiffGen and DiffP-C4.5 on Adult (not a test).
 
 Wall time (best of 5) of one release on the Adult training split (seed 0, run 0) at each eps, as a ratio
 to faithful DiffGen (h = 10) measured in the same run. AIM's time (minutes) comes from
-`experiment diffgen-classification --methods aim` in its own venv (docs/diffgen.md); the issue asks for
+`experiment diffgen-classification --methods aim` in its own venv (docs/diffgen.md); the target is
 DiffGen+ <= 1/100 of it.
 
     .venv/bin/python benchmarks/bench_diffgen_plus.py [--epsilon 0.1 1]

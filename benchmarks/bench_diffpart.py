@@ -2,7 +2,7 @@
 
     python benchmarks/bench_diffpart.py [--repeat 3] [--skip-generated]
 
-Targets (issue 2): on full MSNBC, wall time <= 4x the plain pass and peak memory < 2 GB. Also
+Targets: on full MSNBC, wall time <= 4x the plain pass and peak memory < 2 GB. Also
 reports retail (16,470 items) and a *generated* kosarak-scale file (1,000,000 records,
 41,270 items, mean length 8, Zipf-like popularity; made by `dprelease generate`).
 """

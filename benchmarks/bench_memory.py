@@ -1,4 +1,4 @@
-"""Peak memory of the transaction commands on generated kosarak-like files (issue 11, section 1; not a test).
+"""Peak memory of the transaction commands on generated kosarak-like files (not a test).
 
 For each size N: ``dprelease generate`` writes N kosarak-like records (41,270 items, mean length 8) to a
 scratch folder (or ``--data-dir`` keeps them and reuses them on the next run), then ``stats``, ``diffpart``

@@ -3,7 +3,7 @@
 
 Two baselines are timed: (a) reading the file and counting every item once (`read + count`), and
 (b) the in-memory count alone (`np.bincount` over the CSR items). PrivBasis is timed end to end from
-the file (read + algorithm) and for the algorithm alone. Target from the issue: <= 5x the one pass.
+the file (read + algorithm) and for the algorithm alone. Target: <= 5x the one pass.
 
     /work/venv/bin/python benchmarks/bench_privbasis.py [--kosarak PATH] [--repeat 3]
 """

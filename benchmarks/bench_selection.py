@@ -1,4 +1,4 @@
-"""Cost of exact selection in secure mode: DiffGen on Adult, PrivBasis and TF on retail (issue 8, defect 4).
+"""Cost of exact selection in secure mode: DiffGen on Adult, PrivBasis and TF on retail.
 
 Each algorithm runs with the secure source (OpenDP's exact Gumbel report-noisy-max, sequential rounds over
 score classes) and with a reference secure source that keeps float Gumbel-max on secure uniforms (the code

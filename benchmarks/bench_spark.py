@@ -1,4 +1,4 @@
-"""--engine spark on local[2] against --engine local on generated kosarak-like files (issue 11, section 2; not a test).
+"""--engine spark on local[2] against --engine local on generated kosarak-like files (not a test).
 
 For each size N, ``dprelease generate`` writes N kosarak-like records (41,270 items, mean length 8), then each
 command runs once per engine in a child process with the same seed (printed: whether the releases are

@@ -1,4 +1,4 @@
-"""Paired comparison of DiffGen+ settings (docs/diffgen.md, issue 13 "Round 2"); not a test, not a benchmark.
+"""Paired comparison of DiffGen+ settings (docs/diffgen.md, "Round 2"); not a test, not a benchmark.
 
 Every variant sees the same splits (``split_table(table, 0, r)``) and the same noise seeds
 (``1000 r + 7 + 1000 eps + offset``), so a post-processing change sees exactly the same selections.

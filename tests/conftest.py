@@ -55,8 +55,7 @@ def zero_noise() -> ZeroNoise:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Slow tests are left out of the default run *with a reason that says how to run them* (issue 9,
-    section 4): skipped, not silently deselected, so `-ra` lists them even under pytest-xdist."""
+    """Slow tests are left out of the default run *with a reason that says how to run them*: skipped, not silently deselected, so `-ra` lists them even under pytest-xdist."""
     markexpr = config.getoption("markexpr", "") or ""
     if "slow" in markexpr:  # `-m slow` (or any expression naming it) runs them
         return
@@ -69,7 +68,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_ambient_ledger(monkeypatch) -> None:
-    """A DPRELEASE_LEDGER set in the caller's shell must not make every test charge it (issue 14)."""
+    """A DPRELEASE_LEDGER set in the caller's shell must not make every test charge it."""
     monkeypatch.delenv("DPRELEASE_LEDGER", raising=False)
 
 

@@ -1,4 +1,4 @@
-"""One shared helper for the neighbouring-dataset tests of every algorithm (issue 8, section 3).
+"""One shared helper for the neighbouring-dataset tests of every algorithm.
 
 A release is eps-DP when, for neighbours D and D' (one record added or removed) and every event E,
 P[E|D] <= e^eps P[E|D'] and P[E|D'] <= e^eps P[E|D]. The helper estimates both probabilities from seeded

@@ -1,4 +1,4 @@
-"""The budget ledger (issue 14): exact charges, refusals that change nothing, one charge per releasing command
+"""The budget ledger: exact charges, refusals that change nothing, one charge per releasing command
 (reserved before the data is read, completed when written), non-DP commands never charge, streams."""
 
 from __future__ import annotations

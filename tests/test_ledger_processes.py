@@ -1,4 +1,4 @@
-"""The ledger across processes (issue 14): concurrent charges never overspend; SIGKILL never loses a charge.
+"""The ledger across processes: concurrent charges never overspend; SIGKILL never loses a charge.
 
 The default run forks children that already have dprelease imported (fast, and the kills land at chosen
 steps); the ``slow`` tests start real ``dprelease`` processes and kill them at random moments."""

@@ -1,4 +1,4 @@
-"""dprelease.limits: work bounds from public quantities (issue 9 section 2, issue 8 defect 7 first half).
+"""dprelease.limits: work bounds from public quantities.
 
 The estimates are checked against exact enumeration (DiffGen's largest table) and seeded Monte Carlo
 (discrete Laplace tails; tolerance 5 standard errors, false-failure rate below 1e-6). The CLI cases

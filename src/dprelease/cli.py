@@ -5,7 +5,8 @@ Exit codes: 0 success; 2 usage, input or parameter error (one line on stderr);
 leaves no half-written file.
 
 Only the module of the command being run is imported (:data:`COMMANDS`), so ``dprelease --help`` and each
-command's ``--help`` cost little more than importing numpy (issue 11; ``benchmarks/bench_memory.py``).
+command's ``--help`` cost little more than importing numpy (``benchmarks/bench_memory.py``): a
+custodian scripting many small releases should not pay for Spark, pandas and every algorithm on each call.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from . import __version__
 __all__ = ["build_parser", "main", "COMMANDS", "EXTENDERS", "command_parser", "command_options"]
 
 # Command name -> (module in dprelease.commands that registers it, its one-line help in the command list).
-# Only the module of the command being run is imported (issue 11: `dprelease --help` and each command's
+# Only the module of the command being run is imported (so `dprelease --help` and each command's
 # `--help` cost little more than importing numpy); tests/commands/test_cli_lazy.py checks this table against the
 # modules, so a new command or a new help line needs an entry here.
 COMMANDS: dict[str, tuple[str, str]] = {  # in the order of the command list (modules in name order)

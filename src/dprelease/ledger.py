@@ -1,4 +1,4 @@
-"""One privacy-budget ledger across all releases of a dataset (issue 14, section 1).
+"""One privacy-budget ledger across all releases of a dataset.
 
 Differential privacy composes: releases made from the same people's records add up (sequential
 composition), whichever command made them. A ledger holds a dataset's total epsilon and every charge

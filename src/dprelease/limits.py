@@ -212,7 +212,7 @@ def diffpart_estimate(n_items: int, fanout: int, epsilon: float, c1: float,
 
 def check_diffpart(n_items: int, fanout: int, epsilon: float, c1: float, spurious_bound: float | None = None,
                    what: str = "diffpart") -> None:
-    """Refuse settings whose leaf operations alone would release too many empty cells (issue 8, defect 7)."""
+    """Refuse settings whose leaf operations alone would release too many empty cells (the output would be mostly noise)."""
     records, cells, memory, height1 = diffpart_estimate(n_items, fanout, epsilon, c1, spurious_bound)
     leaf_width = min(int(fanout), int(n_items))
     fix = fixes(("lower --fanout", "--fanout"), ("set --spurious-bound", "--spurious-bound"))

@@ -1,4 +1,4 @@
-"""``spark-submit`` entry point (issue 11, section 2): run a dprelease command as a Spark application.
+"""``spark-submit`` entry point: run a dprelease command as a Spark application.
 
     spark-submit --master spark://HOST:7077 "$(python -m dprelease.spark_submit)" \\
         diffpart hdfs:///data/taps.dat --universe 1..41270 -e 1 -o taps-release.dat --engine spark

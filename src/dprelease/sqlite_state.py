@@ -1,6 +1,6 @@
 """Crash-safe SQLite state files, shared by the stream state and the budget ledger.
 
-The rules (first written for :mod:`dprelease.setvalued.stream_state`, issue 5; reused by :mod:`dprelease.ledger`):
+The rules (first written for :mod:`dprelease.setvalued.stream_state`; reused by :mod:`dprelease.ledger`):
 
 * a state file is built under a temporary name beside its destination (``.NAME.PID.XXXX.tmp``, so the next
   run can tell a killed writer's leftovers from a live one's) and renamed into place: a killed ``init``

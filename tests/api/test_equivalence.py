@@ -69,6 +69,8 @@ CASES = {
                           "faithful", "-H", "2"],
                          lambda: _run(dp.diffgen, pd.read_csv(TABLE), schema=str(SCHEMA), epsilon=1.0, seed=7,
                                       method="faithful", specializations=2), "r.csv"),
+    "rps-guided": (["rps", str(TABLE), "--schema", str(SCHEMA), "-e", "1", "--seed", "7"],
+                   lambda: _run(dp.rps, pd.read_csv(TABLE), schema=str(SCHEMA), epsilon=1.0, seed=7), "r.csv"),
     "rps": (["rps", str(TABLE), "--schema", str(SCHEMA), "-e", "1", "--seed", "7", "--depth", "4"],
             lambda: _run(dp.rps, pd.read_csv(TABLE), schema=str(SCHEMA), epsilon=1.0, seed=7, depth=4), "r.csv"),
 }

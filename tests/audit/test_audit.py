@@ -1,4 +1,4 @@
-"""The black-box audit (issue 8 section 2): statistics, every algorithm and mechanism, power, CLI.
+"""The black-box audit: statistics, every algorithm and mechanism, power, CLI.
 
 Default run: a few thousand runs per algorithm on the built-in tiny pairs (fixed seeds, so the outcome
 is deterministic); the audit must find no violation on the code as it is, and it must flag each
@@ -28,7 +28,7 @@ from dprelease.privacy import NoiseSource, noisy_counts
 from dprelease.privacy.mechanisms import exponential_mechanism
 from dprelease.privacy.noise import geometric_from_discrete_laplace
 
-# Cases that flag a defect whose fix is still on another branch (issue 8); listed so the default run stays
+# Cases that flag a defect whose fix is still on another branch; listed so the default run stays
 # green until the fix is merged. Each must be removed when its fix lands (the audit then must pass it).
 PENDING: dict[str, str] = {}
 
@@ -118,7 +118,7 @@ def test_power_old_release_order(monkeypatch):
     """The pre-fix order (real sub-partitions first, generated after), restored by the privacy helper's
     private switch (/work/briefs/privacy-hooks.md), in DiffPart's release and IncTDPart's node ids."""
     monkeypatch.setattr(release_module, "_CANONICAL_ORDER", False)
-    res = audit_case(_case("diffpart", "diffpart/issue-1-release-order"), runs=2000, seed=3)
+    res = audit_case(_case("diffpart", "diffpart/release-order"), runs=2000, seed=3)
     assert res.violation and "before" in res.event, res
     res = audit_case(_case("stream", "stream/tree-record-in-batch-1"), runs=2000, seed=3)
     assert res.violation and "created" in res.event, res
@@ -169,7 +169,7 @@ def test_power_threshold_rule_switch_in_diffpart(monkeypatch):
     if not hasattr(mechanisms, "_THRESHOLD_SLACK"):
         pytest.skip("the threshold-rule switch is not on this branch yet")
     monkeypatch.setattr(mechanisms, "_THRESHOLD_SLACK", 1e-12)
-    res = audit_case(_case("diffpart", "diffpart/issue-9-threshold-just-above-2"), runs=4000, seed=2)
+    res = audit_case(_case("diffpart", "diffpart/threshold-just-above-2"), runs=4000, seed=2)
     assert res.violation and "{0}" in res.event, res
 
 
@@ -268,7 +268,7 @@ def test_cli_bad_parameters_exit_2_with_one_line(argv, capsys):
 def test_cli_list(capsys):
     assert main(["audit", "--list"]) == 0
     out = capsys.readouterr().out
-    assert "diffpart/issue-1-release-order" in out and "get_lambda" in out
+    assert "diffpart/release-order" in out and "get_lambda" in out
 
 
 # --- slow: 100,000-run audits of every algorithm (figures in docs/audit.md) ------------------------------
@@ -278,7 +278,7 @@ def test_cli_list(capsys):
 ALL_ALGORITHMS = ["diffpart", "basic", "stream", "privbasis", "tf", "diffgen", "noisy_counts", "noisy_values",
                   "threshold_counts", "exponential_mechanism", "exponential_top_k", "exponential_mechanism_disjoint",
                   "exponential_top_k_implicit", "laplace_top_k_implicit", "get_lambda", "degrees", "diffgen-plus",
-                  "diffgen-plus2", "diffgen-plus3", "diffp-c45", "diffpart-prefix", "rps", "stream-parallel"]
+                  "diffgen-plus2", "diffgen-plus3", "diffp-c45", "diffpart-prefix", "rps", "rps-guided", "stream-parallel"]
 
 
 def test_slow_audit_covers_every_algorithm():

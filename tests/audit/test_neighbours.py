@@ -1,5 +1,5 @@
-"""Neighbouring-dataset tests for IncTDPart, PrivBasis (through get_lambda itself), TF and DiffGen (issue 8,
-section 3), through the shared helper of tests/neighbours.py (DiffPart and Basic use it in test_diffpart.py).
+"""Neighbouring-dataset tests for IncTDPart, PrivBasis (through get_lambda itself), TF and DiffGen,
+through the shared helper of tests/neighbours.py (DiffPart and Basic use it in test_diffpart.py).
 
 Each pair stresses the algorithm's data-dependent step: a record in one batch of a stream, a record that moves
 the lambda qualities by 0 or 2 (GetLambda's one-sided sensitivity), a record touching many items while TF's

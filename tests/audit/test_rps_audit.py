@@ -40,7 +40,7 @@ class HalfScale(NoiseSource):
         return self.inner.gumbel(size)
 
 
-@pytest.mark.parametrize("algorithm, n_cases", [("rps", 5), ("degrees", 17)])
+@pytest.mark.parametrize("algorithm, n_cases", [("rps", 5), ("degrees", 17), ("rps-guided", 4)])
 def test_audit_cases_run(algorithm, n_cases):
     """Smoke test of every case (a few runs each); the real audits are the slow tests below."""
     res = run_audit(algorithm, epsilon=1.0, runs=40, seed=3)
@@ -90,4 +90,18 @@ def test_audit_flags_noise_at_half_scale():
 @pytest.mark.parametrize("algorithm", ["rps", "degrees"])
 def test_audit_100000_runs(algorithm):
     res = run_audit(algorithm, epsilon=1.0, runs=100_000, seed=1)
+    assert not res.violation and not res.errors, res.as_json()
+
+
+def test_audit_flags_guided_rps_with_noise_at_half_scale_and_passes_it_at_full_scale():
+    """Power of the guided cases: on the one-value domain the release is one leaf count at 0.9 eps, so a noise
+    source at half scale (1.8 eps) is flagged at a fixed seed; the release passes the same pair, seed and runs."""
+    (case,) = [c for c in cases_for("rps-guided", 1.0) if c.name == "rps-guided/one-value-domain"]
+    assert audit_case(case, runs=2000, seed=1, noise_wrapper=HalfScale, n_cases=4).violation
+    assert not audit_case(case, runs=2000, seed=1, n_cases=4).violation
+
+
+@pytest.mark.slow
+def test_guided_audit_finds_no_violation():
+    res = run_audit("rps-guided", epsilon=1.0, runs=4000, seed=3)
     assert not res.violation and not res.errors, res.as_json()

@@ -1,4 +1,4 @@
-"""Issue 9: every bad input a new user meets gives exit 2, exactly one line on stderr, no traceback, no file
+"""Every bad input a new user meets gives exit 2, exactly one line on stderr, no traceback, no file
 left behind and every input unchanged -- run as one parametrised test over the whole list.
 
 Each case runs in a fresh copy of a small workspace (transaction files, a schema and table, a stream state,

@@ -1,4 +1,4 @@
-"""Issue 9 section 4 (messages, help and output a user can trust) and issue 8 defect 8 for DiffPart/evaluate."""
+"""Messages, help and output a user can trust; short and empty releases of DiffPart and evaluate."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_diffgen_and_tds_report_like_the_others(tmp_path: Path, capsys):
     assert m["privacy"]["differentially_private"] is False and m["epsilon"] is None
 
 
-# --- short and empty releases (issue 8 defect 8: DiffPart and evaluate) -----------------------------------
+# --- short and empty releases (DiffPart and evaluate) -----------------------------------
 
 
 def test_empty_diffpart_release_is_said_and_scored(tmp_path: Path, capsys):

@@ -1,4 +1,4 @@
-"""The command line of issue 4: dprelease diffgen / tds / experiment diffgen-classification."""
+"""The command lines dprelease diffgen / tds / experiment diffgen-classification."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 8, defect 5: messages and refusals are functions of public inputs (or noisy, charged values) only.
+"""Messages and refusals are functions of public inputs (or noisy, charged values) only.
 
 TF printed the raw f_k*N on stderr and refused depending on the raw c_k; both now depend on k, epsilon, m,
 |I| and rho alone. Checked by running neighbouring / very different datasets with the same public inputs.

@@ -1,4 +1,4 @@
-"""The RPS command lines (issue 10): outputs, manifests, one-line errors with exit code 2, evaluations."""
+"""The RPS command lines: outputs, manifests, one-line errors with exit code 2, evaluations."""
 
 from __future__ import annotations
 
@@ -124,9 +124,12 @@ def test_evaluate_ranges_json(table, tmp_path, capsys):
     assert run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", out, "--seed", "1", "-q")[0] == 0
     code, stdout, _ = run(capsys, "evaluate", "ranges", data, out, "--schema", schema, "--queries", "300", "--json")
     res = json.loads(stdout)
-    assert code == 0 and set(res) == {"mean_relative_error", "subsets"}
-    assert [s["dimensions"] for s in res["subsets"]] == [1, 2, 3] and all(set(s) == {"dimensions",
-                                                                                  "mean_relative_error"} for s in res["subsets"])
+    assert code == 0 and set(res) == {"mean_relative_error", "subsets", "baselines", "by_answer"}
+    assert [s["dimensions"] for s in res["subsets"]] == [1, 2, 3] and all(set(s) == {"dimensions", "mean_relative_error",
+                                                                                  "baselines"} for s in res["subsets"])
+    assert set(res["baselines"]) == {"empty", "uniform"} and res["baselines"]["empty"] <= 1.0
+    parts = res["by_answer"]
+    assert parts["below_sanity_bound"]["queries"] + parts["at_or_above"]["queries"] == 300
     # a table without its manifest is not a release
     code, _, err = run(capsys, "evaluate", "ranges", data, data, "--schema", schema, "--queries", "300", "--json")
     assert code == 2 and "manifest" in err
@@ -245,3 +248,39 @@ def test_every_option_has_a_help_sentence(capsys):
         for action in sub[name]._actions:
             if action.option_strings and action.dest != "help":
                 assert action.help, (name, action.option_strings)
+
+
+def test_rps_defaults_to_guided_and_tree_options_select_the_paper(table, tmp_path, capsys):
+    data, schema = table
+    code, _, err = run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", tmp_path / "g.csv", "--seed", "2")
+    m = json.loads((tmp_path / "g.csv.manifest.json").read_text())
+    assert code == 0 and m["parameters"]["method"] == "guided" and "note" not in err
+    assert m["privacy"]["epsilon_spent"] == 1.0 and m["budget_split"]["partition_privtree"] == pytest.approx(0.1)
+    code, _, err = run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", tmp_path / "p.csv", "--seed", "2",
+                       "-H", "4")
+    m = json.loads((tmp_path / "p.csv.manifest.json").read_text())
+    assert code == 0 and m["parameters"]["depth"] == 4 and "method" not in m["parameters"]
+    assert "--depth configure the paper's RPS tree" in err
+    code, _, _ = run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", tmp_path / "f.csv", "--seed", "2",
+                     "--method", "faithful", "-H", "4")
+    assert code == 0 and (tmp_path / "f.csv").read_bytes() == (tmp_path / "p.csv").read_bytes()
+
+
+def test_rps_and_evaluate_ranges_on_a_schema_without_a_class(tmp_path, capsys):
+    from dprelease.data.generators import unlabelled_table, write_table_with_schema
+
+    frame, spec = unlabelled_table(3000, seed=2)
+    data, schema = tmp_path / "trips.csv", tmp_path / "trips.yaml"
+    write_table_with_schema(frame, spec, data, schema)
+    out = tmp_path / "syn.csv"
+    code, _, err = run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", out, "--seed", "1", "-q")
+    assert code == 0, err
+    with open(out) as fh:
+        assert next(csv.reader(fh)) == list(frame.columns)  # the attributes only: no class column
+    code, stdout, _ = run(capsys, "evaluate", "ranges", data, out, "--schema", schema, "--queries", "200", "--json")
+    res = json.loads(stdout)
+    assert code == 0 and res["mean_relative_error"] < 0.6 * res["baselines"]["uniform"]
+    assert run(capsys, "rps", data, "--schema", schema, "-e", "1", "-o", tmp_path / "f.csv", "--seed", "1", "-q",
+               "--method", "faithful")[0] == 0  # the paper's RPS needs no class either
+    code, _, err = run(capsys, "diffgen", data, "--schema", schema, "-e", "1", "-o", tmp_path / "d.csv")
+    assert code == 2 and "'class' must give a name" in err and len(err.strip().splitlines()) == 1

@@ -1,4 +1,4 @@
-"""``dprelease stream append --engine spark`` (issue 11, section 2): the level-wise IncTDPart loop gives the same
+"""``dprelease stream append --engine spark``: the level-wise IncTDPart loop gives the same
 seeded release and the same SQLite state, byte for byte, on Spark and on the local engine (``--level-wise``); the
 refusals; the default local loop is unchanged.
 

@@ -1,4 +1,4 @@
-"""The Bayesian-network table of issue 13: schema file = SCHEMA, reproducible, its stated structure holds."""
+"""The Bayesian-network table with known structure: schema file = SCHEMA, reproducible, its stated structure holds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 9, section 4: a table the project has never seen, tried as a new user would.
+"""A table the project has never seen, tried as a new user would.
 
 A small hand-made table shaped like the public bank-marketing data (not downloaded): ';'-separated with
 quoted fields, classes and a binary attribute spelled ``no``/``yes`` (unquoted in the schema, where YAML

@@ -1,4 +1,4 @@
-"""Schema, taxonomy and table reader (issue 4): public domains, errors naming row and column, Adult = 45,222."""
+"""Schema, taxonomy and table reader: public domains, errors naming row and column, Adult = 45,222."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-occurrence passes computed block by block (issue 11): the same numbers as the whole-database form."""
+"""Per-occurrence passes computed block by block: the same numbers as the whole-database form."""
 
 from __future__ import annotations
 

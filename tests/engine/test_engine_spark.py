@@ -1,4 +1,4 @@
-"""--engine spark against --engine local (issue 11, section 2): the same exact aggregates, and with a seed the
+"""--engine spark against --engine local: the same exact aggregates, and with a seed the
 same release, byte for byte, for DiffPart (faithful and prefix), PrivBasis (default and faithful) and TF on samples
 of MSNBC, retail and mushroom.
 

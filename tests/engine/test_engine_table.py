@@ -1,4 +1,4 @@
-"""DiffGen's engine path (issue 11, section 2) without Spark: the partition tree whose records live with an
+"""DiffGen's engine path without Spark: the partition tree whose records live with an
 engine (:class:`EngineTree` over :class:`LocalTable`) gives the release of the in-memory tree, byte for byte,
 and the counts-based split intervals equal the record-based ones."""
 

@@ -1,4 +1,4 @@
-"""PartitionTree.specialize_counts (issue 11): the counts kept from the one scan of D_v equal a direct count.
+"""PartitionTree.specialize_counts: the counts kept from the one scan of D_v equal a direct count.
 
 D_c for a cut value c of attribute j is every record whose attribute-j value lies in c's range (the cut of an
 attribute covers its domain once), so each count is checked against a plain filter of the columns.

@@ -95,7 +95,7 @@ def _dense_db(*args, seed: int) -> TransactionDB:
 
 
 def test_dense_data_top_k_finishes_with_bounded_work():
-    """Issue 8, defect 7: 10,000 records, 120 items, 40 in 99.9 % of records, k = 100 (and PrivBasis's
+    """10,000 records, 120 items, 40 in 99.9 % of records, k = 100 (and PrivBasis's
     k1 = 120 > the 100 items present) used to hang and grow past 5 GB: 2^40 itemsets have support >= 96 %."""
     from itertools import combinations
 

@@ -466,7 +466,7 @@ def test_cut_empty_bins_only_where_no_mass_hides():
 
 
 def _dense_db() -> TransactionDB:
-    """Items 0..9 in 99% of 300 records: the top-50 itemsets all tie near N (issue 8, defect 8)."""
+    """Items 0..9 in 99% of 300 records: the top-50 itemsets all tie near N."""
     rng = np.random.default_rng(8)
     return TransactionDB.from_lists([np.flatnonzero(rng.random(10) < 0.99).tolist() for _ in range(300)], 10)
 
@@ -544,7 +544,7 @@ def test_default_seeded_behaviour_is_pinned():
 
 
 def test_default_meets_the_mushroom_target(mushroom):
-    """Issue 12 target: mushroom k = 100, eps = 0.5, FNR <= 0.05 (mean of 5 seeded runs; measured 0.007 over
+    """Target of the improved default: mushroom k = 100, eps = 0.5, FNR <= 0.05 (mean of 5 seeded runs; measured 0.007 over
     20 runs, so the bound has a wide margin)."""
     db, u = mushroom
     truth = {s for s, _ in top_k_itemsets(db, 100)}
@@ -554,7 +554,7 @@ def test_default_meets_the_mushroom_target(mushroom):
 
 @pytest.mark.slow
 def test_default_meets_the_retail_targets(retail):
-    """Issue 12 targets: retail k = 100, FNR <= 0.12 at eps = 1 and <= 0.35 at eps = 0.5 (mean of 10 seeded runs;
+    """Targets of the improved default: retail k = 100, FNR <= 0.12 at eps = 1 and <= 0.35 at eps = 0.5 (mean of 10 seeded runs;
     measured about 0.06 and 0.09 over 20 runs)."""
     db, u = retail
     truth = {s for s, _ in top_k_itemsets(db, 100)}

@@ -60,7 +60,7 @@ def test_large_epsilon_finds_exact_top_k(variant):
 
 def test_degenerate_huge_u_is_refused():
     db = TransactionDB.from_lists([[0, 1, 2], [1, 2], [3]] * 20, 3000)
-    with pytest.raises(ParameterError, match="-m 3: "):  # decided from public inputs (issue 8 defect 5)
+    with pytest.raises(ParameterError, match="-m 3: "):  # decided from public inputs
         tf(db, Universe.from_range(0, 2999), 10, 1.0, 3, noise=SeededNoise(0))
 
 

@@ -37,7 +37,7 @@ def _chi_square_pvalue(sample: np.ndarray, pmf: np.ndarray, support: np.ndarray)
     return float(stats.chisquare(obs, exp_arr).pvalue)
 
 
-# --- binomial (issue 8, defect 2: scipy's bdtr gave NaN for n >= 2^31 and every empty cell passed) ----------
+# --- binomial (scipy's bdtr gave NaN for n >= 2^31 and every empty cell passed) ----------
 
 @pytest.mark.parametrize("source", [SeededNoise(2024), SecureNoise()], ids=["seeded", "secure"])
 @pytest.mark.parametrize("log2_n", [31, 40, 52])
@@ -83,7 +83,7 @@ def test_secure_binomial_mean_with_many_successes():
     assert abs(draws.mean() - 3000.0) < 6 * math.sqrt(3000.0 / draws.size)
 
 
-# --- noisy_values is floating-point safe (issue 8, defect 3) --------------------------------------------------
+# --- noisy_values is floating-point safe --------------------------------------------------
 
 def _lattice_exponent(x: np.ndarray) -> np.ndarray:
     """For each non-zero float, the exponent e of the coarsest power of two 2^e it is a multiple of."""

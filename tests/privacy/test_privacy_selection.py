@@ -1,6 +1,6 @@
 """Selection mechanisms against their closed forms (chi-square), on the seeded and the secure (exact) source.
 
-Issue 8, defect 4: secure mode used float Gumbel-max; it now samples the exponential mechanism's law exactly
+Secure mode used float Gumbel-max; it now samples the exponential mechanism's law exactly
 (OpenDP's Gumbel report-noisy-max / noisy top-k). Each test fails only if its p-value is below ALPHA
 (seeded: deterministic; secure: false-failure rate ALPHA per test).
 """

@@ -1,4 +1,4 @@
-"""Issue 8, defect 9: one comparison rule for real and test-and-generated cells at every threshold.
+"""One comparison rule for real and test-and-generated cells at every threshold.
 
 Generated empty cells used k = ceil(threshold - 1e-12) while real cells were tested with >= threshold, so at a
 threshold in (n, n + 1e-12] an empty cell could be released with count n, which a real cell never could. From the
@@ -83,7 +83,7 @@ def test_expected_generated_cells_are_bounded_from_public_inputs():
 
 
 def test_issue_cli_threshold_reproduction():
-    """The issue's audit pair on 2 items: D = 3 x {1}, D' = D + {0}, --c1 1.4142135623730951, eps = 1.
+    """The audit pair on 2 items: D = 3 x {1}, D' = D + {0}, --c1 1.4142135623730951, eps = 1.
 
     Leaf threshold 2.0000000000000004: on D the empty cell {0} used to be released with count 2 (generated), on D'
     the real cell {0} never can be (it needs a noisy count >= 3): an unbounded likelihood ratio.

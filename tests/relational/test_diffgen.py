@@ -1,4 +1,4 @@
-"""DiffGen (issue 4): scores on the paper's Table 1, exact budget, eq. 7 sampler, record conservation."""
+"""DiffGen: scores on the paper's Table 1, exact budget, eq. 7 sampler, record conservation."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_budget_charged_equals_epsilon(n_numeric, h, recycle):
     acc = rel.accountant
     assert math.fsum(e.epsilon for e in acc.ledger) == pytest.approx(eps, rel=1e-12, abs=0)
     assert acc.spent == pytest.approx(eps, rel=1e-12)
-    # the exact total of the float shares, rounded up (issue 8: the tolerance is no longer rounded away)
+    # the exact total of the float shares, rounded up (the tolerance is no longer rounded away)
     assert acc.summary()["epsilon_spent"] == pytest.approx(eps, rel=1e-12)
     eps_p = epsilon_prime(eps, n_numeric, h)
     assert eps_p == eps / (2 * (n_numeric + 2 * h))

@@ -1,8 +1,8 @@
-"""The issue's expected Adult figures (mean of 10 runs of the section 5 protocol; about 10 s each).
+"""The expected Adult figures (mean of 10 runs of the section 5 protocol; about 10 s each).
 
 Measured (docs/diffgen.md): faithful Max at eps = 1, h = 10 gives BA - CA = 3.49 (seed 0) and 3.56-3.87
 (seeds 1-4) with our max-BA tree, so the faithful bound asserted here is 4.0 points; the partition-local
-Max improvement meets the issue's 3.5.
+Max improvement meets the target 3.5.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DiffGen+ and DiffP-C4.5 (issue 13): budgets, score values and sensitivities, post-processing, CLI, audit."""
+"""DiffGen+ and DiffP-C4.5: budgets, score values and sensitivities, post-processing, CLI, audit."""
 
 from __future__ import annotations
 

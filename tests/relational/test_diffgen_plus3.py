@@ -1,4 +1,4 @@
-"""DiffGen+3 (issue 13, round 3): Gini + misclassification gain drawn with the monotone exponential mechanism.
+"""DiffGen+3: Gini + misclassification gain drawn with the monotone exponential mechanism.
 
 The privacy argument (docs/privacy.md section 4.7) rests on one property, checked here exhaustively on small
 tables: shifted by the current cut's total impurity (a term common to every candidate, which leaves the

@@ -1,4 +1,4 @@
-"""RPS on tables (issue 10): the EM median, budget chains, exact summaries without noise, order, neighbours."""
+"""RPS on tables: the EM median, budget chains, exact summaries without noise, order, neighbours."""
 
 from __future__ import annotations
 

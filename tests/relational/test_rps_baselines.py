@@ -1,4 +1,4 @@
-"""Mondrian (k-anonymity, NOT DP) and the range-count evaluation (issue 10)."""
+"""Mondrian (k-anonymity, NOT DP) and the range-count evaluation."""
 
 from __future__ import annotations
 

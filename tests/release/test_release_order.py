@@ -1,8 +1,8 @@
-"""Issue 8, defect 1: the order of a release (and of the stream state) is a function of released values only.
+"""the order of a release (and of the stream state) is a function of released values only.
 
 Before the fix, DiffPart listed the non-empty sub-partitions of an operation first and the test-and-generate
 empties after them, and IncTDPart numbered its nodes the same way, so the order told real cells from generated
-ones. The issue's reproduction (universe 1..4, fan-out 4, eps = 5, D = 50 x {1,2,3,4} + {1},
+ones. The reproduction of the fault (universe 1..4, fan-out 4, eps = 5, D = 50 x {1,2,3,4} + {1},
 D' = 50 x {1,2,3,4}): over 3,000 seeds "{1} is listed after {1,2,3,4}" happened 0 times on D and 23 on D'.
 """
 
@@ -62,7 +62,7 @@ def test_diffpart_old_order_is_behind_the_private_switch(monkeypatch):
     """The audit's broken fixture: the switch restores the leaky order, which the same experiment sees."""
     monkeypatch.setattr(release_module, "_CANONICAL_ORDER", False)
     on_d, on_d_prime = _diffpart_event_counts()
-    assert on_d == 0 and on_d_prime >= 5  # 23 of 3,000 in the issue (fixed seeds: deterministic)
+    assert on_d == 0 and on_d_prime >= 5  # 23 of 3,000 in the first report (fixed seeds: deterministic)
 
 
 def test_inctdpart_node_ids_follow_masks_not_realness():

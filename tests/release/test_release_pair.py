@@ -1,4 +1,4 @@
-"""Issue 8 defect 6 and issue 9 section 1: a release body and its manifest are one unit.
+"""a release body and its manifest are one unit.
 
 The manifest records the body's sha256; it is renamed into place before the body, so a run killed between
 the two renames leaves a new manifest beside an old body, which :func:`read_manifest` (and so every command

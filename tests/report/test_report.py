@@ -1,4 +1,4 @@
-"""``dprelease report`` (issue 14, section 2): the page's numbers are the evaluate commands' numbers, it is
+"""``dprelease report``: the page's numbers are the evaluate commands' numbers, it is
 self-contained, says it is for the custodian, renders in a real browser, and refuses what every output refuses.
 
 Browser checks: headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it where apt is available) opens

@@ -1,4 +1,4 @@
-"""Issue 8, defect 10: an empty record through the API belongs to no cell, in every set-valued algorithm.
+"""an empty record through the API belongs to no cell, in every set-valued algorithm.
 
 DiffPart used to turn it into a real cell of mask 0 and release an empty itemset (an audit measured an epsilon
 lower bound of about 6) or raise ValueError. Now an empty record is a record that lies in no partition / cell /

@@ -173,7 +173,7 @@ def test_false_partitions_do_not_multiply_with_small_c1():
 
 
 def test_expand_classes_worked_example():
-    """Expansion of generalized prefix classes (issue 12 section 2; docs/inctdpart.md): F = (a, b), noisy
+    """Expansion of generalized prefix classes (docs/inctdpart.md): F = (a, b), noisy
     supports 60 and 30 from append 0 (noisy total 100). Released: {a} x 40 and {a, b} x 20 know both bits; the
     class "without a" (level 1) x 40 does not know b. Item b's missing count 30 - 20 = 10 is shared over the
     hidden mass 40 (p = 0.25): 10 of the 40 become {b}, 30 stay empty."""

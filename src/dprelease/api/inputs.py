@@ -195,7 +195,7 @@ def transactions_of(data: object, universe: object, args: argparse.Namespace, re
     return TransactionDB.from_pairs(rows, ids, len(baskets), declared.size), declared
 
 
-def schema_of(schema: object, delimiter: str | None = None) -> TableSchema:
+def schema_of(schema: object, delimiter: str | None = None, *, require_class: bool = True) -> TableSchema:
     """A table schema from a path (YAML/JSON), a dict (the same structure) or a TableSchema."""
     from dataclasses import replace
 
@@ -204,9 +204,9 @@ def schema_of(schema: object, delimiter: str | None = None) -> TableSchema:
     if isinstance(schema, TableSchema):
         out = schema
     elif is_path(schema):
-        out = load_schema(schema)  # type: ignore[arg-type]
+        out = load_schema(schema, require_class=require_class)  # type: ignore[arg-type]
     elif isinstance(schema, dict):
-        out = parse_schema(schema, "schema")
+        out = parse_schema(schema, "schema", require_class=require_class)
     else:
         raise ParameterError(f"schema: expected a path, a dict or a TableSchema, got {type(schema).__name__}")
     return replace(out, delimiter=delimiter) if delimiter else out

@@ -35,14 +35,17 @@ _LOCAL = "diffgen-local"  # an old name: method faithful with local scores (the 
 _FAITHFUL_ONLY = ("score", "recycle", "local")  # options of the faithful method only (None or off: "not given")
 DIFFGEN_OPTIONS: dict[str, object] = {"specializations": None, "score": None, "recycle": False, "local": False,
                                       "delimiter": None}
-RPS_OPTIONS: dict[str, object] = {"depth": 10, "split_share": None, "partitioning": "balanced",
-                                  "stop_threshold": None, "class_split": "last", "consistency": False}
+RPS_OPTIONS: dict[str, object] = {"depth": None, "split_share": None, "partitioning": None,
+                                  "stop_threshold": None, "class_split": None, "consistency": False}
+_DEFAULT_DEPTH = 10  # the paper's tree (== dprelease.commands.rps.DEFAULT_DEPTH)
+_DEFAULT_CLASS_SPLIT = "last"
 
 
-def table_schema(args: argparse.Namespace) -> TableSchema:
+def table_schema(args: argparse.Namespace, *, require_class: bool = True) -> TableSchema:
     """The declared schema (a file the command line names, or the object Python gave), with the delimiter."""
     obj = getattr(args, "schema_object", None)
-    return schema_of(obj if obj is not None else args.schema, getattr(args, "delimiter", None))
+    return schema_of(obj if obj is not None else args.schema, getattr(args, "delimiter", None),
+                     require_class=require_class)
 
 
 def diffgen_method(args: argparse.Namespace) -> str:
@@ -104,42 +107,71 @@ def release_diffgen(args: argparse.Namespace, read: TableReader, reporter: Repor
                                  recycle=args.recycle, local=args.local)
 
 
-def rps_checks(args: argparse.Namespace, prepare: Callable[[], object] | None = None) -> TableSchema:
-    """The public checks of :func:`release_rps` (parameters, the output via ``prepare``, work bound), also run
-    before a ledger reservation; returns the schema."""
-    from ..relational.rps import table_domain, validate_parameters, work_estimate
+# the options of the paper's RPS tree; any of them given selects it (as diffgen's score selects DiffGen)
+PAPER_OPTIONS = (("depth", "--depth"), ("split_share", "--split-share"), ("partitioning", "--partitioning"),
+                 ("stop_threshold", "--stop-threshold"), ("class_split", "--class-split"), ("consistency", "--consistency"))
 
+
+def paper_options(args: argparse.Namespace) -> list[str]:
+    given = [getattr(args, name, None) for name, _ in PAPER_OPTIONS]
+    return [flag for (_, flag), v in zip(PAPER_OPTIONS, given) if v is not None and v is not False]
+
+
+def rps_method(args: argparse.Namespace) -> bool:
+    """True for the paper's RPS (method faithful, or any of its tree options), False for guided RPS (the
+    default). Fills the paper's defaults in ``args``; method faithful refuses consistency (beyond the paper)."""
     if args.method == FAITHFUL and args.consistency:
         raise ParameterError("--consistency (constrained inference, Hay et al.) is an improvement beyond the paper's "
                              "RPS; it does not go with --method faithful")
-    validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
+    paper = args.method == FAITHFUL or bool(paper_options(args))
+    if paper:
+        args.depth = _DEFAULT_DEPTH if args.depth is None else args.depth
+        args.partitioning = args.partitioning or "balanced"
+        args.class_split = args.class_split or _DEFAULT_CLASS_SPLIT
+    return paper
+
+
+def rps_checks(args: argparse.Namespace, prepare: Callable[[], object] | None = None) -> TableSchema:
+    """The public checks of :func:`release_rps` (parameters, the output via ``prepare``, work bound), also run
+    before a ledger reservation; returns the schema (a schema without a class is accepted: a synthetic table
+    needs none)."""
+    from ..relational.rps import table_domain, validate_parameters, work_estimate
+
+    paper = rps_method(args)
+    if paper:
+        validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
     if prepare is not None:
         prepare()
-    schema = table_schema(args)
-    domain = table_domain(schema)
-    records, memory = work_estimate(domain.n_dims, domain.cells(), args.epsilon, args.depth, args.split_share,
-                                    args.partitioning, args.stop_threshold)
-    limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
-                 why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
+    schema = table_schema(args, require_class=False)
+    if paper:
+        domain = table_domain(schema)
+        records, memory = work_estimate(domain.n_dims, domain.cells(), args.epsilon, args.depth, args.split_share,
+                                        args.partitioning, args.stop_threshold)
+        limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
+                     why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
     return schema
 
 
 def release_rps(args: argparse.Namespace, read: TableReader, reporter: Reporter,
                 prepare: Callable[[], object] | None = None) -> Any:
-    """RPS on the table ``read`` gives (a synthetic table), after its public checks."""
+    """RPS on the table ``read`` gives (a synthetic table), after its public checks: guided RPS by default, the
+    paper's tree with method faithful or any of its options."""
     from ..engine import open_table, unwrap
     from ..privacy import make_noise
     from ..relational.rps import rps as rps_algorithm
+    from ..relational.rps_guided import rps_guided
 
     schema = rps_checks(args, prepare)
     with reporter.timed("read"):
-        table = unwrap(open_table(read(schema), schema, engine=getattr(args, "engine", "local"),
-                                  master=getattr(args, "spark_master", None)))
+        table: Any = unwrap(open_table(read(schema), schema, engine=getattr(args, "engine", "local"),
+                                       master=getattr(args, "spark_master", None)))
+    noise = make_noise(args.seed)
     with reporter.timed("rps"):
-        return rps_algorithm(table, args.epsilon, noise=make_noise(args.seed), depth=args.depth,
-                             split_share=args.split_share, partitioning=args.partitioning,
-                             stop_threshold=args.stop_threshold, consistency=args.consistency,
-                             class_split=args.class_split)
+        if rps_method(args):
+            return rps_algorithm(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
+                                 partitioning=args.partitioning, stop_threshold=args.stop_threshold,
+                                 consistency=args.consistency, class_split=args.class_split)
+        return rps_guided(table, args.epsilon, noise=noise)
 
 
 def _table_options(command: str, defaults: dict[str, object], params: dict[str, Any], data: object, schema: object,
@@ -148,7 +180,7 @@ def _table_options(command: str, defaults: dict[str, object], params: dict[str, 
     check_method(command, method, (RECOMMENDED, FAITHFUL))
     args = options(command, defaults, params, epsilon=eps, seed=check_seed(seed), method=method)
     args.schema = path_of(schema)
-    args.schema_object = None if args.schema is not None else schema_of(schema)
+    args.schema_object = None if args.schema is not None else schema_of(schema, require_class=command != "diffgen")
     args.table = path_of(data)
     return args
 
@@ -184,9 +216,9 @@ def rps(data: object, *, schema: object, epsilon: float, method: str | None = No
     """Publish a synthetic table with RPS (Qardaji and Li, ASIACCS 2012): the domain split at private medians,
     every region counted with noise, records drawn uniformly inside the regions.
 
-    ``params``: ``depth`` (default 10), ``split_share``, ``partitioning`` ("balanced" or "fixed"),
-    ``stop_threshold``, ``class_split`` ("last" or "first"), ``consistency``. ``method="faithful"`` refuses the
-    improvements beyond the paper.
+    By default guided RPS (noisy 1-D marginals guide the partition; docs/rps.md); ``method="faithful"``, or any
+    option of the paper's tree (``depth``, ``split_share``, ``partitioning``, ``stop_threshold``, ``class_split``,
+    ``consistency``), runs the paper's RPS. A schema without a class is accepted.
     """
     from .results import wrap
 

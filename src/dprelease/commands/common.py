@@ -227,7 +227,7 @@ ENGINE_CHOICES = ("local", "spark")  # dprelease.engine.ENGINES (not imported he
 
 
 def add_engine(p: argparse.ArgumentParser) -> None:
-    """``--engine`` and ``--spark-master`` (issue 11: the data passes on this machine or on Spark)."""
+    """``--engine`` and ``--spark-master`` (the data passes on this machine or on Spark)."""
     p.add_argument("--engine", choices=ENGINE_CHOICES, default="local",
                    help="where the data passes run: local (numpy, in memory) or spark (pyspark DataFrames; "
                         "pip install 'dprelease[spark]'; needs a declared universe/schema; noise is always drawn "
@@ -406,7 +406,7 @@ def report_release_size(args: argparse.Namespace, what: str, size: int, unit: st
     return note
 
 
-# --- the budget ledger (issue 14; dprelease.ledger) -------------------------------------------------------
+# --- the budget ledger (dprelease.ledger) -----------------------------------------------------------------
 
 LEDGER_ENV = "DPRELEASE_LEDGER"
 

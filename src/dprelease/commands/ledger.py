@@ -1,4 +1,4 @@
-"""``dprelease ledger init|status|history``: one privacy-budget ledger across all releases of a dataset (issue 14).
+"""``dprelease ledger init|status|history``: one privacy-budget ledger across all releases of a dataset.
 
 Releasing commands charge a ledger with ``--ledger LEDGER`` (or ``$DPRELEASE_LEDGER``): see
 :func:`dprelease.commands.common.run_charged` and :mod:`dprelease.ledger`.

@@ -180,7 +180,7 @@ def _parse_methods(text: str) -> list[str]:
 
 
 def _run_methods(args: argparse.Namespace, table, methods: list[str], out: Path) -> int:
-    """Issue 13: several methods on the same splits; one table (CSV) and one plot (PNG); JSON for one epsilon."""
+    """Several methods on the same splits; one table (CSV) and one plot (PNG); JSON for one epsilon."""
     from ..experiments import diffgen as exp
     from ..experiments.common import write_csv
 

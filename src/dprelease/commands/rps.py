@@ -80,6 +80,12 @@ def _report(written) -> None:
 
 
 # -- rps ------------------------------------------------------------------------------------------------
+# the options of the paper's RPS tree, and the method they select: the Python API's (dprelease.api.tables)
+PAPER_OPTIONS = api_tables.PAPER_OPTIONS
+_paper_options = api_tables.paper_options
+_rps_method = api_tables.rps_method
+
+
 def _rps_checks(args: argparse.Namespace):
     """The public checks of ``rps`` (parameters, output, work bound; :func:`dprelease.api.tables.rps_checks`),
     also run before a ledger reservation; returns the schema."""
@@ -87,6 +93,11 @@ def _rps_checks(args: argparse.Namespace):
 
 
 def _run_rps(args: argparse.Namespace) -> int:
+    options = _paper_options(args)
+    _rps_checks(args)  # refused on public grounds before the note (the run repeats them)
+    if args.method != FAITHFUL and options:
+        say(args, f"note: {', '.join(options)} configure the paper's RPS tree: running it (as --method faithful "
+                  f"does) instead of the default, guided RPS")
     release = api_tables.release_rps(args, lambda _schema: args.table, cli_reporter(args),
                                      lambda: prepare_output(args, args.output, inputs=_table_inputs(args)))
     with timed(args, "write"):
@@ -147,36 +158,43 @@ def _run_degrees(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rps", help="publish a synthetic table with RPS (epsilon-DP)",
-                       description="Recursive partitioning and summarization (Qardaji & Li, ASIACCS 2012): split the "
-                                   "domain at private medians (or midpoints), count every final region with noise, "
-                                   "and draw a synthetic table uniformly inside the regions.")
+                       description="Recursive partitioning and summarization (Qardaji & Li, ASIACCS 2012). Default "
+                                   "(guided RPS): noisy 1-D marginals, a partition split where they halve the mass "
+                                   "and stopped by PrivTree, noisy leaf counts, values drawn from the marginals inside "
+                                   "each leaf. --method faithful (or any of --depth, --split-share, --partitioning, "
+                                   "--stop-threshold, --class-split, --consistency): the paper's tree of depth h, "
+                                   "private medians (or midpoints), values uniform inside the leaves. The class is "
+                                   "optional in the schema.")
     p.add_argument("table", metavar="TABLE", help="CSV (header row unless the schema lists 'columns') or Parquet; "
                                                    "a directory holding adult.data/adult.test reads Adult")
     p.add_argument("--schema", required=True, metavar="SCHEMA",
-                   help="YAML/JSON schema: attributes, taxonomies, public bounds, class (as for diffgen; required)")
+                   help="YAML/JSON schema (required): attributes, taxonomies, public bounds, and a class (optional "
+                        "here; as for diffgen)")
     add_epsilon(p)
     add_output(p)
-    p.add_argument("--depth", "-H", type=_nonneg_int, default=DEFAULT_DEPTH, metavar="H",
-                   help=f"maximum depth h of the partition tree (default {DEFAULT_DEPTH}; at most 2^h regions)")
+    p.add_argument("--depth", "-H", type=_nonneg_int, default=None, metavar="H",
+                   help=f"the paper's RPS: maximum depth h of the partition tree (default {DEFAULT_DEPTH}; at most "
+                        f"2^h regions)")
     p.add_argument("--split-share", type=_share, default=None, metavar="A",
                    help=f"share alpha of epsilon for partitioning, split evenly over the h levels (default "
                         f"{DEFAULT_SPLIT_SHARE} for balanced, 0 for fixed); the rest goes to the leaf counts")
-    p.add_argument("--partitioning", choices=PARTITIONINGS, default="balanced",
-                   help="balanced: private medians by the exponential mechanism (default); fixed: midpoints, "
-                        "no budget")
+    p.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
+                   help="the paper's RPS: balanced: private medians by the exponential mechanism (default); fixed: "
+                        "midpoints, no budget")
     p.add_argument("--stop-threshold", type=_finite, default=None, metavar="C",
                    help="optional noisy-count stop: a region whose noisy size (paid from its level's budget) is "
                         "below C becomes a leaf (default: off, stop at depth h or at a single cell)")
-    p.add_argument("--class-split", choices=CLASS_SPLITS, default=DEFAULT_CLASS_SPLIT,
-                   help="where the class is split: at the last level of every region, so each final box keeps "
+    p.add_argument("--class-split", choices=CLASS_SPLITS, default=None,
+                   help="the paper's RPS: where the class is split: at the last level of every region, so each final box keeps "
                         "its per-class counts (default, last), or at the root (first)")
     p.add_argument("--consistency", action="store_true",
                    help="improvement: also count every level and make the leaf counts consistent with them "
                         "(constrained inference, Hay et al. VLDB 2010) before synthesizing (default: off; not with "
                         "--method faithful)")
     add_method(p, (RECOMMENDED, FAITHFUL),
-               help_text="recommended (the default) and faithful: RPS as the paper describes it, with the readings "
-                         "of docs/rps.md (balanced medians, the class split last); faithful refuses the "
+               help_text="recommended (the default): guided RPS (noisy marginals, PrivTree-stopped partition, "
+                         "values drawn from the marginals); faithful: RPS as the paper describes it, with the "
+                         "readings of docs/rps.md (balanced medians, the class split last), which refuses the "
                          "improvements beyond the paper (--consistency)")
     add_engine(p)
     add_seed(p)
@@ -263,11 +281,12 @@ def _run_eval_ranges(args: argparse.Namespace) -> int:
     from .. import limits
 
     limits.check_queries(f"evaluate ranges --queries {args.queries}", args.queries)  # before the tables are read
-    schema = load_schema(args.schema)
+    schema = load_schema(args.schema, require_class=False)
     released = read_released(args.released, schema)  # checked against its manifest before the raw table is read
     raw = table_data(read_table(args.raw, schema))
-    workload = make_range_workload(table_domain(schema), args.queries, seed=args.seed)
-    result = evaluate_ranges(raw, released, workload)
+    domain = table_domain(schema)
+    workload = make_range_workload(domain, args.queries, seed=args.seed)
+    result = evaluate_ranges(raw, released, workload, domain=domain)  # with the empty and uniform tables beside it
     print_json(result) if args.json else print(json.dumps(result, indent=2))
     return 0
 
@@ -292,7 +311,9 @@ def _run_eval_degrees(args: argparse.Namespace) -> int:
 def register_evaluate(kinds: argparse._SubParsersAction) -> None:
     p = kinds.add_parser("ranges", help="relative error of random range-count queries on a released table",
                          description="Random range-count queries over the schema's public domain (1..min(D, 8) "
-                                     "constrained attributes); relative error with the sanity bound 0.1% of |RAW|. "
+                                     "constrained attributes); relative error with the sanity bound 0.1% of |RAW|, "
+                                     "beside two data-independent baselines (an empty table; |RAW| records uniform "
+                                     "over the domain) and split by the true answer's size. "
                                      "RELEASED may hold generalized values (taxonomy nodes, [lo-hi) intervals) and a "
                                      "count column (spread uniformly).")
     p.add_argument("raw", metavar="RAW", help="the raw table (CSV/Parquet, or the Adult directory)")

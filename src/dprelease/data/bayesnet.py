@@ -1,4 +1,4 @@
-"""A second table with known structure (issue 13): a Bayesian network of mixed attributes with a label.
+"""A second table with known structure: a Bayesian network of mixed attributes with a label.
 
 Used to check that a method's ranking on Adult is not tuned to Adult. Every attribute's distribution
 given its parents is written below (the network is public; the data are synthetic)::

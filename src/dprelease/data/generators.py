@@ -121,7 +121,7 @@ def clustered_baskets(n_records: int = 3000, n_items: int = 12, seed: int = 7) -
     return TransactionDB.from_lists(records, n_items)
 
 
-# -- RPS experiment E1 (issue 10): d-dimensional integer data, N = 10^5, d = 2..8 ---------------------------
+# -- RPS experiment E1: d-dimensional integer data, N = 10^5, d = 2..8 ---------------------------
 # Each generator returns d columns of whole numbers in [0, domain) and a binary label (a class for the table
 # form). The table form (integer_table_schema + points_table) is imported lazily: pandas stays out of the CLI.
 

@@ -3,7 +3,7 @@
 Every pass here is an aggregate grouped by a key (item, pair of items, basis bin): it walks the records in
 blocks of about ``BLOCK_ENTRIES`` items (:meth:`TransactionDB.record_blocks`) and adds the blocks' counts,
 so the temporaries are bounded by a block, not by N. The results are exact integers, identical to a
-whole-database computation. These are the data passes a distributed engine would run (issue 11, section 2);
+whole-database computation. These are the data passes a distributed engine would run;
 the mechanisms that consume them stay where they are.
 """
 

@@ -155,6 +155,7 @@ class ClassAttribute:
     name: str
     values: tuple[str, ...]
     aliases: dict[str, str] = field(default_factory=dict)
+    declared: bool = True  # False: the schema has no class (a single implicit value, no column; NO_CLASS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,10 +179,21 @@ class TableSchema:
     def n_classes(self) -> int:
         return len(self.class_attribute.values)
 
+    @property
+    def has_class(self) -> bool:
+        """Whether the schema declares a class column (a schema read with ``require_class=False`` may not)."""
+        return self.class_attribute.declared
+
+    @property
+    def column_names(self) -> list[str]:
+        """The columns a table of this schema holds: the attributes in order, then the class if declared."""
+        return [a.name for a in self.attributes] + ([self.class_attribute.name] if self.has_class else [])
+
     def describe(self) -> dict[str, object]:
         """The public domain, for a manifest (declared by the custodian, not derived from data)."""
         out: dict[str, object] = {"source": self.source or "schema", "class": {"name": self.class_attribute.name,
-                                                                              "values": list(self.class_attribute.values)}}
+                                                                              "values": list(self.class_attribute.values)}
+                                  if self.has_class else None}
         attrs = []
         for a in self.attributes:
             if a.kind == "numeric":
@@ -194,14 +206,21 @@ class TableSchema:
         return out
 
 
-def parse_schema(obj: object, where: str = "schema") -> TableSchema:
-    """Validate a schema mapping (already parsed from YAML/JSON)."""
+NO_CLASS = ClassAttribute("", ("",), {}, declared=False)  # a schema without a class: one implicit value
+
+
+def parse_schema(obj: object, where: str = "schema", *, require_class: bool = True) -> TableSchema:
+    """Validate a schema mapping (already parsed from YAML/JSON). ``require_class=False`` accepts a schema
+    without a ``class`` entry (a synthetic table needs none): its tables have no class column and every record
+    holds the one implicit class value of :data:`NO_CLASS`."""
     if not isinstance(obj, dict):
         raise InputError(f"{where}: the schema must be a mapping")
     _no_unknown_keys(obj, _SCHEMA_KEYS, where, "the schema")
     fmt = obj.get("format", SCHEMA_FORMAT)
     if fmt != SCHEMA_FORMAT:
         raise InputError(f"{where}: unknown format {fmt!r} (expected {SCHEMA_FORMAT!r})")
+    if "class" not in obj and not require_class:
+        return _parse_attributes(obj, where, NO_CLASS)
     cls_spec = obj.get("class")
     if not isinstance(cls_spec, dict) or "name" not in cls_spec or not cls_spec.get("values"):
         raise InputError(f"{where}: 'class' must give a name and a list of values")
@@ -215,12 +234,16 @@ def parse_schema(obj: object, where: str = "schema") -> TableSchema:
     for k, v in aliases.items():
         if v not in values:
             raise InputError(f"{where}: class alias {k!r} maps to {v!r}, which is not a class value")
-    klass = ClassAttribute(str(cls_spec["name"]), values, aliases)
+    return _parse_attributes(obj, where, ClassAttribute(str(cls_spec["name"]), values, aliases))
+
+
+def _parse_attributes(obj: dict, where: str, klass: ClassAttribute) -> TableSchema:
+    """The attributes and file layout of a schema mapping (its class already parsed)."""
     specs = obj.get("attributes")
     if not isinstance(specs, list) or not specs:
         raise InputError(f"{where}: 'attributes' must be a non-empty list")
     attrs: list[CategoricalAttribute | NumericAttribute] = []
-    seen = {klass.name}
+    seen = {klass.name} if klass.declared else set()
     for i, spec in enumerate(specs):
         if not isinstance(spec, dict) or "name" not in spec:
             raise InputError(f"{where}: attribute #{i + 1} needs a name")
@@ -256,7 +279,8 @@ def parse_schema(obj: object, where: str = "schema") -> TableSchema:
     columns = obj.get("columns")
     columns = tuple(str(c) for c in columns) if columns else None
     if columns is not None:
-        missing_cols = [a.name for a in attrs if a.name not in columns] + ([klass.name] if klass.name not in columns else [])
+        missing_cols = [a.name for a in attrs if a.name not in columns] + (
+            [klass.name] if klass.declared and klass.name not in columns else [])
         if missing_cols:
             raise InputError(f"{where}: 'columns' does not list {missing_cols}")
     missing = tuple(str(x) for x in obj.get("missing") or ())
@@ -286,8 +310,8 @@ def _delimiter(value: object, where: str) -> str:
     return text
 
 
-def load_schema(path: str | os.PathLike) -> TableSchema:
-    """Read a YAML or JSON schema file."""
+def load_schema(path: str | os.PathLike, *, require_class: bool = True) -> TableSchema:
+    """Read a YAML or JSON schema file (``require_class``: see :func:`parse_schema`)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -307,7 +331,7 @@ def load_schema(path: str | os.PathLike) -> TableSchema:
             raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
     else:
         obj = _load_yaml(text, path)
-    return parse_schema(obj, str(path))
+    return parse_schema(obj, str(path), require_class=require_class)
 
 
 def _schema_loader():
@@ -375,7 +399,7 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
 
     rows = np.arange(len(frame)) if rows is None else rows
     missing = [a.name for a in schema.attributes if a.name not in frame.columns]
-    if schema.class_attribute.name not in frame.columns:
+    if schema.has_class and schema.class_attribute.name not in frame.columns:
         missing.append(schema.class_attribute.name)
     if missing:
         hint = ""
@@ -385,8 +409,7 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
             hint = (f"; the file was read as ONE column named {only[:60]!r} with delimiter {schema.delimiter!r}"
                     + (f": is it separated by {seps[0]!r}? pass --delimiter {seps[0]!r}" if seps else ""))
         raise InputError(f"{where}: missing column(s) {missing}{hint}")
-    extra = [c for c in frame.columns if c not in schema.drop and c not in {a.name for a in schema.attributes}
-             and c != schema.class_attribute.name]
+    extra = [c for c in frame.columns if c not in schema.drop and c not in set(schema.column_names)]
     if extra:
         raise InputError(f"{where}: column(s) {extra} are not in the schema (list them under 'drop' to ignore them)")
     cols: list[np.ndarray] = []
@@ -419,6 +442,8 @@ def encode_frame(frame: pd.DataFrame, schema: TableSchema, where: str = "table",
                                  f"{str(raw.iloc[j])!r} is not a leaf of the declared taxonomy", line_offset)
             cols.append(codes)
     klass = schema.class_attribute
+    if not schema.has_class:
+        return EncodedTable(schema, tuple(cols), np.zeros(len(frame), dtype=np.int64))
     labels = frame[klass.name].astype(str).str.strip()
     if klass.aliases:
         labels = labels.replace(klass.aliases)
@@ -434,8 +459,7 @@ def _drop_missing(frame: pd.DataFrame, schema: TableSchema) -> tuple[pd.DataFram
     rows = np.arange(len(frame))
     if not schema.missing:
         return frame, rows
-    used = [a.name for a in schema.attributes] + [schema.class_attribute.name]
-    used = [c for c in used if c in frame.columns]
+    used = [c for c in schema.column_names if c in frame.columns]
     mask = np.zeros(len(frame), dtype=bool)
     for c in used:
         mask |= frame[c].astype(str).str.strip().isin(schema.missing).to_numpy()
@@ -538,8 +562,8 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
     import pyarrow.csv as pacsv
 
     klass = schema.class_attribute
-    cat_names = [a.name for a in schema.attributes if a.kind == "categorical"] + [klass.name]
-    wanted = [a.name for a in schema.attributes] + [klass.name]
+    cat_names = [a.name for a in schema.attributes if a.kind == "categorical"] + ([klass.name] if klass.declared else [])
+    wanted = schema.column_names
     types = {c: pa.dictionary(pa.int32(), pa.string()) for c in cat_names}
     types.update({a.name: pa.float64() for a in schema.attributes if a.kind == "numeric"})
     if schema.columns is None:
@@ -561,7 +585,7 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
         return None
     missing = np.zeros(tbl.num_rows, dtype=bool)
     encoded: dict[str, np.ndarray] = {}
-    for a in list(schema.attributes) + [klass]:
+    for a in list(schema.attributes) + ([klass] if klass.declared else []):
         col = tbl[a.name]
         tbl = tbl.drop_columns([a.name])  # free each parsed column as soon as it is encoded
         if getattr(a, "kind", "class") == "numeric":
@@ -618,7 +642,7 @@ def _read_csv_arrow(path: Path, schema: TableSchema) -> EncodedTable | None:
         if bad:
             return None
         cols.append(v)
-    y = encoded.pop(klass.name)
+    y = encoded.pop(klass.name) if klass.declared else np.zeros(int(keep.sum()), dtype=np.int64)
     if (y < 0).any() or y.size == 0:
         return None
     return EncodedTable(schema, tuple(cols), y)

@@ -1,7 +1,7 @@
 """How much of a release is real: the share of released records that occur in the raw data.
 
 A release can score well on the counting workload while holding only records nobody has
-(test-and-generate cells that passed on noise; issue 12, section 1). Two views, each over
+(test-and-generate cells that passed on noise). Two views, each over
 released records (with multiplicity) and over distinct released itemsets:
 
 * **exact**: the released itemset equals at least one raw record;

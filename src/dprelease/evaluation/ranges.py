@@ -1,4 +1,4 @@
-"""Range-count utility of a released table (RPS, issue 10: experiments E1 and E2).
+"""Range-count utility of a released table (RPS: the paper's experiments E1 and E2).
 
 A query constrains ``dimensions`` attributes, chosen uniformly without repetition, each to a range whose two
 end points are drawn uniformly from the attribute's public domain (integer lattice: inclusive ``[a, b]`` of
@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputError
 from ..relational.rps import PointDomain, table_domain, table_points
 
-__all__ = ["RangeWorkload", "BoxData", "make_range_workload", "points_data", "answer", "evaluate_ranges",
+__all__ = ["RangeWorkload", "BoxData", "make_range_workload", "points_data", "answer", "evaluate_ranges", "uniform_answers",
            "read_released", "released_boxes", "answer_histogram", "table_data", "MAX_DIMENSIONS"]
 
 MAX_DIMENSIONS = 8
@@ -65,7 +65,11 @@ def make_range_workload(domain: PointDomain, n_queries: int = 10_000, *, seed: i
                         dims: Sequence[int] | None = None, max_dimensions: int = MAX_DIMENSIONS) -> RangeWorkload:
     """Random range-count queries over the public domain (data-independent)."""
     rng = np.random.default_rng(seed)
-    pool = np.arange(domain.n_dims) if dims is None else np.asarray(list(dims), dtype=np.int64)
+    if dims is None:  # a dimension of one value (the implicit class of a schema without one) constrains nothing
+        width = domain.hi - domain.lo
+        pool = np.flatnonzero(np.where(domain.integer, width >= 2, width > 0))
+    else:
+        pool = np.asarray(list(dims), dtype=np.int64)
     top = int(min(pool.size, max_dimensions))
     per = max(1, int(n_queries) // top)
     n_dims = domain.n_dims
@@ -149,16 +153,43 @@ def answer(data: BoxData, workload: RangeWorkload, chunk: int = 64) -> np.ndarra
     return _answer_points(data, workload, chunk) if data.points else _answer_boxes(data, workload, chunk)
 
 
+def uniform_answers(domain: PointDomain, workload: RangeWorkload, n_records: float) -> np.ndarray:
+    """Expected answers of a table of ``n_records`` records drawn uniformly over the public domain (a baseline that
+    never looked at the data, beyond its size): the size times each query box's share of the domain."""
+    width = (domain.hi - domain.lo).astype(np.float64)
+    share = np.where(workload.constrained, (workload.hi - workload.lo) / np.where(width > 0, width, 1.0), 1.0)
+    return float(n_records) * np.prod(share, axis=1)
+
+
 def evaluate_ranges(raw: BoxData, released: BoxData, workload: RangeWorkload, *,
-                    raw_answers: np.ndarray | None = None) -> dict[str, object]:
-    """Mean relative error (sanity bound 0.1% of |raw|) over the workload and per number of dimensions."""
+                    raw_answers: np.ndarray | None = None, domain: PointDomain | None = None) -> dict[str, object]:
+    """Mean relative error (sanity bound 0.1% of |raw|) over the workload and per number of dimensions.
+
+    With ``domain``, also the same errors of two data-independent baselines, ``empty`` (no record: every
+    error is at most 1) and ``uniform`` (|raw| records uniform over the domain), and the errors split by the
+    true answer's size (``below_sanity_bound``: answers under 0.1% of |raw|, where the relative error punishes
+    any overestimate without bound and the empty table is nearly exact; ``at_or_above``). A relative error with
+    a sanity bound is asymmetric, so the empty table is a hard baseline on workloads of mostly tiny answers.
+    """
     true = answer(raw, workload) if raw_answers is None else raw_answers
     got = answer(released, workload)
     sanity = 0.001 * raw.total
     err = np.abs(got - true) / np.maximum(true, sanity)
     subsets = [{"dimensions": int(d), "mean_relative_error": float(err[workload.dimensions == d].mean())}
                for d in np.unique(workload.dimensions).tolist()]
-    return {"mean_relative_error": float(err.mean()), "subsets": subsets}
+    out: dict[str, object] = {"mean_relative_error": float(err.mean()), "subsets": subsets}
+    if domain is None:
+        return out
+    errors = {"release": err, "empty": true / np.maximum(true, sanity),
+              "uniform": np.abs(uniform_answers(domain, workload, raw.total) - true) / np.maximum(true, sanity)}
+    out["baselines"] = {k: float(v.mean()) for k, v in errors.items() if k != "release"}
+    for d, sub in zip(np.unique(workload.dimensions).tolist(), subsets):
+        sub["baselines"] = {k: float(v[workload.dimensions == d].mean()) for k, v in errors.items() if k != "release"}
+    small = true < sanity
+    out["by_answer"] = {name: {"queries": int(m.sum()), **{k: float(v[m].mean()) if m.any() else None
+                                                           for k, v in errors.items()}}
+                        for name, m in (("below_sanity_bound", small), ("at_or_above", ~small))}
+    return out
 
 
 # -- reading a released table (points or generalized rows) --------------------------------------------------
@@ -188,7 +219,7 @@ def released_boxes(frame, schema, where: str = "the table") -> BoxData:
     path = where
     domain = table_domain(schema)
     names = list(domain.names)
-    missing = [c for c in names if c not in frame.columns]
+    missing = [c for c in schema.column_names if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: missing column(s) {missing}")
     m = len(frame)
@@ -199,8 +230,11 @@ def released_boxes(frame, schema, where: str = "the table") -> BoxData:
     def fail(row: int, col: str, value: str, why: str) -> InputError:
         return InputError(f"{path}: row {row + 1} (line {row + 2}), column {col!r}: {value!r} {why}")
 
-    labels = frame[klass.name].str.strip().replace(klass.aliases) if klass.aliases else frame[klass.name].str.strip()
-    codes = pd.Index(list(klass.values)).get_indexer(labels)
+    if not schema.has_class:  # no class column: every row holds the one implicit value
+        codes = np.zeros(m, dtype=np.int64)
+    else:
+        labels = frame[klass.name].str.strip()
+        codes = pd.Index(list(klass.values)).get_indexer(labels.replace(klass.aliases) if klass.aliases else labels)
     if (codes < 0).any():
         j = int(np.flatnonzero(codes < 0)[0])
         raise fail(j, klass.name, frame[klass.name].iloc[j], "is not a declared class value")
@@ -231,7 +265,7 @@ def released_boxes(frame, schema, where: str = "the table") -> BoxData:
             j = int(np.flatnonzero((lo[:, k] < a.lo) | (hi[:, k] > a.hi + (1 if a.integer else 0)))[0])
             raise fail(j, a.name, raw.iloc[j], f"lies outside the declared bounds [{a.lo:g}, {a.hi:g})")
     weight = np.ones(m)
-    if "count" in frame.columns and "count" not in names:
+    if "count" in frame.columns and "count" not in schema.column_names:
         weight = pd.to_numeric(frame["count"], errors="coerce").to_numpy(dtype=np.float64)
         if not np.isfinite(weight).all():
             j = int(np.flatnonzero(~np.isfinite(weight))[0])

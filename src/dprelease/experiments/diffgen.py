@@ -156,7 +156,7 @@ class _SampleMethod:
     """Stands in for an mbi model so that snsynth's ``sample`` draws with ``method="sample"`` (i.i.d.).
 
     mbi's default ``"round"`` (randomized rounding, column by column) co-orders the
-    attributes and costs the classifier 4-11 points (issue 4).
+    attributes and costs the classifier 4-11 points (measured in docs/diffgen.md).
     """
 
     def __init__(self, model):
@@ -244,7 +244,7 @@ def load_adult(data: str | os.PathLike, schema: TableSchema) -> EncodedTable:
     return read_table(Path(data), schema)
 
 
-# -- issue 13: several methods side by side (accuracy vs epsilon) ----------------------------------
+# -- several methods side by side (accuracy vs epsilon) ----------------------------------
 #: every name `--methods` accepts: "recommended" is the default of `dprelease diffgen` (RECOMMENDED), "faithful"
 #: its --method faithful (FAITHFUL); the other variants stay here so that docs/diffgen.md's numbers can be reproduced
 METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "faithful",
@@ -355,7 +355,7 @@ def summarize_methods(rows: list[RunRow]) -> list[dict[str, object]]:
 
 
 def methods_json(rows: list[RunRow], summary: list[dict[str, object]]) -> dict[str, object]:
-    """The issue 13 JSON for one epsilon: BA and LA over the runs' splits, and each method's mean/stdev/seconds."""
+    """The methods JSON for one epsilon: BA and LA over the runs' splits, and each method's mean/stdev/seconds."""
     split_rows = {r.run: r for r in rows}
     return {
         "baseline_accuracy": 100.0 * statistics.fmean(r.baseline_accuracy for r in split_rows.values()),

@@ -54,7 +54,7 @@ METHODS = {
     "pb-naive": PrivBasisParams.faithful(lambda2_rule="naive"),
     "pb-split": PrivBasisParams.faithful(multi_alpha2=0.55),
     "pb-universe": PrivBasisParams.faithful(lambda_range="universe"),  # Algorithm 3 line 22: lambda in 1..|I|
-    # ablations of the default (issue 12): one of its improvements switched off each
+    # ablations of the default: one of its improvements switched off each
     "pb-no-cut": PrivBasisParams(bin_cut=None),
     "pb-exp-select": PrivBasisParams(bounded_selection=False),
     "pb-paper-split": PrivBasisParams(single_alpha2=None),

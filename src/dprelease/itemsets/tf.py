@@ -160,8 +160,8 @@ def explicit_candidates(db: TransactionDB | TransactionData, m: int, min_count: 
     sets: list[tuple[int, ...]] = [(int(i),) for i in items.tolist()]
     counts = [supports[items]]
     if m == 2 and items.size >= 2:
-        # the pairs in canonical order (by item ids), whatever the order of the records (issue 11: the same
-        # candidates in the same order on every engine; the order of a sparse product's entries was not fixed)
+        # the pairs in canonical order (by item ids), whatever the order of the records (so that every
+        # engine makes the same candidates in the same order; the order of a sparse product's entries is not fixed)
         a, b, c = db.pair_counts(items)
         good = c >= min_count
         sets.extend(zip(items[a[good]].tolist(), items[b[good]].tolist()))
@@ -233,7 +233,7 @@ def tf(db: TransactionDB | TransactionData, universe: Universe, k: int, epsilon:
     requested = int(k)
     k = int(min(k, n_cand))
     if m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
-        # Decided from public inputs only (issue 8, defect 5): whether the enumeration is feasible depends on
+        # Decided from public inputs only: whether the enumeration is feasible depends on
         # f_k*N vs gamma*N, and a refusal that depended on f_k would release it.
         _refuse_degenerate(n_cand, m)
     plan, sets, counts = _plan_and_candidates(db, k, eps, m, rho)

@@ -110,7 +110,7 @@ def noisy_values(
     return noise.add_laplace(values, scale)
 
 
-# Private switch (tests / the audit's broken fixture only): 1e-12 restores the pre-fix rule of issue 8 defect 9
+# Private switch (tests / the audit's broken fixture only): 1e-12 restores an old, broken rule
 # (generated cells with k = ceil(threshold - 1e-12), real cells with >= threshold). 0.0 = one exact rule.
 _THRESHOLD_SLACK = 0.0
 
@@ -121,7 +121,7 @@ def discrete_laplace_tail(epsilon: float, threshold: float, sensitivity: int = 1
     P(X >= k) = t^k / (1 + t) with t = exp(-1/scale), for k >= 1, so ``threshold`` must be > 0; the scale is
     :func:`laplace_scale`, the one the noise is drawn with. ``k = ceil(threshold)`` exactly (no slack): an
     integer count c passes ``c >= threshold`` iff ``c >= k``, the one comparison rule :func:`threshold_counts`
-    applies to real and generated cells alike (issue 8, defect 9: a slack of 1e-12 let a generated cell pass
+    applies to real and generated cells alike (a slack of 1e-12 once let a generated cell pass
     with count n at a threshold in (n, n + 1e-12]).
 
     >>> k, log_q = discrete_laplace_tail(1.0, 2.0000000000000004)

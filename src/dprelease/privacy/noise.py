@@ -67,7 +67,7 @@ class NoiseSource(ABC):
 
         The secure source hands the true values to OpenDP's measurement, which adds the noise and rounds
         on one lattice whatever the value (floating-point safe); adding noise drawn around 0 afterwards
-        would undo that (issue 8, defect 3). The seeded source adds numpy draws (not hardened).
+        would undo that. The seeded source adds numpy draws (not hardened).
         """
         values = np.asarray(values, dtype=np.float64)
         out: np.ndarray = values + self.laplace(scale, values.size).reshape(values.shape)
@@ -269,7 +269,7 @@ class SecureNoise(NoiseSource):
         is OpenDP's exact discrete Laplace of scale s = -1/log1p(-p), folded onto {0, 1, ...}
         (:func:`geometric_from_discrete_laplace`), which is exactly Geometric with success probability
         p' = 1 - exp(-1/s), within a few ulps of p (the only float step; s is public). No 32-bit API is
-        involved, so n >= 2^31 is exact too (issue 8, defect 2). Cost: about min(p, 1 - p) * n + 1 gap
+        involved, so n >= 2^31 is exact too. Cost: about min(p, 1 - p) * n + 1 gap
         draws (for p > 1/2, n - Binomial(n, 1 - p), where 1 - p is exact).
         """
         n, p = _check_binomial(n, p)

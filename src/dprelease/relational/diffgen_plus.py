@@ -1,4 +1,4 @@
-"""DiffGen+ : DiffGen (Mohammed et al., KDD 2011) with the budget spent where it buys accuracy (issue 13).
+"""DiffGen+ : DiffGen (Mohammed et al., KDD 2011) with the budget spent where it buys accuracy (docs/diffgen.md).
 
 The release is the same object as DiffGen's: a generalized contingency table over a
 product cut (every combination of cut values, empty ones included) with noisy counts
@@ -275,7 +275,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     ``rounds=None`` and ``score="auto"`` are decided from a noisy record count N~ (``SIZE_SHARE * eps``):
     R = :func:`auto_rounds` (eps N~), the score is TV below eps N~ = ``switch`` (default ``AUTO_GINI_AT``)
     and Gini above.
-    ``stop="auto"`` (DiffGen+2, issue 13 round 2) offers the "stop" candidate only while the selection is
+    ``stop="auto"`` (DiffGen+2, docs/diffgen.md round 2) offers the "stop" candidate only while the selection is
     starved (eps N~ below ``switch``, the TV regime) and plays all R rounds above it.
     ``smooth > 0`` shrinks every leaf's class mix toward its parent partition's (:func:`smooth_toward_parents`,
     post-processing of the released counts, no budget).
@@ -434,7 +434,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
 
 def diffgen_plus2(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
                   **settings) -> GeneralizedTable:
-    """DiffGen+2 (issue 13, round 2; the recommended method): DiffGen+ with ``stop="auto"``.
+    """DiffGen+2 (docs/diffgen.md, round 2): DiffGen+ with ``stop="auto"``.
 
     The "stop" candidate and its price per new partition are offered only while eps N~ < ``PLUS2_SWITCH``
     = 5,000, where the score is TV (later rounds are nearly blind); above it the score is Gini and all R
@@ -451,7 +451,7 @@ PLUS3_MISCLASS = 1.0
 
 def diffgen_plus3(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rounds: int | None = None,
                   **settings) -> GeneralizedTable:
-    """DiffGen+3 (issue 13, round 3): every round scores Gini gain + 1 x misclassification gain (Delta = 3) and
+    """DiffGen+3 (docs/diffgen.md, round 3; the default of ``dprelease diffgen``): every round scores Gini gain + 1 x misclassification gain (Delta = 3) and
     draws with the monotone exponential mechanism, exp(eps_round u / 3); no "stop", all R rounds.
 
     Budget split (Mohammed et al., KDD 2011, Algorithm 1 with eq. 5's exponential mechanism per round and

@@ -1,4 +1,4 @@
-"""DiffGen's partition tree with its records on an engine (issue 11, section 2: ``diffgen --engine spark``).
+"""DiffGen's partition tree with its records on an engine (``diffgen --engine spark``).
 
 The bookkeeping of section 4.3 (the cut, leaf partitions, their generalized records, Link_v) is the
 in-memory :class:`~dprelease.relational.partition.PartitionTree`'s, run on the driver; the records stay with

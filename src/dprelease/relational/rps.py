@@ -3,7 +3,7 @@
 Tuples are points of a multi-dimensional public domain. RPS recursively splits the region holding the data in
 two (section 3.1: partition), stops (stop) and summarizes every final region by a noisy count (summarize); the
 synthetic dataset draws ``max(0, count)`` points uniformly inside each final region. The text stops at its
-Algorithm 1; the readings of issue 10 fill it in (docs/rps.md, "Readings"):
+Algorithm 1; our readings fill it in (docs/rps.md, "Readings"):
 
 * **Regions and splits.** A region is a box: per dimension a range ``[lo, hi)`` of an integer lattice
   (categorical leaf codes in the taxonomy's depth-first order, integer attributes, class codes) or of the reals.
@@ -167,6 +167,154 @@ def validate_parameters(epsilon: float, depth: int, split_share: float | None, p
     return eps, int(depth), alpha
 
 
+@dataclass(eq=False)
+class _PartitionRun:
+    """The state of one :func:`rps_partition` run: its budget shares, the current level's regions (boxes), the
+    current accountant scope, and what was released so far (leaves, inner counts, a level trace)."""
+
+    eps: float
+    h: int
+    partitioning: str
+    stop_threshold: float | None
+    composition: str
+    delta: float
+    keep_inner: bool
+    last_dim: int | None
+    domain: PointDomain
+    engine: RegionRecords
+    noise: NoiseSource
+    scope: BudgetScope
+    eps_stop: float
+    eps_median: float
+    eps_inner: float
+    lo: np.ndarray
+    hi: np.ndarray
+    leaves: list = field(default_factory=list)
+    inner: list = field(default_factory=list)
+    trace: list = field(default_factory=list)
+
+    def emit(self, mask: np.ndarray, sizes: np.ndarray, leaf_scope: BudgetScope, level: int, why: str) -> None:
+        """The regions of ``mask`` become leaves: a noisy count each (records), or counted jointly at the end (nodes)."""
+        idx = np.flatnonzero(mask)
+        if self.composition == "nodes":  # counted jointly at the end
+            self.leaves.append((self.lo[idx], self.hi[idx], sizes[idx], level, math.nan, idx))
+            return
+        e = remaining_budget(self.eps, leaf_scope)
+        noisy = noisy_counts(sizes[idx], e, scope=leaf_scope, noise=self.noise, sensitivity=1,
+                             label=f"leaf counts: regions stopped at depth {level} ({why})")
+        self.leaves.append((self.lo[idx], self.hi[idx], noisy, level, e, idx))
+
+    def branch(self, go_on: bool = True) -> BudgetScope:
+        """A scope for the regions that stop here; ``self.scope`` becomes the one of the regions that go on
+        (records: two disjoint record sets; nodes: one scope for all)."""
+        if self.composition == "records" and go_on:
+            leaf_scope, self.scope = self.scope.branch(), self.scope.branch()
+            return leaf_scope
+        return self.scope
+
+    def stop_test(self, go: np.ndarray, sizes: np.ndarray, level: int) -> np.ndarray:
+        """The noisy-count stop: regions of ``go`` whose noisy size is below the threshold become leaves."""
+        work = np.flatnonzero(go)
+        noisy = noisy_counts(sizes[work], self.eps_stop, scope=self.scope, noise=self.noise, sensitivity=self.delta,
+                             label=f"stop test: noisy sizes, depth {level}")
+        stopped = np.zeros(go.size, dtype=bool)
+        stopped[work[noisy < float(self.stop_threshold)]] = True  # type: ignore[arg-type]
+        go = go & ~stopped
+        if stopped.any():
+            self.emit(stopped, sizes, self.branch(bool(go.any())), level, "noisy count below the threshold")
+        return go
+
+    def pivots(self, go_idx: np.ndarray, dims_go: np.ndarray, level: int) -> np.ndarray:
+        """The pivot of every region that splits: EM medians (balanced) or midpoints (fixed)."""
+        n_regions = self.lo.shape[0]
+        d = dims_go[go_idx]
+        a, b = self.lo[go_idx, d], self.hi[go_idx, d]
+        lattice = self.domain.integer[d]
+        if self.partitioning != "balanced":
+            return np.where(lattice, a + np.floor((b - a) / 2.0), (a + b) / 2.0)
+        # A region whose range has one split point (a lattice range of width 2, e.g. a binary class) has
+        # one pivot: public, no mechanism. A level made only of such regions spends nothing.
+        piv = np.where(lattice, a + 1.0, 0.0)
+        multi = ~(lattice & (b - a == 2))
+        if multi.any():
+            groups = self.engine.value_counts(dims_go)
+            local = np.full(n_regions, -1, dtype=np.int64)
+            local[go_idx[multi]] = np.arange(int(multi.sum()))
+            g_local = local[groups.region]
+            keep = g_local >= 0
+            iv = median_intervals(int(multi.sum()), g_local[keep], groups.value[keep], groups.count[keep],
+                                  a[multi], b[multi], lattice[multi])
+            piv[multi] = private_medians(iv, self.eps_median, sensitivity=self.delta, scope=self.scope,
+                                         noise=self.noise, label=f"median pivots, depth {level}")
+        return piv
+
+    def split(self, go: np.ndarray, dims: np.ndarray, level: int) -> None:
+        """Split every region of ``go`` at its pivot; the children become the next level's regions."""
+        n_regions = self.lo.shape[0]
+        go_idx = np.flatnonzero(go)
+        dims_go = np.where(go, dims, -1)
+        d = dims[go_idx]
+        piv = self.pivots(go_idx, dims_go, level)
+        pivots = np.zeros(n_regions, dtype=np.float64)
+        pivots[go_idx] = piv
+        child_base = np.full(n_regions, -1, dtype=np.int64)
+        child_base[go_idx] = 2 * np.arange(go_idx.size, dtype=np.int64)
+        self.engine.route(dims_go, pivots, child_base)
+        if self.keep_inner:
+            self.inner[-1]["split"] = go_idx
+        new_lo = np.repeat(self.lo[go_idx], 2, axis=0)
+        new_hi = np.repeat(self.hi[go_idx], 2, axis=0)
+        rows = np.arange(go_idx.size)
+        new_hi[2 * rows, d] = piv
+        new_lo[2 * rows + 1, d] = piv
+        self.lo, self.hi = new_lo, new_hi
+        self.trace.append({"depth": level, "regions": int(n_regions), "split": int(go_idx.size),
+                           "stopped": int(n_regions - go_idx.size)})
+
+    def level(self, level: int) -> bool:
+        """One level: single cells stop, inner counts, the stop test, the split; False when no region goes on."""
+        n_regions = self.lo.shape[0]
+        dims = (choose_dimensions(level, self.lo, self.hi, self.domain.integer, self.last_dim, self.h)
+                if level < self.h else np.full(n_regions, -1))
+        single = dims < 0
+        stop_on = self.stop_threshold is not None
+        # region sizes are read only where a mechanism needs them (leaves, stop tests, inner counts)
+        sizes = self.engine.sizes(n_regions) if (single.any() or stop_on or self.keep_inner) else None
+        if self.keep_inner and level < self.h:
+            inner_noisy = noisy_counts(sizes, self.eps_inner, scope=self.scope, noise=self.noise, sensitivity=1,
+                                       label=f"inner counts, depth {level} (consistency)")
+            self.inner.append({"noisy": inner_noisy, "epsilon": self.eps_inner, "split": np.zeros(0, dtype=np.int64)})
+        if single.all():
+            self.emit(single, sizes, self.scope, level, "depth h" if level == self.h else "single cells")
+            self.trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
+            return False
+        if single.any():
+            self.emit(single, sizes, self.branch(), level, "single cells")
+        go = ~single
+        if stop_on:
+            go = self.stop_test(go, sizes, level)
+            if not go.any():
+                self.trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
+                return False
+        self.split(go, dims, level)
+        return True
+
+    def finish(self, count_leaves: bool) -> list:
+        """The leaves as (lo, hi, counts, depth, count epsilon, index); under ``"nodes"`` one joint count charge."""
+        leaves = self.leaves
+        if self.composition == "nodes" and not count_leaves:
+            return [(x[0], x[1], x[2], x[3], math.nan, x[5]) for x in leaves]
+        if self.composition == "nodes":
+            # Every level was one charge over all regions; one more charge covers every leaf (equal budgets).
+            e = remaining_budget(self.eps, self.scope)
+            sizes_all = np.concatenate([x[2] for x in leaves])
+            noisy_all = noisy_counts(sizes_all, e, scope=self.scope, noise=self.noise, sensitivity=self.delta,
+                                     label="leaf counts (all leaves, joint sensitivity)")
+            bounds = np.cumsum([0] + [x[2].size for x in leaves])
+            return [(x[0], x[1], noisy_all[bounds[i]:bounds[i + 1]], x[3], e, x[5]) for i, x in enumerate(leaves)]
+        return leaves
+
+
 def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: float, *, noise: NoiseSource,
                   depth: int = DEFAULT_DEPTH, split_share: float | None = None, partitioning: str = "balanced",
                   stop_threshold: float | None = None, composition: str = "records", sensitivity: float = 1.0,
@@ -192,128 +340,29 @@ def rps_partition(columns: Sequence[np.ndarray], domain: PointDomain, epsilon: f
     if not count_leaves and composition != "nodes":
         raise ValueError("count_leaves=False is for composition='nodes' (one summary charge over all leaves)")
     accountant = BudgetAccountant(eps)
-    scope = accountant.root()
-    n_dims = domain.n_dims
-    engine = regions if regions is not None else LocalRegions(columns, domain)
     eps_level = alpha * eps / h if h else 0.0
-    stop_on = stop_threshold is not None
     # The stop test takes half of a level's budget under balanced partitioning (the median the other half),
     # all of it under fixed partitioning (midpoints are free).
-    eps_stop = (eps_level / 2.0 if partitioning == "balanced" else eps_level) if stop_on else 0.0
-    eps_median = eps_level - eps_stop if partitioning == "balanced" else 0.0
-    eps_inner = (1.0 - alpha) * eps / (h + 1) if keep_inner else 0.0
-
-    lo = domain.lo[None, :].astype(np.float64).copy()
-    hi = domain.hi[None, :].astype(np.float64).copy()
-    leaves: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float, np.ndarray]] = []
-    inner: list[dict[str, object]] = []
-    trace: list[dict[str, object]] = []
-
-    def emit(mask: np.ndarray, sizes: np.ndarray, leaf_scope: BudgetScope, level: int, why: str) -> None:
-        idx = np.flatnonzero(mask)
-        if composition == "nodes":  # counted jointly at the end
-            leaves.append((lo[idx], hi[idx], sizes[idx], level, math.nan, idx))
-            return
-        e = remaining_budget(eps, leaf_scope)
-        noisy = noisy_counts(sizes[idx], e, scope=leaf_scope, noise=noise, sensitivity=1,
-                             label=f"leaf counts: regions stopped at depth {level} ({why})")
-        leaves.append((lo[idx], hi[idx], noisy, level, e, idx))
-
+    eps_stop = (eps_level / 2.0 if partitioning == "balanced" else eps_level) if stop_threshold is not None else 0.0
+    run = _PartitionRun(
+        eps, h, partitioning, stop_threshold, composition, delta, keep_inner, last_dim, domain,
+        regions if regions is not None else LocalRegions(columns, domain), noise, accountant.root(),
+        eps_stop, eps_level - eps_stop if partitioning == "balanced" else 0.0,
+        (1.0 - alpha) * eps / (h + 1) if keep_inner else 0.0,
+        domain.lo[None, :].astype(np.float64).copy(), domain.hi[None, :].astype(np.float64).copy())
     for level in range(h + 1):
-        n_regions = lo.shape[0]
-        dims = (choose_dimensions(level, lo, hi, domain.integer, last_dim, h) if level < h
-                else np.full(n_regions, -1))
-        single = dims < 0
-        # region sizes are read only where a mechanism needs them (leaves, stop tests, inner counts)
-        sizes = engine.sizes(n_regions) if (single.any() or stop_on or keep_inner) else None
-        if keep_inner and level < h:
-            inner_noisy = noisy_counts(sizes, eps_inner, scope=scope, noise=noise, sensitivity=1,
-                                       label=f"inner counts, depth {level} (consistency)")
-            inner.append({"noisy": inner_noisy, "epsilon": eps_inner, "split": np.zeros(0, dtype=np.int64)})
-        if single.all():
-            emit(single, sizes, scope, level, "depth h" if level == h else "single cells")
-            trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
+        if not run.level(level):
             break
-        if single.any():
-            if composition == "records":
-                leaf_scope, scope = scope.branch(), scope.branch()
-            else:
-                leaf_scope = scope
-            emit(single, sizes, leaf_scope, level, "single cells")
-        go = ~single
-        if stop_on:
-            work = np.flatnonzero(go)
-            noisy = noisy_counts(sizes[work], eps_stop, scope=scope, noise=noise, sensitivity=delta,
-                                 label=f"stop test: noisy sizes, depth {level}")
-            stopped = np.zeros(n_regions, dtype=bool)
-            stopped[work[noisy < float(stop_threshold)]] = True
-            go &= ~stopped
-            if stopped.any():
-                if composition == "records" and go.any():
-                    stop_scope, scope = scope.branch(), scope.branch()
-                else:
-                    stop_scope = scope
-                emit(stopped, sizes, stop_scope, level, "noisy count below the threshold")
-            if not go.any():
-                trace.append({"depth": level, "regions": int(n_regions), "split": 0, "stopped": int(n_regions)})
-                break
-        go_idx = np.flatnonzero(go)
-        dims_go = np.where(go, dims, -1)
-        d = dims[go_idx]
-        a, b = lo[go_idx, d], hi[go_idx, d]
-        lattice = domain.integer[d]
-        if partitioning == "balanced":
-            # A region whose range has one split point (a lattice range of width 2, e.g. a binary class) has
-            # one pivot: public, no mechanism. A level made only of such regions spends nothing.
-            piv = np.where(lattice, a + 1.0, 0.0)
-            multi = ~(lattice & (b - a == 2))
-            if multi.any():
-                groups = engine.value_counts(dims_go)
-                local = np.full(n_regions, -1, dtype=np.int64)
-                local[go_idx[multi]] = np.arange(int(multi.sum()))
-                g_local = local[groups.region]
-                keep = g_local >= 0
-                iv = median_intervals(int(multi.sum()), g_local[keep], groups.value[keep], groups.count[keep],
-                                      a[multi], b[multi], lattice[multi])
-                piv[multi] = private_medians(iv, eps_median, sensitivity=delta, scope=scope, noise=noise,
-                                             label=f"median pivots, depth {level}")
-        else:
-            piv = np.where(lattice, a + np.floor((b - a) / 2.0), (a + b) / 2.0)
-        pivots = np.zeros(n_regions, dtype=np.float64)
-        pivots[go_idx] = piv
-        child_base = np.full(n_regions, -1, dtype=np.int64)
-        child_base[go_idx] = 2 * np.arange(go_idx.size, dtype=np.int64)
-        engine.route(dims_go, pivots, child_base)
-        if keep_inner:
-            inner[-1]["split"] = go_idx
-        new_lo = np.repeat(lo[go_idx], 2, axis=0)
-        new_hi = np.repeat(hi[go_idx], 2, axis=0)
-        rows = np.arange(go_idx.size)
-        new_hi[2 * rows, d] = piv
-        new_lo[2 * rows + 1, d] = piv
-        lo, hi = new_lo, new_hi
-        trace.append({"depth": level, "regions": int(n_regions), "split": int(go_idx.size),
-                      "stopped": int(n_regions - go_idx.size)})
-
-    if composition == "nodes" and not count_leaves:
-        leaves = [(x[0], x[1], x[2], x[3], math.nan, x[5]) for x in leaves]
-    elif composition == "nodes":
-        # Every level was one charge over all regions; one more charge covers every leaf (equal budgets).
-        e = remaining_budget(eps, scope)
-        sizes_all = np.concatenate([x[2] for x in leaves])
-        noisy_all = noisy_counts(sizes_all, e, scope=scope, noise=noise, sensitivity=delta,
-                                 label="leaf counts (all leaves, joint sensitivity)")
-        bounds = np.cumsum([0] + [x[2].size for x in leaves])
-        leaves = [(x[0], x[1], noisy_all[bounds[i]:bounds[i + 1]], x[3], e, x[5]) for i, x in enumerate(leaves)]
+    leaves = run.finish(count_leaves)
     all_lo = np.concatenate([x[0] for x in leaves])
     all_hi = np.concatenate([x[1] for x in leaves])
     counts = np.concatenate([x[2] for x in leaves]).astype(np.int64)
     depth_of = np.concatenate([np.full(x[2].size, x[3], dtype=np.int64) for x in leaves])
     eps_of = np.concatenate([np.full(x[2].size, x[4]) for x in leaves])
     index_of = np.concatenate([x[5] for x in leaves]).astype(np.int64)
-    order = np.lexsort(all_lo.T[::-1]) if n_dims else np.arange(counts.size)
+    order = np.lexsort(all_lo.T[::-1]) if domain.n_dims else np.arange(counts.size)
     return Partition(domain, all_lo[order], all_hi[order], counts[order], depth_of[order], eps_of[order],
-                     index_of[order], accountant, trace, inner, scope if not count_leaves else None)
+                     index_of[order], accountant, run.trace, run.inner, run.scope if not count_leaves else None)
 
 
 def _dlap_variance(epsilon: np.ndarray) -> np.ndarray:
@@ -436,7 +485,7 @@ class RPSRelease(SyntheticTable):
         return {
             "records": self.n_records,  # sum of max(0, noisy leaf count): post-processing
             "leaves": self.partition.n_leaves if self.partition is not None else None,
-            "columns": [a.name for a in schema.attributes] + [schema.class_attribute.name],
+            "columns": schema.column_names,
             "order": "by leaf (sorted by its lower corner: class, then the predictors in schema order), then by the "
                      "first predictor's generated value (ties in draw order)",
         }

@@ -288,8 +288,9 @@ class SyntheticTable:
                 cols[a.name] = pa.array(col.astype(np.int64), pa.int64())
             else:
                 cols[a.name] = pa.array(col, pa.float64())
-        cols[schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
-            self.table.y.astype(np.int32), pa.array(list(schema.class_attribute.values), pa.string()))
+        if schema.has_class:  # a schema without a class: no class column
+            cols[schema.class_attribute.name] = pa.DictionaryArray.from_arrays(
+                self.table.y.astype(np.int32), pa.array(list(schema.class_attribute.values), pa.string()))
         return pa.table(cols)
 
     def write(self, output: str | os.PathLike[str]) -> Written:

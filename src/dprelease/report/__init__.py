@@ -1,4 +1,4 @@
-"""``dprelease report``: one self-contained HTML page about a release, for the custodian (issue 14, section 2).
+"""``dprelease report``: one self-contained HTML page about a release, for the custodian.
 
 It reads the RAW data, so it is for the custodian only, and says so at the top: its numbers are exact
 statistics of the raw data, not differentially private. The page holds the manifest in words

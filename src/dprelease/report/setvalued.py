@@ -3,7 +3,7 @@
 * counting queries: mean relative error of random itemset-count queries, by query length (section 5.1,
   :func:`dprelease.evaluation.evaluate_counting`);
 * top-K frequent itemset utility (appendix E, :func:`dprelease.evaluation.topk_utility_many`);
-* the share of released records that occur in the raw data (issue 12, ``dprelease.evaluation.occurrence``
+* the share of released records that occur in the raw data (``dprelease.evaluation.occurrence``
   where this version has it);
 * plots: item supports raw vs released; relative error by query length; the raw top-K itemsets' supports
   in the release against their true supports.

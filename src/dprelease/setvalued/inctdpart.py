@@ -49,7 +49,7 @@ these thresholds, which builds TBP-Tree_(0) (Algorithm 1, line 4).
 Two loops run an append, both through :meth:`TBPTree._operate` (one partition operation, on the driver, from a
 node's exact counts per child mask): the one partition loop over the in-memory arrays (default), and the
 level-wise loop (:meth:`TBPTree._append_level_wise`, one data pass per level of the tree through the engine's
-``Partitioner``), which ``stream append --engine spark`` runs and ``--level-wise`` runs locally (issue 11).
+``Partitioner``), which ``stream append --engine spark`` runs and ``--level-wise`` runs locally.
 """
 
 from __future__ import annotations
@@ -463,7 +463,7 @@ class TBPTree(StreamAccounting):
             self.ledger.append(eps_p)
             return delta
         tax = self.taxonomy
-        # an empty record belongs to no cell (issue 8, defect 10), as in DiffPart
+        # an empty record belongs to no cell (it would be released as an empty itemset), as in DiffPart
         queue = deque([(0, np.flatnonzero(local_db.lengths > 0).astype(np.int64), eps_p / 2.0, inner.root())])
         while queue:
             pid, rows, unused, scope = queue.popleft()
@@ -484,7 +484,7 @@ class TBPTree(StreamAccounting):
 
     def _append_level_wise(self, data: TransactionData, noise: NoiseSource, delta: AppendDelta,
                            inner: BudgetAccountant, eps_p: float, keep_trace: bool) -> None:
-        """The append one level of the TBP-tree at a time, through the engine's partitioner (issue 11): per
+        """The append one level of the TBP-tree at a time, through the engine's partitioner: per
         level, every first-visited node's expansion is drawn (in visiting order), then one data pass counts the
         batch's records of every visited node per child mask (:meth:`Partitioner.level_counts`), then each node's
         operation runs on the driver (:meth:`_operate`, in visiting order), and the records of the children to

@@ -361,7 +361,7 @@ class _SortedCells:
 
     def __init__(self, keys: np.ndarray, n_empty: int):
         self.keys = keys
-        # an empty record holds no item, so it belongs to no class (as in DiffPart; issue 8, defect 10): the
+        # an empty record holds no item, so it belongs to no class (as in DiffPart; it would be released as an empty itemset): the
         # empty records are the first n_empty keys (all 0), outside the root's range
         self.lo = np.array([n_empty], dtype=np.int64)
         self.hi = np.array([keys.size], dtype=np.int64)

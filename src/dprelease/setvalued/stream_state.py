@@ -30,7 +30,7 @@ only noisy counts, what was built from them, and public parameters. The *order* 
 node ids are assigned in a canonical order (breadth first, children in ascending mask order, real and
 test-and-generated cells mixed; :mod:`dprelease.setvalued.inctdpart`) and every table's rows are inserted
 sorted by their key, so neither the ids nor the file's layout say which cells were real. Format 1 states
-(ids in a data-dependent order, issue 8 defect 1) are refused with a message.
+(ids in a data-dependent order, which showed which cells were real) are refused with a message.
 
 Crash safety: an append reads the batch, then takes the write lock (``BEGIN
 IMMEDIATE``), re-reads the state inside the transaction, computes, writes, and

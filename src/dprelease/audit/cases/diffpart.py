@@ -1,7 +1,7 @@
 """Audit cases of DiffPart (Chen et al., PVLDB 2011) and its baseline Basic (section 4.1).
 
-Pairs: the reproductions of issue 8 (defect 1: release order; defect 9: a leaf threshold just above a
-whole number; defect 10: an empty record), a wide record whose count sits at a non-leaf threshold, a
+Pairs: the reproductions of three faults once found in DiffPart (the release order; a leaf threshold just
+above a whole number; an empty record), a wide record whose count sits at a non-leaf threshold, a
 leaf count at the leaf threshold, and a record that creates a cell D leaves empty (test-and-generate).
 Events: the release as stored and written (contents and order), each itemset's presence, count and
 thresholds, every pairwise order, the manifest (without clock and seed).
@@ -64,13 +64,13 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     cases: list[AuditCase] = []
     u4 = Universe.from_range(1, 4)
 
-    # Defect 1 (issue 8): within one partition operation the real sub-partitions came first and the
+    # The release-order fault: within one partition operation the real sub-partitions came first and the
     # test-and-generate ones after them, so "{0} listed after {0,1,2,3}" could only happen on D'.
     full = [[0, 1, 2, 3]] * 50
     cases.append(AuditCase(
-        "diffpart/issue-1-release-order", TransactionDB.from_lists(full + [[0]], 4), TransactionDB.from_lists(full, 4),
+        "diffpart/release-order", TransactionDB.from_lists(full + [[0]], 4), TransactionDB.from_lists(full, 4),
         epsilon, _diffpart_run(u4, epsilon, fanout=4), _events(range(4)),
-        description="issue 8 defect 1: universe 1..4, fan-out 4, D = 50 x {1,2,3,4} + {1}, D' = 50 x {1,2,3,4}"))
+        description="release order: universe 1..4, fan-out 4, D = 50 x {1,2,3,4} + {1}, D' = 50 x {1,2,3,4}"))
 
     # Defect 9: C1 puts the leaf threshold at the smallest float above 2; a generated empty cell must
     # not be released with count 2 when a real cell cannot be.
@@ -78,9 +78,9 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     d9 = TransactionDB.from_lists([[1]] * 3, 2)
     c1 = _c1_just_above_two(d9, u2, epsilon)
     cases.append(AuditCase(
-        "diffpart/issue-9-threshold-just-above-2", d9, TransactionDB.from_lists([[1]] * 3 + [[0]], 2), epsilon,
+        "diffpart/threshold-just-above-2", d9, TransactionDB.from_lists([[1]] * 3 + [[0]], 2), epsilon,
         _diffpart_run(u2, epsilon, c1=c1), _events(range(1, 6)),
-        description=f"issue 8 defect 9: universe 0..1, C1 = {c1!r} (leaf threshold just above 2), "
+        description=f"one comparison rule for real and generated cells: universe 0..1, C1 = {c1!r} (leaf threshold just above 2), "
                     "D = 3 x {1}, D' = D + {0}"))
 
     # Defect 10: an empty record passed through the API (D' = D + {}). If DiffPart rejects it as invalid
@@ -94,8 +94,8 @@ def _diffpart_cases(epsilon: float) -> list[AuditCase]:
     except DPReleaseError as exc:
         skip = f"DiffPart rejects an empty record as invalid input ({type(exc).__name__}: {exc})"
     cases.append(AuditCase(
-        "diffpart/issue-10-empty-record", d10, d10p, epsilon, run10, _events(range(8)), skip=skip,
-        description="issue 8 defect 10: universe 1..4, fan-out 4, D = 5 x {1,2} + {3}, D' = D + {} (API)"))
+        "diffpart/empty-record", d10, d10p, epsilon, run10, _events(range(8)), skip=skip,
+        description="an empty record is in no cell: universe 1..4, fan-out 4, D = 5 x {1,2} + {3}, D' = D + {} (API)"))
 
     # A record touching every item, added where the root's sub-partition count sits at its threshold.
     u8 = Universe.from_range(1, 8)

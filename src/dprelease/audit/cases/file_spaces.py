@@ -3,6 +3,7 @@ kept with their algorithms (RPS on tables and the degree sequences: :mod:`.rps`;
 :mod:`.stream_parallel`). Their events reuse those modules' event maps where the grids fit searched pairs.
 
 * ``rps``: CSV tables (one numeric attribute on [0, 8), two classes); the neighbour is one row.
+* ``rps-guided``: the same tables, and one attribute on [0, 128) (a PrivTree marginal).
 * ``degrees``: edge lists, alone or with a node list (``--nodes``); the neighbour is one node with all its
   incident edges, as the files express it (with an edge list alone a friend in no other edge is not in D's
   file; with a node list it stays, declared). :func:`degrees_space` takes the release, so a test can search a
@@ -47,6 +48,24 @@ def _rps_space(epsilon: float) -> list[SearchSpace]:
 
     return [table_space("rps", schema, configs, release, lambda d, dp, cfg: _rps_events, claim=epsilon,
                         max_base=30, min_base=2)]
+
+
+@register_space("rps-guided")
+def _rps_guided_space(epsilon: float) -> list[SearchSpace]:
+    """Guided RPS (the default of ``dprelease rps``) on the same CSV tables, and on a wide attribute (a PrivTree
+    marginal); the schema without a class is covered by the built-in cases."""
+    from ...data.table import parse_schema
+    from ...relational.rps_guided import rps_guided
+    from ..spaces import table_space
+    from .rps import _rps_events
+
+    def release(table, noise, cfg):
+        return rps_guided(table, epsilon, noise=noise)
+
+    wide = {**_RPS_SCHEMA, "attributes": [{"name": "a", "type": "numeric", "bounds": [0, 128], "integer": True}]}
+    return [table_space("rps-guided", parse_schema(spec, "audit schema"), [{}], release,
+                        lambda d, dp, cfg: _rps_events, claim=epsilon, max_base=30, min_base=2, name=name)
+            for spec, name in ((_RPS_SCHEMA, "rps-guided"), (wide, "rps-guided-wide"))]
 
 
 # --- degrees -----------------------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def noisy_values_cases(epsilon: float, fn: Callable | None = None) -> list[Audit
         return value_events("sum", y, np.arange(-3.0, 5.5, 0.5) * scale + 0.7)
 
     def lattice_events(y: float) -> list[str]:
-        # Issue 8 defect 3: with the true value added after the noise, outputs for a true 1 in (0, 0.5) are
+        # The float-lattice fault: with the true value added after the noise, outputs for a true 1 in (0, 0.5) are
         # all multiples of 2^-53 while those for a true 0 mostly are not.
         out = value_events("y", y, [-1.0, 0.0, 0.5, 1.0, 2.0])
         for bits in (53, 50, 45):
@@ -95,7 +95,7 @@ def noisy_values_cases(epsilon: float, fn: Callable | None = None) -> list[Audit
         AuditCase("noisy_values/sum", [0.2, 0.5], [0.2, 0.5, 1.0], epsilon, run, events,
                   description="sum of values in [0,1] (sensitivity 1): D = [0.2, 0.5], D' adds 1.0"),
         AuditCase("noisy_values/float-lattice-0-vs-1", [], [1.0], epsilon, run, lattice_events, secure=True,
-                  description="issue 8 defect 3: true sums 0 (D = []) and 1 (D' = [1.0]) in secure mode; events: "
+                  description="float lattice: true sums 0 (D = []) and 1 (D' = [1.0]) in secure mode; events: "
                               "whether outputs lie on the 2^-53 lattice"),
     ]
 

@@ -1,4 +1,4 @@
-"""Audit cases of the relational releases of issue 13: DiffGen+, DiffGen+2, DiffGen+3 and the DiffP-C4.5 baseline.
+"""Audit cases of the relational releases beyond the paper's DiffGen: DiffGen+, DiffGen+2, DiffGen+3 and the DiffP-C4.5 baseline.
 
 Pairs: tiny tables (one integer attribute on [0, 8), one categorical attribute with a two-level
 taxonomy, two classes) where the added record flips the best first split (DiffGen+ with a fixed number

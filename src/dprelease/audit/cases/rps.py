@@ -217,3 +217,52 @@ def degree_file_cases(epsilon: float, release: Callable | None = None) -> list[A
 @register_cases("degrees")
 def _degree_cases(epsilon: float) -> list[AuditCase]:
     return degree_file_cases(epsilon)
+
+
+# -- guided RPS (the default of `dprelease rps`) -------------------------------------------------------------
+def _guided_table(values: list[int], *, domain: int = 128, with_class: bool = True, b: bool = True):
+    import numpy as np
+
+    from ...data.table import EncodedTable, parse_schema
+
+    attrs = [{"name": "a", "type": "numeric", "bounds": [0, domain], "integer": True}]
+    attrs += [{"name": "b", "type": "categorical", "taxonomy": {"Any": ["u", "v", "w"]}}] if b else []
+    spec: dict[str, object] = {"attributes": attrs}
+    if with_class:
+        spec["class"] = {"name": "y", "values": ["0", "1"]}
+    schema = parse_schema(spec, "audit schema", require_class=False)
+    a = np.asarray(values, dtype=np.float64)
+    cols = (a, a.astype(np.int64) % 3) if b else (a,)
+    return EncodedTable(schema, cols, (a.astype(np.int64) % 2) * int(with_class))
+
+
+@register_cases("rps-guided")
+def _rps_guided_cases(epsilon: float) -> list[AuditCase]:
+    """Guided RPS (noisy marginals: PrivTree cells and counts; a PrivTree-stopped partition split at the
+    marginals' halves; leaf counts; values drawn from the marginals). D' = D plus one record."""
+    from ...relational.rps_guided import rps_guided
+
+    def run(table, noise):
+        return rps_guided(table, epsilon, noise=noise)
+
+    base = [1, 1, 2, 5, 5, 6, 6, 7]
+    return [
+        AuditCase(name="rps-guided/record-in-an-empty-tail", d=_guided_table(base),
+                  d_prime=_guided_table(base + [100]), epsilon=epsilon, run=run, events=_rps_events,
+                  description="a in [0, 128) (a PrivTree marginal), b of 3 values, a class: the added record "
+                              "lands where the marginal and every region are empty"),
+        AuditCase(name="rps-guided/record-in-the-dense-cell", d=_guided_table(base),
+                  d_prime=_guided_table(base + [5]), epsilon=epsilon, run=run, events=_rps_events,
+                  description="the added record joins the densest cell: the marginal's split decisions, the "
+                              "partition's pivots and the leaf counts all move"),
+        AuditCase(name="rps-guided/one-value-domain", d=_guided_table([0, 0, 0], domain=1, with_class=False, b=False),
+                  d_prime=_guided_table([0, 0, 0, 0], domain=1, with_class=False, b=False), epsilon=epsilon, run=run,
+                  events=_rps_events,
+                  description="no class and one attribute of one value: nothing to split or learn, so the "
+                              "release is one leaf count at the budget the marginals and PrivTree left (0.9 eps); "
+                              "the case on which a noise source at half scale must be flagged"),
+        AuditCase(name="rps-guided/no-class", d=_guided_table(base, domain=16, with_class=False),
+                  d_prime=_guided_table(base + [12], domain=16, with_class=False), epsilon=epsilon, run=run,
+                  events=_rps_events,
+                  description="a schema without a class (flat marginals of a in [0, 16) and of b)"),
+    ]
