@@ -33,8 +33,10 @@ class ParameterError(DPReleaseError, ValueError):
     """
 
 
-class BudgetExceededError(DPReleaseError):
-    """A spend would take the privacy loss past the declared total; raised before any noise is drawn."""
+class BudgetExceededError(DPReleaseError, ValueError):
+    """A spend would take the privacy loss past the declared total; raised before any noise is drawn.
+
+    Also a :class:`ValueError`, as the other errors about what a caller asked for."""
 
 
 class PrivacyLeakWarning(UserWarning):

@@ -8,13 +8,14 @@ import math
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# the smallest budget, the seed range and the method vocabulary are the Python API's (one definition)
+from ..api._core import FAITHFUL, MAX_SEED, MIN_EPSILON, RECOMMENDED, Reporter, resolve_renamed_method
 from ..limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_OUTPUT_RECORDS, format_size, parse_size
 
 if TYPE_CHECKING:  # the algorithms' modules are imported when a command runs, not to build its parser
@@ -26,14 +27,10 @@ __all__ = [
     "add_epsilon", "add_seed", "add_universe", "check_universe_declared", "derives_universe", "add_engine", "add_quiet", "add_output", "add_force", "add_limits",
     "epsilon_arg", "positive_int", "nonneg_int", "positive_float", "seed_arg", "float_list", "int_list",
     "choice_list", "load_transactions", "noise_from_args", "say", "warn", "print_json", "timed", "add_method", "method_arg",
-    "prepare_output", "report_written", "MIN_EPSILON", "MAX_SEED", "LEDGER_ENV", "LedgerCost", "add_ledger",
+    "prepare_output", "report_written", "cli_reporter", "resolve_renamed_method", "Reporter", "MIN_EPSILON", "MAX_SEED", "LEDGER_ENV", "LedgerCost", "add_ledger",
     "release_cost", "run_charged", "command_name", "RECOMMENDED", "FAITHFUL",
 ]
 
-# Below this budget the noise scales (sensitivity / epsilon, and DiffPart's alpha = epsilon / 2 / |internal
-# nodes|) leave the range that 64-bit noisy counts can hold.
-MIN_EPSILON = 1e-12
-MAX_SEED = 2**63 - 1  # seeds are stored as SQLite INTEGERs (stream state)
 
 
 # --- argument types (argparse turns ArgumentTypeError into one usage line, exit 2) -----------------------
@@ -220,11 +217,10 @@ def check_universe_declared(args: argparse.Namespace) -> None:
 
 
 def derives_universe(args: argparse.Namespace | None) -> bool:
-    """Whether an omitted universe is derived: asked for (``--universe derive``) or a command that publishes
-    nothing (stats, evaluate, experiments)."""
-    if args is None:
-        return False
-    return bool(getattr(args, "derive_universe", False) or not getattr(args, "universe_required", True))
+    """Whether an omitted universe is derived (:func:`dprelease.api.inputs.derives_universe`)."""
+    from ..api.inputs import derives_universe as derives
+
+    return derives(args)
 
 
 ENGINE_CHOICES = ("local", "spark")  # dprelease.engine.ENGINES (not imported here: the parser stays light)
@@ -241,11 +237,9 @@ def add_engine(p: argparse.ArgumentParser) -> None:
                         "(default local[*]; under spark-submit, its --master wins)")
 
 
-# The method vocabulary of every releasing command: ``--method faithful`` is the paper's algorithm (for
-# reproduction); ``--method recommended`` names the default, the project's best epsilon-DP method for that kind
-# of release. A command may offer more names (its own algorithms, baselines).
-RECOMMENDED = "recommended"
-FAITHFUL = "faithful"
+# The method vocabulary of every releasing command (RECOMMENDED, FAITHFUL above): ``--method faithful`` is the
+# paper's algorithm (for reproduction); ``--method recommended`` names the default, the project's best epsilon-DP
+# method for that kind of release. A command may offer more names (its own algorithms, baselines).
 
 
 def method_arg(choices: Iterable[str], renamed: dict[str, tuple[str | None, str]] | None = None
@@ -289,17 +283,6 @@ class RenamedFlag(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
         print(f"note: {option_string} is now --method {self.method}", file=sys.stderr)
         namespace.renamed_method = (self.method, option_string)
-
-
-def resolve_renamed_method(args: argparse.Namespace, default: str = RECOMMENDED) -> str:
-    """``--method``, or the method a renamed flag asked for; both given and different is an error."""
-    from ..errors import ParameterError
-
-    method, option = getattr(args, "renamed_method", None) or (None, None)
-    if method is not None and args.method is not None and args.method != method:
-        raise ParameterError(f"--method {args.method} and {option} (= --method {method}) do not go together; "
-                             f"give one --method")
-    return args.method or method or default
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
@@ -362,28 +345,12 @@ def noise_from_args(args: argparse.Namespace) -> NoiseSource:
 def prepare_output(args: argparse.Namespace, output: str | os.PathLike, *, inputs: Iterable[object] = (),
                    companions: Iterable[str | os.PathLike] = (), may_replace: Callable[[Path], bool] | None = None,
                    option: str = "-o", make_parents: bool = False) -> Path:
-    """Check ``output`` before any work (and before any ledger reservation): never an input, not ``-``, an
-    existing file -- the body or its manifest or another companion -- only with --force (or when
-    ``may_replace`` says it is this command's own), an existing writable folder (``make_parents``: a folder the
-    command owns, e.g. an experiment's --out, may be created). See :func:`dprelease.data.io.check_output_path`."""
-    from ..data.io import check_output_path
-    from ..release import manifest_path
+    """Check ``output`` before any work (and before any ledger reservation), with ``--force`` from ``args``:
+    :func:`dprelease.api._core.check_output`, which the Python API's ``write`` runs too."""
+    from ..api._core import check_output
 
-    if not str(output).strip():
-        from ..errors import ParameterError
-
-        raise ParameterError(f"{option}: the output file name is empty")
-    out = Path(output)
-    if str(output).strip() != "-" and (not out.name or out.is_dir()):
-        from ..errors import ParameterError
-
-        raise ParameterError(f"{option} {out} is a directory; give a file name")
-    from ..release.base import error_bar_companions  # a release's error bars may go beside it
-
-    comp = [manifest_path(out), *error_bar_companions(out), *companions] if str(output).strip() != "-" else []
-    return check_output_path(out if str(output).strip() != "-" else "-", inputs=[str(i) for i in inputs if i],
-                             force=bool(getattr(args, "force", False)), companions=comp, may_replace=may_replace,
-                             option=option, make_parents=make_parents)
+    return check_output(output, force=bool(getattr(args, "force", False)), inputs=inputs, companions=companions,
+                        may_replace=may_replace, option=option, make_parents=make_parents)
 
 
 def universe_inputs(spec: str | None) -> list[str]:
@@ -397,38 +364,18 @@ def load_transactions(path: str, universe_spec: str | None, args: argparse.Names
                       ) -> tuple[TransactionDB, Universe]:
     """Read a transaction file against a declared universe, on the engine ``args`` name (``--engine``); derive the
     universe only when ``args`` allow it (:func:`derives_universe`): with the leak warning on stderr for a command
-    that publishes, with a note (silenced by --quiet) for one that does not. On the local engine the result is
-    the in-memory database; on another, that engine's data."""
-    from .. import progress
-    from ..data.io import read_transactions
-    from ..data.parquet import is_parquet
-    from ..data.universe import parse_universe_spec
-    from ..engine import in_memory, open_transactions, unwrap
-    from ..errors import ParameterError, PrivacyLeakWarning
+    that publishes, with a note (silenced by --quiet) for one that does not. The Python API reads a path with
+    the same function (:func:`dprelease.api.inputs.load_transactions`)."""
+    from ..api.inputs import load_transactions as load
 
-    universe = parse_universe_spec(universe_spec) if universe_spec else None
-    engine = getattr(args, "engine", "local") if args is not None else "local"
-    if universe is None and not in_memory(engine):
-        raise ParameterError(f"--engine {engine} needs a declared --universe (deriving it from the data would "
-                             f"reveal which items occur)")
-    if universe is None and is_parquet(path):
-        raise ParameterError("a Parquet input needs a declared --universe")
-    derive = derives_universe(args)
-    publishes = args is None or bool(getattr(args, "universe_required", True))
-    with warnings.catch_warnings(record=True) as caught, progress.phase(f"read {Path(path).name}"):
-        warnings.simplefilter("always", PrivacyLeakWarning)
-        if universe is not None:
-            db = unwrap(open_transactions(path, universe, engine=engine,
-                                          master=getattr(args, "spark_master", None)))
-        else:
-            db, universe = read_transactions(path, universe, derive=derive)
-    for w in caught:
-        if publishes or not issubclass(w.category, PrivacyLeakWarning):
-            warn(str(w.message))
-    if not universe.declared and not publishes and args is not None:
-        say(args, f"note: no --universe: the universe of {path} was derived from it ({universe.size:,} items); "
-                  f"fine for this command, which publishes nothing")
-    return db, universe  # on another engine, its data stand in for the database
+    return load(path, universe_spec, args, Reporter(warn=warn),
+                say=(lambda m: say(args, m)) if args is not None else None)
+
+
+def cli_reporter(args: argparse.Namespace) -> Reporter:
+    """Warnings on stderr (never silenced), timings on stderr (silenced by --quiet), as every command says them."""
+    return Reporter(warn=warn, timed=lambda what: timed(args, what),
+                    note=lambda message: print(message, file=sys.stderr))
 
 
 @contextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,16 +11,17 @@ import numpy as np
 
 from . import setvalued
 from .. import limits, progress
+from ..api import itemsets as api_itemsets
 from .common import (
     add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
     FAITHFUL, RECOMMENDED, RenamedFlag, add_method, choice_list, epsilon_list, int_list, release_cost,
-    resolve_renamed_method,
-    load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
-    report_release_size, report_written, seed_arg, timed, universe_inputs, warn,
+    cli_reporter,
+    load_transactions, positive_float, positive_int, prepare_output, print_json,
+    report_written, seed_arg, universe_inputs,
 )
 
 if TYPE_CHECKING:  # the algorithms are imported inside the functions that use them (a light parser)
-    from ..itemsets.privbasis import PrivBasisParams
+    pass
 
 __all__ = ["register", "register_evaluate", "register_experiment", "privbasis_params"]
 
@@ -29,98 +29,28 @@ __all__ = ["register", "register_evaluate", "register_experiment", "privbasis_pa
 # --- handlers --------------------------------------------------------------------------------------------
 
 
-def privbasis_params(args: argparse.Namespace) -> PrivBasisParams:
-    """PrivBasisParams from the command line: the improved default (``--method recommended``), or the paper's
-    with ``--method faithful``; every explicit option overrides either."""
-    from ..itemsets.privbasis import PrivBasisParams
-
-    given = {name: getattr(args, name) for name in (
-        "alpha1", "alpha2", "alpha3", "eta", "single_basis_max", "max_basis_length", "lambda2_rule", "lambda_range",
-        "multi_alpha2", "single_alpha2", "bound_quantile", "bound_alpha") if getattr(args, name, None) is not None}
-    if getattr(args, "selection", None) is not None:
-        given["bounded_selection"] = args.selection == "bounded"
-    if getattr(args, "bin_cut", None) is not None:
-        given["bin_cut"] = None if args.bin_cut == "off" else float(args.bin_cut)
-    if getattr(args, "exact_k", None) is not None:
-        given["exact_k"] = args.exact_k
-    if getattr(args, "dense_bases", None) is not None:
-        given["dense_bases"] = args.dense_bases
-    args.method = resolve_renamed_method(args)
-    faithful = args.method == FAITHFUL
-    return PrivBasisParams.faithful(**given) if faithful else PrivBasisParams(**given)  # type: ignore[arg-type]
+# the checks and runs are the Python API's (dprelease.api.itemsets): one code path
+privbasis_params = api_itemsets.privbasis_params
+_privbasis_checks = api_itemsets.privbasis_checks
+_tf_checks = api_itemsets.tf_checks
 
 
-def _declared_size(args: argparse.Namespace) -> int | None:
-    from ..data.universe import parse_universe_spec
-
-    return parse_universe_spec(args.universe).size if args.universe else None
-
-
-def _privbasis_checks(args: argparse.Namespace) -> PrivBasisParams:
-    """The public checks of :func:`_run_privbasis` (options, the work bound of k), also run before a ledger
-    reservation; returns the parameters."""
-    params = privbasis_params(args)  # a bad combination of options is refused before anything is read
-    params.validate()
-    limits.check_topk(f"privbasis -k {args.k}", args.k, eta=params.eta)
-    return params
-
-
-def _tf_checks(args: argparse.Namespace) -> None:
-    """The public checks of :func:`_run_tf` (the work bound of k; m >= 3 over too many candidates), also run
-    before a ledger reservation."""
-    limits.check_topk(f"tf -k {args.k}", args.k)
-    n_items = _declared_size(args)
-    if n_items is not None:
-        from ..itemsets.tf import MAX_DEGENERATE_CANDIDATES, _refuse_degenerate, candidate_space_size
-
-        m = min(args.m, n_items)
-        n_cand = candidate_space_size(n_items, m)
-        if m >= 3 and n_cand > MAX_DEGENERATE_CANDIDATES:
-            _refuse_degenerate(n_cand, m)
+def _read(args: argparse.Namespace):
+    return lambda: load_transactions(args.input, args.universe, args)
 
 
 def _run_privbasis(args: argparse.Namespace) -> int:
-    from ..itemsets.privbasis import privbasis
-
-    params = _privbasis_checks(args)
+    _privbasis_checks(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
-    notes = limits.privbasis_range_notes(args.k, _declared_size(args))
-    for note in notes:
-        warn(note)
-    with timed(args, "read"):
-        db, universe = load_transactions(args.input, args.universe, args)
-    if not universe.declared:  # --universe derive: its size is known now (and recorded in the manifest)
-        notes = limits.privbasis_range_notes(args.k, universe.size)
-        for note in notes:
-            warn(note)
-    noise = noise_from_args(args)
-    with timed(args, "privbasis"):
-        release = privbasis(db, universe, args.k, args.epsilon, noise=noise, params=params)
-    # The range notes were said above; the others (a short release, with its public reason) are said now: the
-    # released size is public, and the manifest carries the same notes.
-    for note in release.manifest.get("notes") or []:
-        if note not in notes:
-            warn(str(note))
+    release = api_itemsets.release_privbasis(args, _read(args), cli_reporter(args))
     report_written(args, *release.write(args.output))
     return 0
 
 
 def _run_tf(args: argparse.Namespace) -> int:
-    from ..itemsets.tf import tf
-
     _tf_checks(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
-    with timed(args, "read"):
-        db, universe = load_transactions(args.input, args.universe, args)
-    noise = noise_from_args(args)
-    with timed(args, "tf"):
-        release = tf(db, universe, args.k, args.epsilon, args.m, noise=noise, variant=args.variant, rho=args.rho)
-    # Public facts only: printed on every run, so whether f_k*N < gamma*N is not said.
-    gamma = release.trace["plan"].gamma_count  # from k, epsilon, m, |I| and rho alone
-    print(f"note: TF truncates counts below f_k*N - gamma*N with gamma*N = {gamma:.0f} (from k, epsilon, m, "
-          f"|I| and rho); where the k-th largest count is below gamma*N the truncation prunes nothing and the "
-          f"selection is close to random (PrivBasis section 3.1)", file=sys.stderr)
-    report_release_size(args, "tf", len(release.itemsets), "itemsets", requested=args.k)  # in the manifest too
+    release = api_itemsets.release_tf(args, _read(args), cli_reporter(args))
     report_written(args, *release.write(args.output))
     return 0
 

@@ -9,9 +9,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import limits
+from ..api import tables as api_tables
 from .common import (
-    FAITHFUL, RECOMMENDED, add_engine, add_epsilon, add_ledger, add_limits, add_method, add_output, add_quiet,
-    add_seed, epsilon_arg, noise_from_args, positive_int, prepare_output, print_json, release_cost, say, seed_arg,
+    FAITHFUL, RECOMMENDED, add_engine, cli_reporter, add_epsilon, add_ledger, add_limits, add_method, add_output, add_quiet,
+    add_seed, epsilon_arg, positive_int, prepare_output, print_json, release_cost, say, seed_arg,
     timed,
 )
 
@@ -34,8 +35,6 @@ _RENAMED: dict[str, tuple[str | None, str]] = {
                    f"`dprelease experiment diffgen-classification --methods {old}` reproduces its published numbers")
        for old in ("diffgen-plus", "diffgen-plus2")},
 }
-# options of the faithful method only (default None or off: "not given")
-_FAITHFUL_ONLY = ("score", "recycle", "local")
 
 # pandas/pyarrow (data.table, relational.diffgen, relational.tds) are imported inside the handlers, so
 # that `dprelease --help` and the set-valued commands start without them.
@@ -65,73 +64,18 @@ def _table_inputs(args: argparse.Namespace) -> list[str]:
 
 def _schema(args: argparse.Namespace):
     """The declared schema, with --delimiter applied."""
-    from dataclasses import replace
-
-    from ..data.table import load_schema
-
-    schema = load_schema(args.schema)
-    if getattr(args, "delimiter", None):
-        schema = replace(schema, delimiter=args.delimiter)
-    return schema
+    return api_tables.table_schema(args)
 
 
-def _diffgen_method(args: argparse.Namespace) -> str:
-    """Settle --method (public checks, before anything is read): an option of the faithful method (--score,
-    --recycle, --local) selects it when --method is not given, and is refused beside --method recommended;
-    --engine spark runs the faithful method only (asked for explicitly: the engine never changes the method)."""
-    from ..engine import in_memory
-    from ..errors import ParameterError
-
-    if args.method == _LOCAL:
-        args.method, args.local = FAITHFUL, True
-    given = [f"--{n}" for n in _FAITHFUL_ONLY if getattr(args, n) not in (None, False)]
-    engine = getattr(args, "engine", "local")
-    spark = not in_memory(engine)
-    if args.method is None:
-        args.method = FAITHFUL if given else RECOMMENDED
-    if args.method == RECOMMENDED and given:
-        raise ParameterError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --method faithful "
-                             f"(DiffGen's Algorithm 1); this run asks for --method recommended (DiffGen+3)")
-    if spark and (args.method != FAITHFUL or args.local):
-        raise ParameterError(f"--engine {engine} runs --method faithful (DiffGen's Algorithm 1, global scores) only, "
-                             f"not {'--local' if args.local else '--method ' + args.method}; give --method faithful")
-    if args.method == FAITHFUL and args.specializations is None:
-        raise ParameterError("--specializations is required for --method faithful")
-    return str(args.method)
-
-
-def _diffgen_checks(args: argparse.Namespace) -> None:
-    """The public checks of :func:`_run_diffgen` (method options, schema, work bound), run before a ledger
-    reservation."""
-    _diffgen_method(args)
-    limits.check_diffgen(_schema(args), args.specializations or 12)
+# the checks and runs are the Python API's (dprelease.api.tables): one code path
+_diffgen_method = api_tables.diffgen_method
+_diffgen_checks = api_tables.diffgen_checks
 
 
 def _run_diffgen(args: argparse.Namespace) -> int:
-    from ..engine import open_table, unwrap
-
-    method = _diffgen_method(args)
+    _diffgen_method(args)
     prepare_output(args, args.output, inputs=_table_inputs(args), companions=_records_companion(args))
-    schema = _schema(args)
-    # public: the schema and h (DiffGen+3: its rounds, at most 12 when chosen from the noisy size)
-    limits.check_diffgen(schema, args.specializations or 12)
-    if method == FAITHFUL:  # -H past what the schema allows (DiffGen's h splits the budget; the manifest notes it)
-        for note in limits.diffgen_range_notes(schema, args.specializations):
-            print(f"warning: {note}", file=sys.stderr)
-    with timed(args, "read"):
-        table = unwrap(open_table(args.table, schema, engine=getattr(args, "engine", "local"),
-                                  master=getattr(args, "spark_master", None)))
-    noise = noise_from_args(args)
-    with timed(args, "diffgen"):
-        if method == RECOMMENDED:
-            from ..relational.diffgen_plus import diffgen_plus3
-
-            release = diffgen_plus3(table, args.epsilon, noise=noise, rounds=args.specializations)
-        else:
-            from ..relational.diffgen import diffgen
-
-            release = diffgen(table, args.epsilon, args.specializations, noise=noise, score=args.score or "max",
-                              recycle=args.recycle, local=args.local)
+    release = api_tables.release_diffgen(args, lambda _schema: args.table, cli_reporter(args))
     with timed(args, "write"):
         _report_written(release.write(args.output, records=args.records))
     return 0

@@ -11,11 +11,13 @@ import json
 import sys
 from pathlib import Path
 
+from ..api import graphs as api_graphs
+from ..api import tables as api_tables
 from ..errors import ParameterError
 from .common import (
-    FAITHFUL, RECOMMENDED, add_method, add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
+    FAITHFUL, RECOMMENDED, cli_reporter, add_method, add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
     positive_int,
-    prepare_output, print_json, release_cost, say, seed_arg, timed, warn,
+    prepare_output, print_json, release_cost, say, seed_arg, timed,
 )
 
 __all__ = ["register", "register_evaluate", "register_experiment"]
@@ -79,72 +81,26 @@ def _report(written) -> None:
 
 
 # -- rps ------------------------------------------------------------------------------------------------
-# the options of the paper's RPS tree; any of them given selects it (as diffgen's --score selects DiffGen)
-PAPER_OPTIONS = (("depth", "--depth"), ("split_share", "--split-share"), ("partitioning", "--partitioning"),
-                 ("stop_threshold", "--stop-threshold"), ("class_split", "--class-split"), ("consistency", "--consistency"))
-
-
-def _paper_options(args: argparse.Namespace) -> list[str]:
-    given = [getattr(args, name, None) for name, _ in PAPER_OPTIONS]
-    return [flag for (_, flag), v in zip(PAPER_OPTIONS, given) if v is not None and v is not False]
+# the options of the paper's RPS tree, and the method they select: the Python API's (dprelease.api.tables)
+PAPER_OPTIONS = api_tables.PAPER_OPTIONS
+_paper_options = api_tables.paper_options
+_rps_method = api_tables.rps_method
 
 
 def _rps_checks(args: argparse.Namespace):
-    """The public checks of ``rps`` (parameters, output, work bound), also run before a ledger reservation;
-    returns the schema (a schema without a class is accepted: a synthetic table needs none)."""
-    from .. import limits
-    from ..data.table import load_schema
-    from ..relational.rps import table_domain, validate_parameters, work_estimate
-
-    paper = _rps_method(args)
-    if paper:
-        validate_parameters(args.epsilon, args.depth, args.split_share, args.partitioning, args.stop_threshold)
-    prepare_output(args, args.output, inputs=_table_inputs(args))
-    schema = load_schema(args.schema, require_class=False)
-    if paper:
-        domain = table_domain(schema)
-        records, memory = work_estimate(domain.n_dims, domain.cells(), args.epsilon, args.depth, args.split_share,
-                                        args.partitioning, args.stop_threshold)
-        limits.check(f"rps --depth {args.depth}", records=records, memory=memory,
-                     why=f"up to {2 ** min(args.depth, 62):,} leaves; empty ones release noise")
-    return schema
-
-
-def _rps_method(args: argparse.Namespace) -> bool:
-    """True for the paper's RPS (``--method faithful``, or any of its tree options), False for guided RPS (the
-    default). Fills the paper's defaults in ``args``; --method faithful refuses --consistency (beyond the paper)."""
-    if args.method == FAITHFUL and args.consistency:
-        raise ParameterError("--consistency (constrained inference, Hay et al.) is an improvement beyond the paper's "
-                             "RPS; it does not go with --method faithful")
-    paper = args.method == FAITHFUL or bool(_paper_options(args))
-    if paper:
-        args.depth = DEFAULT_DEPTH if args.depth is None else args.depth
-        args.partitioning = args.partitioning or "balanced"
-        args.class_split = args.class_split or DEFAULT_CLASS_SPLIT
-    return paper
+    """The public checks of ``rps`` (parameters, output, work bound; :func:`dprelease.api.tables.rps_checks`),
+    also run before a ledger reservation; returns the schema."""
+    return api_tables.rps_checks(args, lambda: prepare_output(args, args.output, inputs=_table_inputs(args)))
 
 
 def _run_rps(args: argparse.Namespace) -> int:
-    from ..engine import open_table, unwrap
-    from ..relational.rps import rps
-    from ..relational.rps_guided import rps_guided
-
     options = _paper_options(args)
-    schema = _rps_checks(args)
+    _rps_checks(args)  # refused on public grounds before the note (the run repeats them)
     if args.method != FAITHFUL and options:
         say(args, f"note: {', '.join(options)} configure the paper's RPS tree: running it (as --method faithful "
                   f"does) instead of the default, guided RPS")
-    with timed(args, "read"):
-        table = unwrap(open_table(args.table, schema, engine=getattr(args, "engine", "local"),
-                                  master=getattr(args, "spark_master", None)))
-    noise = noise_from_args(args)
-    with timed(args, "rps"):
-        if _rps_method(args):
-            release = rps(table, args.epsilon, noise=noise, depth=args.depth, split_share=args.split_share,
-                          partitioning=args.partitioning, stop_threshold=args.stop_threshold,
-                          consistency=args.consistency, class_split=args.class_split)
-        else:
-            release = rps_guided(table, args.epsilon, noise=noise)
+    release = api_tables.release_rps(args, lambda _schema: args.table, cli_reporter(args),
+                                     lambda: prepare_output(args, args.output, inputs=_table_inputs(args)))
     with timed(args, "write"):
         _report(release.write(args.output))
     return 0
@@ -166,90 +122,32 @@ def _run_mondrian(args: argparse.Namespace) -> int:
 
 
 # -- degrees ------------------------------------------------------------------------------------------------
-def _degree_model(args: argparse.Namespace) -> str:
-    from ..graphs.degrees import DECLARED_NODES, EDGE_LIST
-
-    return DECLARED_NODES if getattr(args, "nodes", None) else EDGE_LIST
-
-
 def _degree_inputs(args: argparse.Namespace) -> list[str]:
     return [args.graph] + ([args.nodes] if getattr(args, "nodes", None) else [])
 
 
-def _degrees_method(args: argparse.Namespace) -> str:
-    """The degree method --method names: recommended is Day et al.'s cumulative summary on geometric leaves
-    (never worse than theta-cumulative on KS and EMD in docs/rps.md's measurements, better at large theta),
-    faithful and rps are RPS, hay and cumulative the baselines; --method faithful refuses the improvement beyond
-    the paper (--summarize cumulative)."""
-    if args.method == FAITHFUL and args.summarize == "cumulative":
-        raise ParameterError("--summarize cumulative is an improvement beyond the paper's RPS; it does not go with "
-                             "--method faithful")
-    if args.method == RECOMMENDED:
-        return "cumulative"
-    return "rps" if args.method == FAITHFUL else str(args.method)
-
-
-def _degrees_options(args: argparse.Namespace) -> dict[str, object]:
-    """The method's own options: the geometric leaves (recommended), the leaf summary of RPS (faithful: a noisy
-    count per leaf, as the paper; rps: cumulative counts unless --summarize says otherwise, so that the released
-    node count stays close to the true one at large theta)."""
-    if args.method == RECOMMENDED:
-        return {"leaves": "geometric"}
-    if args.method == FAITHFUL:
-        return {"summarize": "counts"}
-    if args.method == "rps":
-        return {"summarize": args.summarize or "cumulative"}
-    return {}
-
-
-def _degrees_checks(args: argparse.Namespace) -> str | None:
-    """The public checks of ``degrees`` (options, outputs, work bound), also run before a ledger reservation;
-    returns the depth warning, if any (printed once by the handler)."""
-    from .. import limits
-    from ..graphs.degrees import check_degree_depth, check_theta, default_degree_depth
-    from ..relational.rps import work_estimate
-
-    theta = check_theta(args.theta)
-    method = _degrees_method(args)
-    if method != "rps" and (args.depth is not None or args.split_share is not None or args.partitioning
-                            or args.summarize):
-        raise ParameterError("--depth, --split-share, --partitioning and --summarize apply to RPS only (--method "
-                             "faithful or rps)")
+def _prepare_degrees(args: argparse.Namespace) -> None:
+    """The outputs of ``degrees`` (-o, --graph-out), checked before any work."""
     prepare_output(args, args.output, inputs=_degree_inputs(args))
     if args.graph_out:
         prepare_output(args, args.graph_out, inputs=_degree_inputs(args) + [args.output], option="--graph-out")
         if Path(args.graph_out).resolve() == Path(args.output).resolve():
             raise ParameterError("--graph-out must differ from -o")
-    warning = None
-    if method == "rps":
-        model = _degree_model(args)
-        depth = default_degree_depth(theta, model) if args.depth is None else args.depth
-        if args.depth is not None:
-            warning = check_degree_depth(theta, depth, model)
-        records, memory = work_estimate(1, theta + 1, args.epsilon, depth, args.split_share,
-                                        args.partitioning or "balanced")
-        # empty degree ranges release noise at sensitivity 2 theta + 1: scale the per-leaf mean accordingly
-        limits.check(f"degrees --theta {theta}", records=records * (2 * theta + 1), memory=memory * (2 * theta + 1))
-    return warning
+
+
+def _degrees_checks(args: argparse.Namespace) -> str | None:
+    """The public checks of ``degrees`` (:func:`dprelease.api.graphs.degrees_checks`, with the outputs), also run
+    before a ledger reservation; returns the depth warning, if any."""
+    return api_graphs.degrees_checks(args, lambda: _prepare_degrees(args))
 
 
 def _run_degrees(args: argparse.Namespace) -> int:
     from ..data.graphs import read_edge_list
-    from ..graphs.degrees import release_degrees
     from ..graphs.regenerate import regenerated_graph
 
-    warning = _degrees_checks(args)
-    if warning:
-        warn(warning)
-    method = _degrees_method(args)
-    with timed(args, "read"):
-        graph = read_edge_list(args.graph, nodes=args.nodes)
-    noise = noise_from_args(args)
-    with timed(args, f"degrees ({method})"):
-        rps_options = {"depth": args.depth, "split_share": args.split_share,
-                       "partitioning": args.partitioning or "balanced"} if method == "rps" else {}
-        rel = release_degrees(graph, args.theta, args.epsilon, method=method, noise=noise, model=_degree_model(args),
-                              node_list=args.nodes, **rps_options, **_degrees_options(args))
+    noise = noise_from_args(args)  # the regenerated graph draws from the same source, after the release
+    rel = api_graphs.release_degrees(args, lambda: read_edge_list(args.graph, nodes=args.nodes), cli_reporter(args),
+                                     lambda: _prepare_degrees(args), noise=noise)
     _report(rel.write(args.output))
     if args.graph_out:
         graph_release = regenerated_graph(rel, args.graph_model, noise, derived_from=Path(args.output).name)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import limits, progress
+from ..api import setvalued as api_setvalued
 from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from ..setvalued.prefixpart import (
@@ -16,9 +17,9 @@ from ..setvalued.prefixpart import (
 from ..errors import ParameterError
 from .common import (
     FAITHFUL, RECOMMENDED, add_method, add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
-    at_least_one, epsilon_list, release_cost,
-    int_list, load_transactions, noise_from_args, positive_float, positive_int, prepare_output, print_json,
-    report_release_size, report_written, say, seed_arg, timed, universe_inputs, warn,
+    at_least_one, cli_reporter, epsilon_list, release_cost,
+    int_list, load_transactions, positive_float, positive_int, prepare_output, print_json,
+    report_written, say, seed_arg, timed, universe_inputs,
 )
 
 # the frequent-itemset workload's defaults (constants only: the evaluation module is imported by the handler)
@@ -58,107 +59,19 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     return [args.input, *universe_inputs(args.universe)]
 
 
-def _diffpart_checks(args: argparse.Namespace) -> None:
-    """The public work bound of :func:`_run_diffpart`, run before a ledger reservation."""
-    _check_method_options(args)
-    declared = _declared_universe(args.universe)
-    if declared is not None and args.method == "faithful":
-        limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
+# the method vocabulary and the checks are the Python API's (dprelease.api.setvalued): one code path
+METHODS = api_setvalued.METHODS
+DEFAULT_METHOD = api_setvalued.DEFAULT_METHOD
 
 
-def _diffpart_range_notes(args: argparse.Namespace, n_items: int) -> list[str]:
-    """Parameters past their useful range (public rules, :mod:`dprelease.limits`), for stderr and the manifest."""
-    if args.method == "faithful":
-        return limits.diffpart_range_notes(n_items, args.fanout, args.epsilon, args.c1, args.c2, args.spurious_bound)
-    sel = DEFAULT_SELECTION_SHARE if args.selection_share is None else args.selection_share
-    struct = DEFAULT_STRUCTURE_SHARE if args.structure_share is None else args.structure_share
-    return limits.prefix_range_notes(sel, struct, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)
-
-
-def _warn_all(notes: list[str]) -> list[str]:
-    for note in notes:
-        warn(note)
-    return notes
-
-
-def _basic_checks(args: argparse.Namespace) -> None:
-    """The public checks of :func:`_run_basic`, run before a ledger reservation."""
-    from ..errors import ParameterError
-
-    declared = _declared_universe(args.universe)
-    if declared is None:
-        return
-    if declared.size > args.max_items:
-        raise ParameterError(f"basic needs 2^|I| - 1 noisy counts; the universe has {declared.size} items, over the "
-                             f"limit of {args.max_items} (--max-items). Use diffpart for large universes.")
-    limits.check_basic(declared.size, args.epsilon)
-
-
-METHODS = ("prefix", "faithful", "recommended")
-DEFAULT_METHOD = "prefix"  # --method recommended: the project's best eps-DP method for set-valued data
-# options of one method only (default None: "not given"); giving one with the other method is an error
-_FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
-_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
-
-
-def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
-    return ["--" + n.replace("_", "-") for n in names if getattr(args, n) not in (None, False)]
-
-
-def _check_method_options(args: argparse.Namespace) -> None:
-    """Resolve --method: when it is not given, an option of the faithful method selects that method (so
-    commands written before the prefix method existed keep their meaning); giving an option of the other
-    method beside an explicit --method is an error."""
-    faithful_opts, prefix_opts = _given(args, _FAITHFUL_ONLY), _given(args, _PREFIX_ONLY)
-    if args.method == "recommended":
-        args.method = DEFAULT_METHOD
-    if args.method is None:
-        if faithful_opts and prefix_opts:
-            raise ParameterError(f"{', '.join(faithful_opts)} (--method faithful) and {', '.join(prefix_opts)} "
-                                 "(--method prefix) do not go together; choose one --method")
-        args.method = "faithful" if faithful_opts else DEFAULT_METHOD  # the manifest names the algorithm
-    other = prefix_opts if args.method == "faithful" else faithful_opts
-    if other:
-        wanted = "faithful" if args.method == "prefix" else "prefix"
-        raise ParameterError(f"{', '.join(other)} only appl{'ies' if len(other) == 1 else 'y'} to --method {wanted}; "
-                             f"this run asks for --method {args.method}")
-    if args.method == "faithful":  # the faithful defaults
-        for name, default in (("fanout", DEFAULT_FANOUT), ("c1", DEFAULT_C1), ("c2", DEFAULT_C2),
-                              ("branching_bound", DEFAULT_BRANCHING_BOUND)):
-            if getattr(args, name) is None:
-                setattr(args, name, default)
+def _read(args: argparse.Namespace):
+    return lambda: load_transactions(args.input, args.universe, args)
 
 
 def _run_diffpart(args: argparse.Namespace) -> int:
-    from ..setvalued import diffpart
-    from ..setvalued.prefixpart import prefix_diffpart
-
-    _check_method_options(args)
+    api_setvalued.check_method_options(args)
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
-    faithful = args.method == "faithful"
-    declared = _declared_universe(args.universe)
-    if declared is not None and faithful:  # public: bound the work before reading the data
-        limits.check_diffpart(declared.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
-    if declared is not None:  # the algorithm records them in the manifest too
-        _warn_all(_diffpart_range_notes(args, declared.size))
-    with timed(args, "read"):
-        db, universe = load_transactions(args.input, args.universe, args)
-    if declared is None and faithful:
-        limits.check_diffpart(universe.size, args.fanout, args.epsilon, args.c1, args.spurious_bound)
-    if declared is None:  # derived (--universe derive): its size is known now
-        _warn_all(_diffpart_range_notes(args, universe.size))
-    noise = noise_from_args(args)
-    with timed(args, f"diffpart ({args.method})"):
-        if faithful:
-            release = diffpart(db, universe, args.epsilon, noise=noise, fanout=args.fanout, c1=args.c1, c2=args.c2,
-                               spurious_bound=args.spurious_bound,
-                               branching_bound=None if args.no_branching_guard else args.branching_bound,
-                               progress=not args.quiet, level_wise=True if args.level_wise else None)
-        else:
-            kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
-            release = prefix_diffpart(db, universe, args.epsilon, noise=noise,
-                                      level_wise=True if args.level_wise else None, **kw)
-    report_release_size(args, "diffpart", release.n_records, "records")  # the manifest notes it too
+    release = api_setvalued.release_diffpart(args, _read(args), cli_reporter(args))
     with timed(args, "write"):
         written = release.write(args.output)
     report_written(args, *written)
@@ -166,19 +79,8 @@ def _run_diffpart(args: argparse.Namespace) -> int:
 
 
 def _run_basic(args: argparse.Namespace) -> int:
-    from ..setvalued import basic
-
     prepare_output(args, args.output, inputs=[args.input, *universe_inputs(args.universe)])
-    declared = _declared_universe(args.universe)
-    if declared is not None and declared.size <= args.max_items:
-        limits.check_basic(declared.size, args.epsilon)
-    with timed(args, "read"):
-        db, universe = load_transactions(args.input, args.universe, args)
-    if declared is None and universe.size <= args.max_items:
-        limits.check_basic(universe.size, args.epsilon)
-    with timed(args, "basic"):
-        release = basic(db, universe, args.epsilon, noise=noise_from_args(args), max_items=args.max_items)
-    report_release_size(args, "basic", release.n_records, "records")  # the manifest notes it too
+    release = api_setvalued.release_basic(args, _read(args), cli_reporter(args))
     report_written(args, *release.write(args.output))
     return 0
 
@@ -386,7 +288,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(_inputs, checks=_diffpart_checks))
+    add_ledger(p, release_cost(_inputs, checks=api_setvalued.diffpart_checks))
     add_engine(p)
     p.set_defaults(handler=_run_diffpart)
 
@@ -405,7 +307,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seed(p)
     add_limits(p)
     add_quiet(p)
-    add_ledger(p, release_cost(_inputs, checks=_basic_checks))
+    add_ledger(p, release_cost(_inputs, checks=api_setvalued.basic_checks))
     add_engine(p)
     p.set_defaults(handler=_run_basic)
 

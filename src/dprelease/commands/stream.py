@@ -10,7 +10,7 @@ from ..setvalued.inctdpart import (
     THETA_RULES,
 )
 from ..setvalued.stream_state import PARTITIONINGS, DEFAULT_WAIT, init_state, stream_status
-from .. import limits
+from ..api import stream as api_stream
 from ..errors import ParameterError
 from .common import (
     LEDGER_ENV, LedgerCost, add_engine, add_epsilon, add_force, add_ledger, add_limits, add_quiet, add_seed, add_universe,
@@ -26,81 +26,13 @@ def nonneg_int_arg(text: str) -> int:
     return nonneg_int(text)
 
 
-# --partitioning (alias --method): prefix is the best method and the default; tdpart (--method faithful) is the
-# paper's IncTDPart. Options of one partitioning only default to None ("not given"): given without
-# --partitioning, a tdpart option selects tdpart (commands written before the default changed keep their
-# meaning); given with the other partitioning, it is refused.
-DEFAULT_PARTITIONING = "prefix"
-METHOD_ALIASES = {"prefix": "prefix", "faithful": "tdpart", "recommended": DEFAULT_PARTITIONING}
-_TDPART_ONLY = {"fanout": DEFAULT_FANOUT, "c1": DEFAULT_C1, "c2": DEFAULT_C2, "theta_rule": "example3",
-                "new_cells": "first-visit", "routing": "paper"}
-_PREFIX_ONLY = ("no_refine", "no_expand")
-
-
-def _given(args: argparse.Namespace, names) -> list[str]:
-    return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, False)]
-
-
-def _resolve_partitioning(args: argparse.Namespace) -> None:
-    """Settle --partitioning/--method and fill in the tdpart defaults (public checks, before anything is made)."""
-    method = getattr(args, "method", None)
-    chosen = args.partitioning
-    if method is not None:
-        alias = METHOD_ALIASES[method]
-        if chosen is not None and chosen != alias:
-            raise ParameterError(f"--method {method} is --partitioning {alias}, but --partitioning {chosen} is given; "
-                                 f"give one of them")
-        chosen = alias
-    tdpart_opts, prefix_opts = _given(args, _TDPART_ONLY), _given(args, _PREFIX_ONLY)
-    if chosen is None:
-        if tdpart_opts and prefix_opts:
-            raise ParameterError(f"{', '.join(tdpart_opts)} (--partitioning tdpart) and {', '.join(prefix_opts)} "
-                                 f"(--partitioning prefix) do not go together; choose one --partitioning")
-        chosen = "tdpart" if tdpart_opts else DEFAULT_PARTITIONING
-    other = prefix_opts if chosen == "tdpart" else tdpart_opts
-    if other:
-        raise ParameterError(f"{', '.join(other)} only appl{'ies' if len(other) == 1 else 'y'} to --partitioning "
-                             f"{'prefix' if chosen == 'tdpart' else 'tdpart'}; this stream uses --partitioning "
-                             f"{chosen}")
-    args.partitioning = chosen
-
-
-def _tdpart_options(args: argparse.Namespace) -> dict[str, object]:
-    """The tdpart options, with their defaults where not given (a prefix stream stores them unused)."""
-    return {name: default if getattr(args, name) is None else getattr(args, name)
-            for name, default in _TDPART_ONLY.items()}
-
-
-def _declared_budget(args: argparse.Namespace):
-    """The stream's budget as declared (accounting, U, privacy unit, K); refused here when it does not hold."""
-    from ..setvalued.inctdpart import StreamBudget
-
-    return StreamBudget.declare(args.epsilon, args.updates, args.accounting, args.privacy_unit,
-                                args.max_batches_per_person, required=True)
-
-
-def _init_checks(args: argparse.Namespace) -> None:
-    """The public checks of ``stream init`` (also run before a ledger reservation)."""
-    from ..data.io import check_output_path
-    from ..data.universe import parse_universe_spec
-
-    _resolve_partitioning(args)
-    if universe_inputs(args.universe):
-        check_output_path(args.state, inputs=universe_inputs(args.universe), force=True, option="STATE",
-                          make_parents=True)
-    from .common import MAX_SEED, MIN_EPSILON
-
-    if args.accounting == "paper" and args.updates is None:
-        raise ParameterError("--updates is required with --accounting paper (each append spends epsilon/(U+1))")
-    _declared_budget(args)
-    eps_append = args.epsilon if args.accounting == "parallel" else args.epsilon / (args.updates + 1)
-    if (args.updates is not None and args.updates >= MAX_SEED) or eps_append < MIN_EPSILON:
-        raise ParameterError(f"--updates {args.updates}: each append would get epsilon/(U+1) = "
-                             f"{eps_append:.3g}, below the smallest budget {MIN_EPSILON:g}")
-    if args.universe and args.partitioning == "tdpart":  # public: bound each append's work before the stream exists
-        u = parse_universe_spec(args.universe)
-        limits.check_diffpart(u.size, _tdpart_options(args)["fanout"], eps_append, _tdpart_options(args)["c2"], None,
-                              what="stream init")
+# settling --partitioning/--method and the init checks are the Python API's (dprelease.api.stream): one code path
+DEFAULT_PARTITIONING = api_stream.DEFAULT_PARTITIONING
+METHOD_ALIASES = api_stream.METHOD_ALIASES
+_resolve_partitioning = api_stream.resolve_partitioning
+_tdpart_options = api_stream.tdpart_options
+_declared_budget = api_stream.declared_budget
+_init_checks = api_stream.init_checks
 
 
 def _init_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
@@ -123,7 +55,6 @@ def _init_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | Non
 def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | None:
     """An append of a stream opened against a ledger is recorded there, covered by the init's reservation;
     a stream made without a ledger refuses a configured one (its epsilon was never reserved there)."""
-    from ..errors import BudgetExceededError, ParameterError
     from ..setvalued.stream_state import check_engine, owns_release, stream_ledger
     from .common import prepare_output
 
@@ -139,11 +70,7 @@ def _append_cost(args: argparse.Namespace, ledger: str | None) -> LedgerCost | N
         raise ParameterError(f"{args.state} was created without a ledger, so its epsilon is not reserved in ledger "
                              f"{ledger}; open the stream against it (`dprelease stream init STATE --ledger {ledger} "
                              f"...`), or drop --ledger / ${LEDGER_ENV} for this stream")
-    st = stream_status(args.state)
-    if st.updates is not None and st.appends >= st.updates + 1:  # (a stream may have no bound on its updates)
-        raise BudgetExceededError(f"{args.state}: all {st.appends} appends (initial dataset + U = {st.updates} "
-                                  f"updates) are made and epsilon = {st.epsilon:g} is spent; append refused, "
-                                  f"state unchanged")
+    api_stream.check_appends_left(args.state)
     return LedgerCost(epsilon=0.0, output=str(args.output), covered_by=int(recorded["charge"]),
                       ledger=str(recorded["path"]), ledger_id=str(recorded["ledger_id"]))
 
@@ -205,7 +132,6 @@ def _run_append(args: argparse.Namespace) -> int:
 
 
 def _run_status(args: argparse.Namespace) -> int:
-    from ..setvalued.stream_state import stream_status
 
     st = stream_status(args.state)
     if args.json:
