@@ -12,6 +12,7 @@ from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from ..setvalued.prefixpart import (
     DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, MAX_PREFIX_ITEMS,
+    DEFAULT_SHAPE_SHARE, DEFAULT_SHAPED_STRUCTURE_SHARE,
 )
 from ..errors import ParameterError
 from .common import (
@@ -23,6 +24,17 @@ from .common import (
 
 if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
     from ..data.universe import Universe
+
+
+def _share_or_zero(text: str) -> float:
+    """A budget share that may be 0 (the step it pays for is skipped)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not (0.0 <= value < 1.0):
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
 
 
 def fanout_arg(text: str) -> int:
@@ -59,8 +71,11 @@ def _diffpart_range_notes(args: argparse.Namespace, n_items: int) -> list[str]:
     if args.method == "faithful":
         return limits.diffpart_range_notes(n_items, args.fanout, args.epsilon, args.c1, args.c2, args.spurious_bound)
     sel = DEFAULT_SELECTION_SHARE if args.selection_share is None else args.selection_share
-    struct = DEFAULT_STRUCTURE_SHARE if args.structure_share is None else args.structure_share
-    return limits.prefix_range_notes(sel, struct, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)
+    shape = DEFAULT_SHAPE_SHARE if args.shape_share is None else args.shape_share
+    struct = args.structure_share
+    if struct is None:
+        struct = DEFAULT_SHAPED_STRUCTURE_SHARE if shape > 0 else DEFAULT_STRUCTURE_SHARE
+    return limits.prefix_range_notes(sel, struct + shape, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)
 
 
 def _warn_all(notes: list[str]) -> list[str]:
@@ -86,7 +101,7 @@ METHODS = ("prefix", "faithful", "recommended")
 DEFAULT_METHOD = "prefix"  # --method recommended: the project's best eps-DP method for set-valued data
 # options of one method only (default None: "not given"); giving one with the other method is an error
 _FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
-_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
+_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta", "shape_share")
 
 
 def _given(args: argparse.Namespace, names: tuple[str, ...]) -> list[str]:
@@ -229,6 +244,7 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_counting
     from ..release import SetValuedRelease
     from ..evaluation.occurrence import occurrence_share
+    from ..evaluation.shape import length_shape
 
     limits.check_queries(f"evaluate counting --queries {args.queries}", args.queries)
     raw, universe = load_transactions(args.raw, args.universe, args)
@@ -237,6 +253,7 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
     with progress.phase("evaluate counting"):
         result = evaluate_counting(raw, released, n_queries=args.queries, seed=args.seed)
         result["occurrence"] = occurrence_share(raw, released)
+        result["lengths"] = length_shape(raw, released)  # record length distribution against the raw one
     if released.n_records == 0:
         result["note"] = "the release is empty: every query answers 0"
     _emit(args, result)
@@ -247,6 +264,7 @@ def _run_eval_topk(args: argparse.Namespace) -> int:
     from ..evaluation import topk_utility
     from ..release import SetValuedRelease
     from ..evaluation.occurrence import occurrence_share
+    from ..evaluation.shape import length_shape
 
     limits.check_topk(f"evaluate topk -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
@@ -254,7 +272,8 @@ def _run_eval_topk(args: argparse.Namespace) -> int:
         released = SetValuedRelease.read(args.released, universe).to_db()
     with progress.phase("evaluate topk"):
         result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
-                                     "occurrence": occurrence_share(raw, released)}
+                                     "occurrence": occurrence_share(raw, released),
+                                     "lengths": length_shape(raw, released)}
     if released.n_records == 0:
         result["note"] = "the release is empty: utility 0"
     _emit(args, result)
@@ -298,7 +317,13 @@ def _prefix_options(p: argparse.ArgumentParser) -> None:
                         f"the frequent ones (default {DEFAULT_SELECTION_SHARE})")
     g.add_argument("--structure-share", type=positive_float, default=None, metavar="X",
                    help=f"share of epsilon, in (0, 1), for the PrivTree decisions that build the prefix hierarchy "
-                        f"(default {DEFAULT_STRUCTURE_SHARE}); the rest goes to the released counts")
+                        f"(default {DEFAULT_SHAPED_STRUCTURE_SHARE}, {DEFAULT_STRUCTURE_SHARE} with --shape-share 0); "
+                        "the rest goes to the released counts")
+    g.add_argument("--shape-share", type=_share_or_zero, default=None, metavar="X",
+                   help=f"share of epsilon, in [0, 1), for the record length histogram and the supports of the "
+                        f"frequent items generalized records drop (half each), from which the records get their "
+                        f"dropped items back (default {DEFAULT_SHAPE_SHARE}; 0 releases the bare generalized "
+                        "records, shorter than the raw ones)")
     g.add_argument("--record-bound", type=positive_int, default=None, metavar="L",
                    help=f"a record adds min(1, L/|t|) to each of its items' supports, so L bounds its influence "
                         f"on the item order (default {DEFAULT_RECORD_BOUND})")
