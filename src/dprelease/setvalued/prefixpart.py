@@ -6,7 +6,7 @@ times, records are generalized by dropping their least frequent items, and a gen
 record is released with the (noisy) number of records it stands for. See docs/diffpart.md,
 "DiffPart-Prefix", for the literature behind each step and the measured before/after.
 
-Three mechanisms, composed sequentially on the whole input (budget split, ``epsilon`` = B):
+Mechanisms composed sequentially on the whole input (budget split, ``epsilon`` = B):
 
 1. **Item order** (``selection_share`` * B, default 0.15 B). Weighted item supports, each
    record contributing min(1, l/|t|) to each of its items (L1 sensitivity l = ``record_bound``,
@@ -15,7 +15,7 @@ Three mechanisms, composed sequentially on the whole input (budget split, ``epsi
    ``max_items`` the first ``max_items`` whose noisy support passes (l/B1) ln(|I|/2) (at most
    one item expected to pass on noise alone) form the frequent part F of the universe
    (private selection of the frequent part, as in PrivBasis, Li et al. PVLDB 2012, section 4).
-2. **Structure** (``structure_share`` * B, default 0.5 B). Level j of the hierarchy splits every
+2. **Structure** (``structure_share`` * B, default 0.45 B; 0.5 B without the shape step). Level j of the hierarchy splits every
    kept prefix class P (records whose items among the first j-1 of F are exactly P) into the
    two cells "P without item j" and "P with item j" (a binary trie over F in noisy frequency
    order, the FP-tree's prefix order of Han, Pei and Yin, SIGMOD 2000). Which cells are kept
@@ -23,11 +23,17 @@ Three mechanisms, composed sequentially on the whole input (budget split, ``epsi
    not grow with the depth (:mod:`dprelease.privacy.privtree`): this replaces DiffPart's
    alpha = B~/|InternalNodes|, which on a 16,470-item universe leaves every threshold above
    the data (section 4.1 of the paper; docs/diffpart.md).
-3. **Counts** (the rest, default 0.35 B). Every record ends in exactly one *class*: the cell in
-   which its path failed the test, or its kept cell at the last level. The classes are
+3. **Counts** (the rest: 0.3 B by default, 0.35 B without the shape step). Every record ends in
+   exactly one *class*: the cell in which its path failed the test, or its kept cell at the last level. The classes are
    disjoint, so one vector of exact discrete Laplace counts (sensitivity 1) covers them all
    (DiffPart Theorem B.2). A class is released as its generalized record: its prefix pattern,
    i.e. the record with the items after the failing level dropped.
+4. **Shape** (``shape_share`` * B, default 0.1 B, half to each of two mechanisms; the structure then defaults
+   to 0.45 B). The record length histogram (discrete Laplace, sensitivity 1) and, for the public trie, each
+   frequent item's weighted support among the records whose class drops it (Laplace, sensitivity
+   ``record_bound``). By post-processing of these, the class counts and the item supports, every released
+   record gets a target length and draws its dropped items (:mod:`dprelease.setvalued.shape`), so the release
+   keeps the raw basket lengths. ``shape_share=0`` releases the bare generalized records.
 
 Post-processing (no budget): classes whose noisy count is below ``merge_below`` noise scales
 (1/B3, at least 1) are merged bottom-up into their parent prefix (zero-mean noise of empty cells cancels instead of adding
@@ -35,7 +41,7 @@ spurious records); the empty pattern (records with no item of F) is released, wh
 has items outside F, as single items shared out in proportion to their clipped noisy supports, so the
 release keeps the right number of records (top-k supports are relative to it).
 
-Every chain (a record's path through the three mechanisms) sums to exactly B.
+Every chain (a record's path through the mechanisms) sums to exactly B.
 """
 
 from __future__ import annotations

@@ -83,9 +83,9 @@ def length_distribution(noisy_bins: np.ndarray, edges: np.ndarray, epsilon: floa
     """Post-processing: expected records per length 0..max (index = length; index 0 stays 0).
 
     A bin whose noisy count passes tau = ln(#bins)/epsilon keeps it (at most about half a bin is expected to
-    pass on noise alone); consecutive bins below it are pooled until their sum passes tau * sqrt(#pooled) (the
-    sum's noise grows as the square root), so a long tail of sparse lengths is kept as a whole; what never
-    passes is dropped. Each bin's (or pool's) mass is spread evenly over its lengths."""
+    pass on noise alone); consecutive positive bins below it are pooled until their sum passes
+    tau * sqrt(#pooled) (the sum's noise grows as the square root), so a long tail of sparse lengths is kept as a
+    whole; a bin at or below 0 ends a run, and what never passes is dropped. Each bin's (or pool's) mass is spread evenly over its lengths."""
     n_bins = int(noisy_bins.size)
     tau = math.log(max(n_bins, 2)) / epsilon
     width = np.diff(edges).astype(np.float64)
@@ -94,6 +94,9 @@ def length_distribution(noisy_bins: np.ndarray, edges: np.ndarray, epsilon: floa
     for b in range(n_bins):
         if noisy_bins[b] >= tau:  # a bin that passes alone stands alone; the run before it is dropped
             per_length[b] = noisy_bins[b] / width[b]
+            start = b + 1
+            continue
+        if noisy_bins[b] <= 0:  # a run of sparse lengths ends at a bin that looks empty (dropped with it)
             start = b + 1
             continue
         pooled = float(noisy_bins[start : b + 1].sum())
@@ -180,17 +183,23 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
         return _draw_gumbel(need, np.log(weights[cand]), cand, noise)
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
-    held = np.zeros(0, dtype=np.int64)
-    have = np.zeros(need.size, dtype=np.int64)
+    done_keys: list[np.ndarray] = []
+    active = np.flatnonzero(need > 0)
+    held = np.zeros(0, dtype=np.int64)  # keys (record * n_items + item) of the active records
     for _ in range(_FILL_ROUNDS):
-        left = need - have
-        rec = np.repeat(np.arange(need.size, dtype=np.int64), np.maximum(left, 0))
+        have = np.bincount(held // n_items, minlength=need.size)[active]
+        rec = np.repeat(active, need[active] - have)
         if rec.size == 0:
             break
         items = np.minimum(np.searchsorted(cdf, noise.uniform(rec.size), side="right"), n_items - 1)
         held = np.unique(np.concatenate([held, rec * n_items + items]))
-        have = np.bincount(held // n_items, minlength=need.size)
-    return held // n_items, held % n_items
+        full = np.bincount(held // n_items, minlength=need.size) >= need
+        finished = full[held // n_items]  # records with all their items leave the working set
+        done_keys.append(held[finished])
+        held = held[~finished]
+        active = active[~full[active]]
+    keys = np.concatenate([*done_keys, held])
+    return keys // n_items, keys % n_items
 
 
 def _draw_gumbel(need: np.ndarray, log_w: np.ndarray, cand: np.ndarray, noise: NoiseSource
@@ -292,16 +301,39 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
     return _distinct_records(rows, items, node.size)
 
 
+_HASH_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
+
+
 def _distinct_records(rows: np.ndarray, items: np.ndarray, n_rows: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """(row, item) pairs as distinct non-empty itemsets (items ascending) with the number of rows holding each."""
+    """(row, item) pairs as distinct non-empty itemsets (items ascending) with the number of rows holding each.
+
+    Rows are grouped by (length, two 64-bit polynomial hashes of their items), then every row is checked item by
+    item against its group's first row, so the grouping is exact (a hash collision falls back to a dict)."""
     order = np.lexsort((items, rows))
     rows, items = rows[order], items[order]
-    bounds = np.searchsorted(rows, np.arange(n_rows + 1))
-    merged: dict[tuple[int, ...], int] = {}
-    flat = items.tolist()
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        if hi > lo:
-            key = tuple(flat[lo:hi])
+    length = np.bincount(rows, minlength=n_rows)
+    start = np.concatenate([[0], np.cumsum(length)])
+    nonempty = np.flatnonzero(length)
+    if nonempty.size == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    pos = np.arange(items.size) - np.repeat(start[:-1], length)
+    keys = [length[nonempty].astype(np.uint64)]
+    with np.errstate(over="ignore"):
+        for mult in _HASH_MULTIPLIERS:
+            power = np.cumprod(np.full(int(length.max()), mult, dtype=np.uint64))
+            term = (items.astype(np.uint64) + np.uint64(1)) * power[pos]
+            keys.append(np.add.reduceat(term, start[nonempty]))
+    _, first, group = np.unique(np.stack(keys, axis=1), axis=0, return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    rep = nonempty[first[group]]  # each row's group representative
+    same = items == items[np.repeat(start[rep], length[nonempty]) + pos]
+    if not bool(same.all()):  # a hash collision: group by the item tuples themselves
+        merged: dict[tuple[int, ...], int] = {}
+        flat = items.tolist()
+        for r in nonempty.tolist():
+            key = tuple(flat[start[r] : start[r + 1]])
             merged[key] = merged.get(key, 0) + 1
-    keys = sorted(merged)
-    return [np.asarray(x, dtype=np.int64) for x in keys], np.asarray([merged[x] for x in keys], dtype=np.int64)
+        return [np.asarray(k, dtype=np.int64) for k in merged], np.asarray(list(merged.values()), dtype=np.int64)
+    reps = nonempty[first]
+    return ([items[start[r] : start[r + 1]] for r in reps.tolist()],
+            np.bincount(group, minlength=first.size).astype(np.int64))
