@@ -75,7 +75,9 @@ def _diffpart_range_notes(args: argparse.Namespace, n_items: int) -> list[str]:
     struct = args.structure_share
     if struct is None:
         struct = DEFAULT_SHAPED_STRUCTURE_SHARE if shape > 0 else DEFAULT_STRUCTURE_SHARE
-    return limits.prefix_range_notes(sel, struct + shape, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)
+    default_structure, default_shape = ((DEFAULT_SHAPED_STRUCTURE_SHARE, DEFAULT_SHAPE_SHARE) if shape > 0
+                                        else (DEFAULT_STRUCTURE_SHARE, 0.0))
+    return limits.prefix_range_notes(sel, struct, DEFAULT_SELECTION_SHARE, default_structure, shape, default_shape)
 
 
 def _warn_all(notes: list[str]) -> list[str]:

@@ -221,8 +221,10 @@ def prefix_diffpart(
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     # budget shares past their useful range (public rules of dprelease.limits; the CLI also says them on stderr)
-    add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share + shape_share,
-                                                  DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE))
+    default_structure, default_shape = ((DEFAULT_SHAPED_STRUCTURE_SHARE, DEFAULT_SHAPE_SHARE) if shape_share > 0
+                                        else (DEFAULT_STRUCTURE_SHARE, 0.0))
+    add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share, DEFAULT_SELECTION_SHARE,
+                                                  default_structure, shape_share, default_shape))
     return SetValuedRelease(itemsets, counts, universe, manifest, trace=trace, accountant=accountant)
 
 
