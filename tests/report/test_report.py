@@ -113,6 +113,7 @@ def test_setvalued_report_matches_evaluate(tmp_path, releases, capsys):
     counting = _run_json(["evaluate", "counting", str(BASKETS), str(rel), "--universe", "1..12", "--queries", "2000",
                           "--json", "-q"], capsys)
     assert m["occurrence"] == counting.pop("occurrence")  # evaluate counting reports it beside the errors
+    assert 0 <= counting.pop("lengths")["tv"] <= 1  # and the record length distance (not in the report yet)
     assert m["counting"] == counting  # the same workload, the same numbers
     topk = _run_json(["evaluate", "topk", str(BASKETS), str(rel), "--universe", "1..12", "-k", "50", "--json", "-q"],
                      capsys)
