@@ -445,11 +445,11 @@ def diffpart_range_notes(n_items: int, fanout: int, epsilon: float, c1: float, c
 
 
 def prefix_range_notes(selection_share: float, structure_share: float, default_selection: float,
-                       default_structure: float) -> list[str]:
+                       default_structure: float, shape_share: float = 0.0, default_shape: float = 0.0) -> list[str]:
     """DiffPart-Prefix: a budget share below a tenth of its default, or less than a tenth of epsilon left for the
-    released counts."""
+    released counts (after the selection, the structure and, when given, the shape statistics)."""
     notes: list[str] = []
-    rest = 1.0 - selection_share - structure_share
+    rest = 1.0 - selection_share - structure_share - shape_share
     if rest <= 0.0 or selection_share >= 1.0 or structure_share >= 1.0:
         return notes  # refused by the method's own checks
     for name, value, default in (("--selection-share", selection_share, default_selection),
@@ -458,9 +458,11 @@ def prefix_range_notes(selection_share: float, structure_share: float, default_s
             notes.append(f"{name} {value:g} is past its useful range: below a tenth of the default {default:g}, "
                          f"its noise drowns what it decides")
     if rest < 0.1:
-        notes.append(f"--selection-share {selection_share:g} + --structure-share {structure_share:g} leave "
+        shape = f" + --shape-share {shape_share:g}" if shape_share else ""
+        notes.append(f"--selection-share {selection_share:g} + --structure-share {structure_share:g}{shape} leave "
                      f"{rest:.3g} of epsilon to the released counts (default "
-                     f"{1.0 - default_selection - default_structure:.3g}): the counts are mostly noise")
+                     f"{1.0 - default_selection - default_structure - default_shape:.3g}): the counts are mostly "
+                     "noise")
     return notes
 
 

@@ -96,9 +96,10 @@ def test_evaluate_and_stats_json(tmp_path, capsys):
     code, stdout, _ = run(capsys, "evaluate", "counting", EXAMPLE, out, "--universe", "1..12", "--queries", "500", "--json")
     assert code == 0
     res = json.loads(stdout)
-    assert set(res) == {"mean_relative_error", "subsets", "frequent", "baselines", "occurrence", "coverage"}
+    assert set(res) == {"mean_relative_error", "subsets", "frequent", "baselines", "occurrence", "coverage", "lengths"}
     assert len(res["subsets"]) == 5
     assert res["coverage"]["values"] == 4095 and res["coverage"]["coverage"] >= 0.93  # Basic: every cell
+    assert 0 <= res["lengths"]["tv"] <= 1 and res["lengths"]["baselines"]["empty"] == 1.0
     assert res["occurrence"]["released_records"] > 0 and 0 <= res["occurrence"]["records_exact"] <= 1
     assert set(res["subsets"][0]) == {"max_length", "mean_relative_error"}
     # the frequent-itemset workload, and both baselines on both workloads; an empty release misses every

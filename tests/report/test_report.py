@@ -115,6 +115,7 @@ def test_setvalued_report_matches_evaluate(tmp_path, releases, capsys):
     assert m["occurrence"] == counting.pop("occurrence")  # evaluate counting reports it beside the errors
     assert counting.pop("coverage")["values"] == 1000  # and the error bars' coverage (the report: its own section)
     assert m["error_bars"]["values"] == 12  # every item's count with its interval
+    assert 0 <= counting.pop("lengths")["tv"] <= 1  # and the record length distance (not in the report yet)
     assert m["counting"] == counting  # the same workload, the same numbers
     topk = _run_json(["evaluate", "topk", str(BASKETS), str(rel), "--universe", "1..12", "-k", "50", "--json", "-q"],
                      capsys)

@@ -37,15 +37,18 @@ def _as_counter(release) -> Counter:
 
 @settings(max_examples=30, deadline=None)
 @given(n_items=st.integers(1, 90), n_records=st.integers(1, 200), budget=st.floats(0.05, 8.0),
-       shares=st.tuples(st.floats(0.01, 0.6), st.floats(0.01, 0.38)), max_items=st.integers(1, 62),
-       seed=st.integers(0, 10_000))
+       shares=st.tuples(st.floats(0.01, 0.5), st.floats(0.01, 0.38), st.sampled_from([0.0, 0.1])),
+       max_items=st.integers(1, 62), seed=st.integers(0, 10_000))
 def test_the_chain_sums_to_exactly_epsilon(n_items, n_records, budget, shares, max_items, seed):
     rng = np.random.default_rng(seed)
     db = _random_db(rng, n_items, n_records)
     rel = prefix_diffpart(db, Universe.from_range(1, n_items), budget, noise=SeededNoise(seed),
-                          selection_share=shares[0], structure_share=shares[1], max_items=max_items, keep_trace=True)
+                          selection_share=shares[0], structure_share=shares[1], shape_share=shares[2],
+                          max_items=max_items, keep_trace=True)
     ledger = rel.accountant.ledger
-    assert [e.label for e in ledger] == ["weighted item supports", "prefix structure (PrivTree)", "class counts"]
+    shape = ["record length histogram", "hidden frequent-item supports"] if shares[2] else []
+    assert [e.label for e in ledger] == ["weighted item supports", "prefix structure (PrivTree)", "class counts",
+                                         *shape]
     assert len({e.scope_id for e in ledger}) == 1  # one chain: sequential composition on the whole input
     assert math.fsum(e.epsilon for e in ledger) == pytest.approx(budget, rel=1e-12)
     assert rel.accountant.spent == pytest.approx(budget, rel=1e-12)
@@ -76,17 +79,28 @@ def test_a_rare_record_is_generalized_to_its_frequent_prefix(zero_noise):
     comes after the failing one, is dropped."""
     records = [[0]] * 40 + [[0, 1]] * 30 + [[0, 2]] * 10 + [[3]] * 5 + [[0, 1, 2, 3]]
     db = TransactionDB.from_lists(records, 4)
-    rel = prefix_diffpart(db, Universe.from_range(1, 4), 1e4, noise=zero_noise, keep_trace=True)
+    rel = prefix_diffpart(db, Universe.from_range(1, 4), 1e4, noise=zero_noise, keep_trace=True, shape_share=0)
     assert [lv.item for lv in rel.trace] == [0, 1, 2, 3]
     assert [lv.kept for lv in rel.trace] == [2, 3, 4, 4]
     assert _as_counter(rel) == Counter({(0,): 40, (0, 1): 30, (0, 2): 10, (3,): 5, (0, 1, 2): 1})
+
+
+def test_the_fill_gives_a_generalized_record_its_dropped_item_back(zero_noise):
+    """The worked example above with the fill (the default): the length histogram holds one record of length 4
+    and the hidden support of item 3 (rank 3, dropped by the class stopped at level 3) is 1, so the record
+    {0,1,2} gets item 3 back; every other class knows all its bits or already has its length."""
+    records = [[0]] * 40 + [[0, 1]] * 30 + [[0, 2]] * 10 + [[3]] * 5 + [[0, 1, 2, 3]]
+    db = TransactionDB.from_lists(records, 4)
+    rel = prefix_diffpart(db, Universe.from_range(1, 4), 1e4, noise=zero_noise, keep_trace=True)
+    assert _as_counter(rel) == Counter({(0,): 40, (0, 1): 30, (0, 2): 10, (3,): 5, (0, 1, 2, 3): 1})
 
 
 def test_outside_items_keep_the_record_count(zero_noise):
     """Records with no selected item are released as single outside items (post-processing), not dropped."""
     records = [[0, 1]] * 50 + [[2]] * 30 + [[5 + (i % 40)] for i in range(30)]
     db = TransactionDB.from_lists(records, 80)
-    rel = prefix_diffpart(db, Universe.from_range(1, 80), 1e4, noise=zero_noise, max_items=2, record_bound=2)
+    rel = prefix_diffpart(db, Universe.from_range(1, 80), 1e4, noise=zero_noise, max_items=2, record_bound=2,
+                          shape_share=0)
     got = _as_counter(rel)
     assert got[(0, 1)] == 50 and sum(got.values()) == 110
     assert all(len(k) == 1 and k[0] >= 2 for k in got if k != (0, 1))
@@ -139,15 +153,20 @@ def test_seeded_release_is_pinned():
     b = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5))
     assert _as_counter(a) == _as_counter(b)
     assert a.n_records == PINNED_RECORDS and len(a.itemsets) == PINNED_DISTINCT
+    # without the fill: the bare generalized records, as this method released them before the fill
+    bare = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5), shape_share=0)
+    assert bare.n_records == 371 and len(bare.itemsets) == 33
 
 
-PINNED_RECORDS = 371
-PINNED_DISTINCT = 33
+PINNED_RECORDS = 378
+PINNED_DISTINCT = 152
 
 
 @pytest.mark.parametrize("bad", [{"epsilon": 0}, {"selection_share": 0}, {"structure_share": 1.0},
                                  {"selection_share": 0.6, "structure_share": 0.4}, {"record_bound": 0},
-                                 {"max_items": 63}, {"beta": 1.0}, {"theta": 0.5}, {"merge_below": -1}])
+                                 {"max_items": 63}, {"beta": 1.0}, {"theta": 0.5}, {"merge_below": -1},
+                                 {"shape_share": -0.1}, {"shape_share": 1.0},
+                                 {"selection_share": 0.3, "structure_share": 0.6, "shape_share": 0.1}])
 def test_parameter_errors(bad):
     args = {"epsilon": 1.0} | bad
     db = TransactionDB.from_lists([[0]], 2)

@@ -36,7 +36,7 @@ METHODS = ("prefix", "faithful", "recommended")
 DEFAULT_METHOD = "prefix"  # method "recommended": the project's best eps-DP method for set-valued data
 # options of one method only (default None: "not given"); giving one with the other method is an error
 _FAITHFUL_ONLY = ("fanout", "c1", "c2", "spurious_bound", "branching_bound", "no_branching_guard")
-_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta")
+_PREFIX_ONLY = ("selection_share", "structure_share", "record_bound", "max_items", "beta", "shape_share")
 # the options of `dprelease diffpart` and their defaults (tests/api check them against the parser)
 DIFFPART_OPTIONS: dict[str, object] = {**{n: None for n in _FAITHFUL_ONLY + _PREFIX_ONLY},
                                        "no_branching_guard": False, "level_wise": False}
@@ -92,13 +92,21 @@ def diffpart_checks(args: argparse.Namespace) -> None:
 
 def _range_notes(args: argparse.Namespace, n_items: int) -> list[str]:
     """Parameters past their useful range (public rules, :mod:`dprelease.limits`), for stderr and the manifest."""
-    from ..setvalued.prefixpart import DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE
+    from ..setvalued.prefixpart import (
+        DEFAULT_SELECTION_SHARE, DEFAULT_SHAPE_SHARE, DEFAULT_SHAPED_STRUCTURE_SHARE, DEFAULT_STRUCTURE_SHARE,
+        FILL_SHAPE_SHARE,
+    )
 
     if args.method == "faithful":
         return limits.diffpart_range_notes(n_items, args.fanout, args.epsilon, args.c1, args.c2, args.spurious_bound)
     sel = DEFAULT_SELECTION_SHARE if args.selection_share is None else args.selection_share
-    struct = DEFAULT_STRUCTURE_SHARE if args.structure_share is None else args.structure_share
-    return limits.prefix_range_notes(sel, struct, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE)
+    shape = DEFAULT_SHAPE_SHARE if getattr(args, "shape_share", None) is None else args.shape_share
+    struct = args.structure_share
+    if struct is None:
+        struct = DEFAULT_SHAPED_STRUCTURE_SHARE if shape > 0 else DEFAULT_STRUCTURE_SHARE
+    default_structure, default_shape = ((DEFAULT_SHAPED_STRUCTURE_SHARE, FILL_SHAPE_SHARE) if shape > 0
+                                        else (DEFAULT_STRUCTURE_SHARE, 0.0))
+    return limits.prefix_range_notes(sel, struct, DEFAULT_SELECTION_SHARE, default_structure, shape, default_shape)
 
 
 def _size_note(reporter: Reporter, what: str, size: int, unit: str, requested: int | None = None) -> None:

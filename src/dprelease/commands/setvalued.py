@@ -13,6 +13,7 @@ from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from ..setvalued.prefixpart import (
     DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, MAX_PREFIX_ITEMS,
+    DEFAULT_SHAPE_SHARE, DEFAULT_SHAPED_STRUCTURE_SHARE, FILL_SHAPE_SHARE,
 )
 from ..errors import ParameterError
 from .common import (
@@ -28,6 +29,17 @@ DEFAULT_FREQUENT_QUERIES = 10_000  # == dprelease.evaluation.counting.DEFAULT_FR
 
 if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
     from ..data.universe import Universe
+
+
+def _share_or_zero(text: str) -> float:
+    """A budget share that may be 0 (the step it pays for is skipped)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not (0.0 <= value < 1.0):
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
 
 
 def fanout_arg(text: str) -> int:
@@ -143,6 +155,7 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
     from ..evaluation.counting import evaluate_counting_with_baselines
     from ..release import SetValuedRelease
     from ..evaluation.occurrence import occurrence_share
+    from ..evaluation.shape import length_shape
 
     limits.check_queries(f"evaluate counting --queries {args.queries}", args.queries)
     raw, universe = load_transactions(args.raw, args.universe, args)
@@ -153,6 +166,7 @@ def _run_eval_counting(args: argparse.Namespace) -> int:
         result = evaluate_counting_with_baselines(raw, released, n_queries=args.queries, seed=args.seed,
                                                   min_share=args.frequent_share)
         result["occurrence"] = occurrence_share(raw, released)
+        result["lengths"] = length_shape(raw, released)  # record length distribution against the raw one
         from ..evaluation.coverage import setvalued_coverage
 
         coverage = setvalued_coverage(raw, back, args.queries, args.seed)  # true values inside the 95 % intervals
@@ -188,6 +202,12 @@ def _counting_table(result: dict) -> str:
     if occ.get("records_exact") is not None:
         lines.append(f"released records equal to a raw record: {100 * occ['records_exact']:.1f} %; contained in "
                      f"one: {100 * occ['records_contained']:.1f} %")
+    shape = result.get("lengths") or {}
+    if shape:
+        base = shape["baselines"]
+        lines.append(f"record lengths: mean {shape['released_mean_length']:.2f} released, {shape['raw_mean_length']:.2f} "
+                     f"raw; total variation distance {shape['tv']:.3f} (empty release {base['empty']:.3f}, single "
+                     f"items {base['single_items']:.3f}, uniform subsets {base['uniform_subsets']:.3f})")
     lines.append("mean relative error |released - true| / max(true, 0.1 % of N); lower is better")
     if result.get("note"):
         lines.append(str(result["note"]))
@@ -198,6 +218,7 @@ def _run_eval_topk(args: argparse.Namespace) -> int:
     from ..evaluation import topk_utility
     from ..release import SetValuedRelease
     from ..evaluation.occurrence import occurrence_share
+    from ..evaluation.shape import length_shape
 
     limits.check_topk(f"evaluate topk -k {args.k}", args.k, released=False)
     raw, universe = load_transactions(args.raw, args.universe, args)
@@ -205,7 +226,8 @@ def _run_eval_topk(args: argparse.Namespace) -> int:
         released = SetValuedRelease.read(args.released, universe).to_db()
     with progress.phase("evaluate topk"):
         result: dict[str, object] = {"k": args.k, "utility": topk_utility(raw, released, args.k),
-                                     "occurrence": occurrence_share(raw, released)}
+                                     "occurrence": occurrence_share(raw, released),
+                                     "lengths": length_shape(raw, released)}
     if released.n_records == 0:
         result["note"] = "the release is empty: utility 0"
     _emit(args, result)
@@ -249,7 +271,15 @@ def _prefix_options(p: argparse.ArgumentParser) -> None:
                         f"the frequent ones (default {DEFAULT_SELECTION_SHARE})")
     g.add_argument("--structure-share", type=positive_float, default=None, metavar="X",
                    help=f"share of epsilon, in (0, 1), for the PrivTree decisions that build the prefix hierarchy "
-                        f"(default {DEFAULT_STRUCTURE_SHARE}); the rest goes to the released counts")
+                        f"(default {DEFAULT_STRUCTURE_SHARE}, {DEFAULT_SHAPED_STRUCTURE_SHARE} with a --shape-share "
+                        "above 0); the rest goes to the released counts")
+    g.add_argument("--shape-share", type=_share_or_zero, default=None, metavar="X",
+                   help=f"share of epsilon, in [0, 1), for the record length histogram and the supports of the "
+                        f"frequent items generalized records drop (half each), from which the records get their "
+                        f"dropped items back: basket lengths like the raw ones, at 10-40x the run time and with "
+                        f"invented co-occurrences on dense data (default {DEFAULT_SHAPE_SHARE}: the bare generalized "
+                        f"records, shorter than the raw ones; {FILL_SHAPE_SHARE} is the share measured in "
+                        "docs/diffpart.md)")
     g.add_argument("--record-bound", type=positive_int, default=None, metavar="L",
                    help=f"a record adds min(1, L/|t|) to each of its items' supports, so L bounds its influence "
                         f"on the item order (default {DEFAULT_RECORD_BOUND})")

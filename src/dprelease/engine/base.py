@@ -163,6 +163,16 @@ class TransactionData(ABC):
         n_pairs = items.size * (items.size - 1) // 2
         return kernels.exact_sums(self.run_pass(kernels.bounded_pair_digits, items, int(ell)), n_pairs)
 
+    def prefix_hidden_sums(self, rank: np.ndarray, child: np.ndarray, is_class: np.ndarray, level: np.ndarray,
+                           ell: int) -> np.ndarray:
+        """DiffPart-Prefix, for a public trie: per rank, the sum over the records holding the item of that rank
+        at or past their class's level of min(1, ell/h), h the number of such items of the record
+        (:func:`kernels.prefix_hidden_digits`; exact sums, the same bits on every engine)."""
+        m = int(np.count_nonzero(np.asarray(rank) >= 0))
+        part = self.run_pass(kernels.prefix_hidden_digits, np.asarray(rank, np.int64), np.asarray(child, np.int64),
+                             np.asarray(is_class, bool), np.asarray(level, np.int64), int(ell))
+        return kernels.exact_sums(part, m)
+
     def prefix_level_counts(self, rank: np.ndarray, patterns: np.ndarray, level: int) -> np.ndarray:
         """DiffPart-Prefix, level ``level`` of the trie: for the kept cells with prefix ``patterns`` (item-rank
         bits below ``level``), the non-empty records per (cell, bit ``level``), as the vector 2*cell + bit."""

@@ -23,7 +23,7 @@ __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_suppor
            "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
            "exact_sums", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "prefix_cells",
            "WEIGHT_SHIFT", "item_masks", "child_masks_range", "group_by_mask", "value_class_counts",
-           "decode_value_counts", "table_children", "value_key"]
+           "decode_value_counts", "table_children", "value_key", "prefix_hidden_digits"]
 
 # (k0, k1, count): int64 arrays of one length; k1 is zeros for one-key aggregates.
 Partial = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -230,6 +230,38 @@ def prefix_cells(db: TransactionDB, rank: np.ndarray, patterns: np.ndarray, orde
     pos = np.asarray(order, dtype=np.int64)[at[found]]
     bit = (masks[found] >> np.int64(level)) & 1
     return merge([(pos, bit.astype(np.int64), np.ones(pos.size, np.int64))])
+
+
+def prefix_hidden_digits(db: TransactionDB, rank: np.ndarray, child: np.ndarray, is_class: np.ndarray,
+                         level: np.ndarray, ell: int) -> Partial:
+    """DiffPart-Prefix's hidden ranked items: each record follows a public trie (``child[node] = (without, with)``,
+    ``is_class``, ``level``) to its class; the ranked items it holds at ranks >= the class's level (those its
+    released pattern drops) each get min(1, ell/h), h their number. Exact digit sums keyed (rank, digit)."""
+    if db.n_records == 0:
+        return _EMPTY
+    if db.n_records > _MAX_BLOCK:
+        raise ValueError("block too large for exact digit sums")
+    masks = item_masks(db, rank)
+    node = np.zeros(db.n_records, dtype=np.int64)
+    open_ = ~is_class[node] & (masks != 0)
+    for j in range(int(np.count_nonzero(rank >= 0))):
+        idx = np.flatnonzero(open_)
+        if idx.size == 0:
+            break
+        nxt = child[node[idx], (masks[idx] >> np.int64(j)) & 1]
+        node[idx] = nxt
+        open_[idx] = ~is_class[nxt]
+    low = (np.int64(1) << level[node]) - np.int64(1)  # bits below the class's level: known to the pattern
+    hidden = masks & ~low
+    many = np.flatnonzero(hidden)
+    if many.size == 0:
+        return _EMPTY
+    hidden = hidden[many]
+    h = np.bitwise_count(hidden).astype(np.float64)
+    digits = weight_digits(np.minimum(1.0, float(ell) / h))
+    m = int(np.count_nonzero(rank >= 0))
+    bits = ((hidden[:, None] >> np.arange(m, dtype=np.int64)[None, :]) & 1).astype(np.int64)
+    return _digit_partial([digits[:, j] @ bits for j in range(_N_DIGITS)])
 
 
 def pair_supports(db: TransactionDB, items: np.ndarray) -> Partial:

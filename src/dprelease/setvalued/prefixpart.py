@@ -6,7 +6,7 @@ times, records are generalized by dropping their least frequent items, and a gen
 record is released with the (noisy) number of records it stands for. See docs/diffpart.md,
 "DiffPart-Prefix", for the literature behind each step and the measured before/after.
 
-Three mechanisms, composed sequentially on the whole input (budget split, ``epsilon`` = B):
+Mechanisms composed sequentially on the whole input (budget split, ``epsilon`` = B):
 
 1. **Item order** (``selection_share`` * B, default 0.15 B). Weighted item supports, each
    record contributing min(1, l/|t|) to each of its items (L1 sensitivity l = ``record_bound``,
@@ -15,7 +15,7 @@ Three mechanisms, composed sequentially on the whole input (budget split, ``epsi
    ``max_items`` the first ``max_items`` whose noisy support passes (l/B1) ln(|I|/2) (at most
    one item expected to pass on noise alone) form the frequent part F of the universe
    (private selection of the frequent part, as in PrivBasis, Li et al. PVLDB 2012, section 4).
-2. **Structure** (``structure_share`` * B, default 0.5 B). Level j of the hierarchy splits every
+2. **Structure** (``structure_share`` * B, default 0.45 B; 0.5 B without the shape step). Level j of the hierarchy splits every
    kept prefix class P (records whose items among the first j-1 of F are exactly P) into the
    two cells "P without item j" and "P with item j" (a binary trie over F in noisy frequency
    order, the FP-tree's prefix order of Han, Pei and Yin, SIGMOD 2000). Which cells are kept
@@ -23,11 +23,17 @@ Three mechanisms, composed sequentially on the whole input (budget split, ``epsi
    not grow with the depth (:mod:`dprelease.privacy.privtree`): this replaces DiffPart's
    alpha = B~/|InternalNodes|, which on a 16,470-item universe leaves every threshold above
    the data (section 4.1 of the paper; docs/diffpart.md).
-3. **Counts** (the rest, default 0.35 B). Every record ends in exactly one *class*: the cell in
-   which its path failed the test, or its kept cell at the last level. The classes are
+3. **Counts** (the rest: 0.3 B by default, 0.35 B without the shape step). Every record ends in
+   exactly one *class*: the cell in which its path failed the test, or its kept cell at the last level. The classes are
    disjoint, so one vector of exact discrete Laplace counts (sensitivity 1) covers them all
    (DiffPart Theorem B.2). A class is released as its generalized record: its prefix pattern,
    i.e. the record with the items after the failing level dropped.
+4. **Shape** (``shape_share`` * B, default 0.1 B, half to each of two mechanisms; the structure then defaults
+   to 0.45 B). The record length histogram (discrete Laplace, sensitivity 1) and, for the public trie, each
+   frequent item's weighted support among the records whose class drops it (Laplace, sensitivity
+   ``record_bound``). By post-processing of these, the class counts and the item supports, every released
+   record gets a target length and draws its dropped items (:mod:`dprelease.setvalued.shape`), so the release
+   keeps the raw basket lengths. ``shape_share=0`` releases the bare generalized records.
 
 Post-processing (no budget): classes whose noisy count is below ``merge_below`` noise scales
 (1/B3, at least 1) are merged bottom-up into their parent prefix (zero-mean noise of empty cells cancels instead of adding
@@ -35,7 +41,7 @@ spurious records); the empty pattern (records with no item of F) is released, wh
 has items outside F, as single items shared out in proportion to their clipped noisy supports, so the
 release keeps the right number of records (top-k supports are relative to it).
 
-Every chain (a record's path through the three mechanisms) sums to exactly B.
+Every chain (a record's path through the mechanisms) sums to exactly B.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon,
 from ..privacy.privtree import PrivTreeSplitter
 from ..privacy.mechanisms import laplace_scale
 from ..privacy.uncertainty import manifest_section
+from .shape import length_edges, noisy_length_bins, shaped_release
 from ..release import (
     SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE,
 )
@@ -64,6 +71,7 @@ from ..release import (
 __all__ = [
     "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
     "DEFAULT_STRUCTURE_SHARE", "DEFAULT_RECORD_BOUND", "DEFAULT_BETA", "DEFAULT_THETA", "DEFAULT_MERGE_BELOW",
+    "DEFAULT_SHAPE_SHARE", "DEFAULT_SHAPED_STRUCTURE_SHARE", "FILL_SHAPE_SHARE",
     "PrefixTree", "build_prefix_tree", "build_prefix_tree_levelwise",
 ]
 
@@ -76,6 +84,18 @@ DEFAULT_BETA = 2.0
 DEFAULT_THETA = 0
 DEFAULT_MERGE_BELOW = 1.0  # in units of the count noise scale 1/eps_counts
 DEFAULT_SELECTION_FALSE = 1.0
+# Share of B for the two statistics from which generalized records get their dropped items back (half each:
+# the record length histogram, the hidden frequent-item supports; setvalued/shape.py); 0 releases the bare
+# generalized records. With it the structure share defaults to 0.45 (0.5 without), so the counts keep 0.3.
+# Chosen on retail, MSNBC, mushroom (epsilon 0.5 and 1, 3 seeds; structure 0.4 / 0.45 / 0.5 and a length-only
+# share of 0.03 / 0.05 tried) and checked on the generated long-baskets and dense-ties sets: docs/diffpart.md.
+# The fill (records given back their dropped items) is opt-in: measured in docs/diffpart.md ("Baskets that keep
+# their shape"), it brings the released basket lengths to the raw ones and raises top-100 utility on retail, but
+# it invents co-occurrences on dense data (mushroom's random counting error 0.16 -> 1.4, worse than an empty
+# release) and costs 10-40x the run time, so the default release stays the bare generalized records.
+DEFAULT_SHAPE_SHARE = 0.0
+FILL_SHAPE_SHARE = 0.1  # the share docs/diffpart.md measured with the fill (``--shape-share 0.1``)
+DEFAULT_SHAPED_STRUCTURE_SHARE = 0.45
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +109,16 @@ class PrefixLevel:
 
 
 def _validate(epsilon: float, selection_share: float, structure_share: float, record_bound: int, max_items: int,
-              beta: float, theta: int, merge_below: float) -> float:
+              beta: float, theta: int, merge_below: float, shape_share: float = 0.0) -> float:
     eps = check_epsilon(epsilon)
     for name, value in (("--selection-share", selection_share), ("--structure-share", structure_share)):
         if not (0.0 < value < 1.0):
             raise ParameterError(f"{name} must be strictly between 0 and 1, got {value}")
-    if selection_share + structure_share >= 1.0:
-        raise ParameterError("--selection-share + --structure-share must be below 1 (the rest goes to the counts), "
-                             f"got {selection_share} + {structure_share}")
+    if not (0.0 <= shape_share < 1.0):
+        raise ParameterError(f"--shape-share must be at least 0 and below 1, got {shape_share}")
+    if selection_share + structure_share + shape_share >= 1.0:
+        raise ParameterError("--selection-share + --structure-share + --shape-share must be below 1 (the rest goes "
+                             f"to the counts), got {selection_share} + {structure_share} + {shape_share}")
     if int(record_bound) != record_bound or record_bound < 1:
         raise ParameterError(f"--record-bound must be a whole number >= 1, got {record_bound}")
     if int(max_items) != max_items or not (1 <= max_items <= MAX_PREFIX_ITEMS):
@@ -118,13 +140,14 @@ def prefix_diffpart(
     *,
     noise: NoiseSource,
     selection_share: float = DEFAULT_SELECTION_SHARE,
-    structure_share: float = DEFAULT_STRUCTURE_SHARE,
+    structure_share: float | None = None,
     record_bound: int = DEFAULT_RECORD_BOUND,
     max_items: int = DEFAULT_MAX_ITEMS,
     beta: float = DEFAULT_BETA,
     theta: int = DEFAULT_THETA,
     merge_below: float = DEFAULT_MERGE_BELOW,
     selection_false: float = DEFAULT_SELECTION_FALSE,
+    shape_share: float = DEFAULT_SHAPE_SHARE,
     keep_trace: bool = False,
     level_wise: bool | None = None,
 ) -> SetValuedRelease:
@@ -134,8 +157,17 @@ def prefix_diffpart(
     when ``db`` lives on another engine, e.g. Spark) builds the trie with one engine pass per level
     (:func:`build_prefix_tree_levelwise`); with a seed it gives the same release on every engine. The in-memory
     build (:func:`build_prefix_tree`) sorts the records once by their prefix keys instead; both sum the weighted
-    supports exactly, so they give the same release too."""
-    B = _validate(epsilon, selection_share, structure_share, record_bound, max_items, beta, theta, merge_below)
+    supports exactly, so they give the same release too.
+
+    ``shape_share`` (default 0.1) of B pays for a noisy record length histogram and noisy supports of the
+    frequent items the generalized records drop (half each); the records then get their dropped items back by
+    post-processing (:mod:`dprelease.setvalued.shape`). 0 releases the bare generalized records (this method's
+    release before the fill, byte for byte with a seed). ``structure_share`` defaults to
+    ``DEFAULT_SHAPED_STRUCTURE_SHARE`` with the fill and ``DEFAULT_STRUCTURE_SHARE`` without."""
+    if structure_share is None:
+        structure_share = DEFAULT_SHAPED_STRUCTURE_SHARE if shape_share > 0 else DEFAULT_STRUCTURE_SHARE
+    B = _validate(epsilon, selection_share, structure_share, record_bound, max_items, beta, theta, merge_below,
+                  shape_share)
     if level_wise is None:
         level_wise = not isinstance(db, (TransactionDB, LocalTransactions))
     if isinstance(db, LocalTransactions) and not level_wise:
@@ -149,7 +181,8 @@ def prefix_diffpart(
     scope = accountant.root()
     eps_order = selection_share * B
     eps_tree = structure_share * B
-    eps_counts = B - eps_order - eps_tree  # the three add up to B on every chain
+    eps_lengths = shape_share * B / 2  # and as much for the hidden frequent-item supports
+    eps_counts = B - eps_order - eps_tree - 2 * eps_lengths  # the five add up to B on every chain
 
     trace: list[PrefixLevel] = []
     options = dict(scope=scope, noise=noise, record_bound=record_bound, max_items=max_items, beta=beta, theta=theta,
@@ -159,7 +192,13 @@ def prefix_diffpart(
     else:
         tree, node_counts = build_prefix_tree(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
     m = tree.m
-    itemsets, counts = _class_counts(tree, node_counts, eps_counts, merge_below, scope=scope, noise=noise)
+    total, merge_at = _class_counts(tree, node_counts, eps_counts, merge_below, scope=scope, noise=noise)
+    shaped = None
+    if eps_lengths > 0:
+        cutoff = (record_bound / eps_order) * math.log(n / (2.0 * selection_false)) if n > max_items else 0.0
+        shaped = _shaped(db, tree, total, merge_at, eps_lengths, record_bound=record_bound, cutoff=cutoff,
+                         scope=scope, noise=noise)
+    itemsets, counts = shaped if shaped is not None else tree.release(total, merge_at)
     n_released = int(counts.sum()) if counts.size else 0
     cap = limits.current().max_output_records
     if n_released > cap:  # a noisy count: refusing on it is post-processing
@@ -172,7 +211,7 @@ def prefix_diffpart(
         notes=[size_note] if size_note else None,
         parameters={"selection_share": selection_share, "structure_share": structure_share,
                     "record_bound": int(record_bound), "max_items": int(max_items), "beta": float(beta),
-                    "theta": int(theta), "merge_below": float(merge_below)},
+                    "theta": int(theta), "merge_below": float(merge_below), "shape_share": float(shape_share)},
         noise=noise,
         accountant=accountant,
         domain=universe.describe(),
@@ -181,14 +220,18 @@ def prefix_diffpart(
         budget_split={
             "item_order": f"{selection_share} B: weighted item supports, Laplace(l/eps) with l = record_bound",
             "structure": f"{structure_share} B: PrivTree split decisions over the whole trie (one charge, any depth)",
+            "lengths": f"{shape_share} B: records per length bin, discrete Laplace (sensitivity 1); the generalized "
+                       "records get their dropped items back from it and the noisy supports (post-processing)",
             "counts": "the rest: one discrete Laplace count per disjoint class (sensitivity 1)",
-            "chain_total": "exactly B on every chain (sequential composition of the three)",
+            "chain_total": "exactly B on every chain (sequential composition of the four)",
         },
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     # budget shares past their useful range (public rules of dprelease.limits; the CLI also says them on stderr)
+    default_structure, default_shape = ((DEFAULT_SHAPED_STRUCTURE_SHARE, FILL_SHAPE_SHARE) if shape_share > 0
+                                        else (DEFAULT_STRUCTURE_SHARE, 0.0))
     add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share, DEFAULT_SELECTION_SHARE,
-                                                  DEFAULT_STRUCTURE_SHARE))
+                                                  default_structure, shape_share, default_shape))
     manifest["uncertainty"] = manifest_section(  # public: the count budget's scale
         accounts_for="the discrete Laplace noise of each released class count (a cell merged from several classes "
                      "carries more)",
@@ -201,15 +244,41 @@ def prefix_diffpart(
 
 
 def _class_counts(tree: "PrefixTree", node_counts: np.ndarray, eps_counts: float, merge_below: float, *,
-                  scope: BudgetScope, noise: NoiseSource) -> tuple[list[np.ndarray], np.ndarray]:
-    """Step 3: one noisy count per disjoint class (sensitivity 1), then post-processing (small classes merged into
-    their parent prefix): the released itemsets and counts."""
+                  scope: BudgetScope, noise: NoiseSource) -> tuple[np.ndarray, int]:
+    """Step 3: one noisy count per disjoint class (sensitivity 1): the noisy totals per node and the count below
+    which a class is merged into its parent prefix (post-processing, :meth:`PrefixTree.release`)."""
     classes = np.flatnonzero(tree.is_class)
     released = noisy_counts(node_counts[classes], eps_counts, scope=scope, noise=noise, label="class counts")
     total = np.zeros(tree.n_nodes, dtype=np.int64)
     total[classes] = released
     merge_at = max(1, math.ceil(merge_below / eps_counts - 1e-9))
-    return tree.release(total, merge_at)
+    return total, merge_at
+
+
+def _shaped(db: TransactionData | TransactionDB, tree: "PrefixTree", total: np.ndarray, merge_at: int,
+            eps_lengths: float, *, record_bound: int, cutoff: float, scope: BudgetScope, noise: NoiseSource
+            ) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """Step 4, two mechanisms at ``eps_lengths`` each: the record length histogram (discrete Laplace, sensitivity 1:
+    a record is in one bin) and, for the public trie, each frequent item's support among the records whose class
+    drops it (Laplace, sensitivity ``record_bound``: a record's h such items get min(1, record_bound/h) each).
+    Then the generalized records are filled to them (post-processing of these, the noisy class totals and the
+    noisy item supports; shape.py). None when the noisy histogram holds nothing: the bare classes are released."""
+    if isinstance(db, TransactionDB):
+        lengths, counts = np.unique(db.lengths, return_counts=True)
+    else:
+        lengths, counts = db.length_histogram()
+    edges = length_edges(tree.n_items)
+    bins = noisy_length_bins(lengths, counts, edges, eps_lengths, scope=scope, noise=noise)
+    merged = tree.merged(total, merge_at)
+    out = np.flatnonzero(merged >= merge_at)
+    data = LocalTransactions(db) if isinstance(db, TransactionDB) else db
+    rank = np.full(tree.n_items, -1, dtype=np.int64)
+    rank[tree.F] = np.arange(tree.m)
+    hidden = noisy_values(data.prefix_hidden_sums(rank, tree.child, tree.is_class, tree.level, record_bound),
+                          eps_lengths, scope=scope, noise=noise, label="hidden frequent-item supports",
+                          sensitivity=float(record_bound))
+    return shaped_release(tree.pattern[out], merged[out], tree.level[out], tree.F, tree.noisy_support, bins, edges,
+                          eps_lengths, record_bound=record_bound, cutoff=cutoff, noise=noise, hidden_f=hidden)
 
 
 @dataclass(eq=False)

@@ -5,8 +5,11 @@ Pairs stress each of its three mechanisms and the post-processing: a record touc
 PrivTree split threshold of depth 1, a record at the selection cutoff of a universe larger than
 ``max_items`` (it decides whether the item is in F, and where outside records go), two items whose
 order a single record flips, and an empty record passed through the API (it belongs to no class, as
-in DiffPart). Events: the release as written (contents and order), presence and counts of every
-itemset, the manifest (number of selected items, PrivTree scale) without clock and seed.
+in DiffPart). Two pairs stress the statistics the fill draws on: a length bin at its keep threshold
+(the record length histogram) and a wide record whose class drops eight frequent items (the hidden
+frequent-item supports, sensitivity record_bound); their events add the released length histogram and
+each item's released support. Events: the release as written (contents and order), presence and counts
+of every itemset, the manifest (number of selected items, PrivTree scale) without clock and seed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,26 @@ def _deepest_events(grid: range):
     return events
 
 
+def _shape_events(grid: range):
+    """The set-valued events plus the released records per length and each item's released support."""
+    base = _events(grid)
+
+    def events(release) -> list[str]:
+        out = base(release)
+        per_length: dict[int, int] = {}
+        support: dict[int, int] = {}
+        for s, c in zip(release.itemsets, release.counts.tolist()):
+            per_length[len(s)] = per_length.get(len(s), 0) + int(c)
+            for i in s.tolist():
+                support[int(i)] = support.get(int(i), 0) + int(c)
+        for key, table in (("length", per_length), ("support", support)):
+            for k, c in sorted(table.items()):
+                out += [f"{key} {k}={c}"] + [f"{key} {k}>={g}" for g in grid if c >= g]
+        return out
+
+    return events
+
+
 def _run(universe, epsilon: float, **params):
     from ...setvalued.prefixpart import prefix_diffpart
 
@@ -53,7 +76,8 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
     from ...data.universe import Universe
     from ...privacy.privtree import privtree_scale
     from ...setvalued.prefixpart import DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, \
-        DEFAULT_STRUCTURE_SHARE
+        DEFAULT_SHAPED_STRUCTURE_SHARE
+    from ...setvalued.shape import length_edges
 
     cases: list[AuditCase] = []
 
@@ -66,7 +90,7 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
                     "one path through all levels)"))
 
     # depth-1 cell "with the first item" at the split threshold: count - delta = theta = 0
-    _, delta = privtree_scale(DEFAULT_STRUCTURE_SHARE * epsilon, DEFAULT_BETA)
+    _, delta = privtree_scale(DEFAULT_SHAPED_STRUCTURE_SHARE * epsilon, DEFAULT_BETA)
     u2 = Universe.from_range(1, 2)
     at = [[0]] * delta
     cases.append(AuditCase(
@@ -102,7 +126,7 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
     # threshold and each one above it exactly delta higher (the worst case of PrivTree's geometric series).
     # Depth L - 1 is the deepest decision a reader sees: if that cell is not kept, the released pattern drops
     # item L (a record is cut after the level where its path failed). Event: the deepest kept cell (the
-    # pattern's length).
+    # pattern's length); the fill is off (shape share 0), since it would give the dropped item back.
     s_struct, s_sel = 0.8, 0.05
     _, d_tight = privtree_scale(s_struct * epsilon, DEFAULT_BETA)
     n_path = 6
@@ -111,7 +135,8 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
     cases.append(AuditCase(
         "diffpart-prefix/privtree-tight-path", TransactionDB.from_lists(path, n_path),
         TransactionDB.from_lists(path + [list(range(n_path))], n_path), epsilon,
-        _run(Universe.from_range(1, n_path), epsilon, structure_share=s_struct, selection_share=s_sel),
+        _run(Universe.from_range(1, n_path), epsilon, structure_share=s_struct, selection_share=s_sel,
+             shape_share=0.0),
         _deepest_events(range(max(0, c_path - 12), c_path + 14, 2)),
         description=f"universe 1..{n_path}, structure share {s_struct}, selection {s_sel}: D = {c_path} x "
                     f"{{1..{n_path}}} (delta = {d_tight}: the cell at depth d has biased count theta + "
@@ -134,6 +159,35 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
                     f"the selection cutoff {cut_big:.3g}); D' adds a 60-item record holding item 8 (weight "
                     f"{DEFAULT_RECORD_BOUND}/60 per item)"))
 
+    # The fill's statistics, with most of eps on them (shape share 0.6: 0.3 eps each; selection 0.1, structure
+    # 0.2, counts 0.1). Length histogram: the length-5 bin holds just under its keep threshold ln(#bins)/eps_l
+    # on D, one more record on D'.
+    shares = {"shape_share": 0.6, "selection_share": 0.1, "structure_share": 0.2}
+    eps_l = 0.3 * epsilon
+    n6 = 6
+    tau = math.log(length_edges(n6).size - 1) / eps_l
+    c5 = max(1, math.ceil(tau) - 1)
+    lb = [[0, 1]] * 12 + [[2]] * 6 + [[0, 1, 2, 3, 4]] * c5
+    cases.append(AuditCase(
+        "diffpart-prefix/length-bin-at-threshold", TransactionDB.from_lists(lb, n6),
+        TransactionDB.from_lists(lb + [[0, 1, 2, 3, 4]], n6), epsilon,
+        _run(Universe.from_range(1, n6), epsilon, **shares), _shape_events(range(0, 24, 2)),
+        description=f"universe 1..{n6}, shape share 0.6: D = 12 x {{1,2}} + 6 x {{3}} + {c5} x {{1..5}} (the "
+                    f"length-5 bin just under its keep threshold {tau:.3g}); D' adds {{1..5}}; events: released "
+                    "records per length and item supports"))
+
+    # Hidden frequent-item supports: D' adds a 10-item record whose class stops at level 2 (no other record
+    # holds items 1 and 2 together), so its 8 items of rank >= 2 are hidden: min(1, 5/8) each, 5 in all.
+    n10 = 10
+    hid = [[0]] * 30 + [[1]] * 24 + [[i] for i in range(2, n10) for _ in range(12)]
+    cases.append(AuditCase(
+        "diffpart-prefix/hidden-wide-record", TransactionDB.from_lists(hid, n10),
+        TransactionDB.from_lists(hid + [list(range(n10))], n10), epsilon,
+        _run(Universe.from_range(1, n10), epsilon, **shares), _shape_events(range(0, 40, 3)),
+        description=f"universe 1..{n10}, shape share 0.6: D = 30 x {{1}} + 24 x {{2}} + 12 x each of {{3}}..{{10}}; "
+                    "D' adds {1..10}, whose class drops 8 frequent items (hidden supports, sensitivity 5); "
+                    "events: released records per length and item supports"))
+
     u4 = Universe.from_range(1, 4)
     emp = [[0, 1]] * 5 + [[2]]
     cases.append(AuditCase(
@@ -154,7 +208,8 @@ def _prefix_space(epsilon: float):
     from .diffpart import set_valued_search_events
 
     configs = [{"n_items": 4, "max_items": 62}, {"n_items": 8, "max_items": 62}, {"n_items": 12, "max_items": 3},
-               {"n_items": 8, "max_items": 62, "structure_share": 0.8, "selection_share": 0.1}]
+               {"n_items": 8, "max_items": 62, "structure_share": 0.8, "selection_share": 0.1,
+                "shape_share": 0.05}]
 
     def release(db, universe, noise, cfg):
         kw = {k: v for k, v in cfg.items() if k != "n_items"}
