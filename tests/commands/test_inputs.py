@@ -326,7 +326,7 @@ def _notes(path: Path) -> list[str]:
     (["--fanout", "20"], "--fanout 20 is past its useful range"),
     (["--c1", "0.1"], "--c1 0.1 is past its useful range"),
     (["--c2", "20"], "--c2 20 is past its useful range"),
-    (["--structure-share", "0.72"], "--shape-share 0.1 leave 0.03 of epsilon to the released counts"),
+    (["--structure-share", "0.72", "--shape-share", "0.1"], "--shape-share 0.1 leave 0.03 of epsilon to the released counts"),
     (["--structure-share", "0.82", "--shape-share", "0"], "leave 0.03 of epsilon to the released counts"),
     (["--selection-share", "0.01"], "--selection-share 0.01 is past its useful range"),
 ])

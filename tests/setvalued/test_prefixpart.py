@@ -17,7 +17,7 @@ from dprelease.data import TransactionDB, Universe
 from dprelease.errors import ParameterError
 from dprelease.privacy import SeededNoise
 from dprelease.engine.kernels import item_masks
-from dprelease.setvalued.prefixpart import prefix_diffpart
+from dprelease.setvalued.prefixpart import FILL_SHAPE_SHARE, prefix_diffpart
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "baskets.dat"
@@ -86,12 +86,13 @@ def test_a_rare_record_is_generalized_to_its_frequent_prefix(zero_noise):
 
 
 def test_the_fill_gives_a_generalized_record_its_dropped_item_back(zero_noise):
-    """The worked example above with the fill (the default): the length histogram holds one record of length 4
+    """The worked example above with the fill (``shape_share`` above 0): the length histogram holds one record of length 4
     and the hidden support of item 3 (rank 3, dropped by the class stopped at level 3) is 1, so the record
     {0,1,2} gets item 3 back; every other class knows all its bits or already has its length."""
     records = [[0]] * 40 + [[0, 1]] * 30 + [[0, 2]] * 10 + [[3]] * 5 + [[0, 1, 2, 3]]
     db = TransactionDB.from_lists(records, 4)
-    rel = prefix_diffpart(db, Universe.from_range(1, 4), 1e4, noise=zero_noise, keep_trace=True)
+    rel = prefix_diffpart(db, Universe.from_range(1, 4), 1e4, noise=zero_noise, keep_trace=True,
+                          shape_share=FILL_SHAPE_SHARE)
     assert _as_counter(rel) == Counter({(0,): 40, (0, 1): 30, (0, 2): 10, (3,): 5, (0, 1, 2, 3): 1})
 
 
@@ -149,12 +150,12 @@ def test_seeded_release_is_pinned():
     """A seeded run is reproducible byte for byte (pin: a change of the algorithm must update it knowingly)."""
     rng = np.random.default_rng(11)
     db = _random_db(rng, 9, 400)
-    a = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5))
-    b = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5))
+    a = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5), shape_share=FILL_SHAPE_SHARE)
+    b = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5), shape_share=FILL_SHAPE_SHARE)
     assert _as_counter(a) == _as_counter(b)
     assert a.n_records == PINNED_RECORDS and len(a.itemsets) == PINNED_DISTINCT
-    # without the fill: the bare generalized records, as this method released them before the fill
-    bare = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5), shape_share=0)
+    # without the fill (the default): the bare generalized records, as this method released them before the fill
+    bare = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5))
     assert bare.n_records == 371 and len(bare.itemsets) == 33
 
 
