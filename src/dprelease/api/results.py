@@ -67,18 +67,27 @@ class Release:
         r = self.release
         if self.kind == "setvalued":
             labels = r.universe.labels
-            return pd.DataFrame({"itemset": [tuple(labels[i] for i in s.tolist()) for s in r.itemsets],
-                                 "count": np.asarray(r.counts, dtype=np.int64)})
+            return self._with_errors(pd.DataFrame({"itemset": [tuple(labels[i] for i in s.tolist()) for s in r.itemsets],
+                                                   "count": np.asarray(r.counts, dtype=np.int64)}))
         if self.kind == "itemsets":
             labels = r.universe.labels
-            return pd.DataFrame({"itemset": [tuple(labels[i] for i in s) for s in r.itemsets],
-                                 "count": np.asarray(r.counts, dtype=np.float64),
-                                 "frequency": np.asarray(r.frequencies, dtype=np.float64)})
+            return self._with_errors(pd.DataFrame({"itemset": [tuple(labels[i] for i in s) for s in r.itemsets],
+                                                   "count": np.asarray(r.counts, dtype=np.float64),
+                                                   "frequency": np.asarray(r.frequencies, dtype=np.float64)}))
         if self.kind == "table":
             return r.frame() if hasattr(r, "frame") else r.arrow().to_pandas()
         if hasattr(r, "edges"):  # a graph regenerated from a degree sequence
             return pd.DataFrame(np.asarray(r.edges, dtype=np.int64).reshape(-1, 2), columns=["u", "v"])
         return pd.DataFrame({"degree": np.asarray(r.degrees, dtype=np.int64)})
+
+    def _with_errors(self, frame: Any) -> Any:
+        """``frame`` with the columns sd, low, high where the release carries one interval per row (the noise of
+        each released value, post-processing of public scales; ``manifest["uncertainty"]`` says what it covers)."""
+        intervals = getattr(self.release, "intervals", None)
+        errors = intervals() if callable(intervals) else None
+        if errors is None or len(errors.sd) != len(frame):
+            return frame
+        return frame.assign(sd=errors.sd, low=errors.low, high=errors.high)
 
     def count(self, *args: Any, **kwargs: Any) -> Any:
         """The release's estimate of a count with its interval, where the release kind answers counts."""
