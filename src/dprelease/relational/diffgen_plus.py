@@ -295,31 +295,8 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     every candidate moves down, by less than Delta, when a record is added (docs/privacy.md section 4.7).
     """
     eps = check_epsilon(epsilon)
-    if rounds is not None and int(rounds) < 1:
-        raise ParameterError(f"rounds must be at least 1, got {rounds}")
-    if score not in SCORES_PLUS:
-        raise ParameterError(f"score must be one of {SCORES_PLUS}, got {score!r}")
-    if not 0.0 < count_share < 1.0:
-        raise ParameterError(f"count_share must be in (0, 1), got {count_share}")
-    if int(grid) < 1:
-        raise ParameterError(f"grid must be at least 1, got {grid}")
-    if not penalty >= 0.0:
-        raise ParameterError(f"penalty must be >= 0, got {penalty}")
-    if postprocess not in ("normsub", "clip"):
-        raise ParameterError(f"postprocess must be 'normsub' or 'clip', got {postprocess!r}")
-    if stop not in (True, False, "auto"):
-        raise ParameterError(f"stop must be true, false or 'auto', got {stop!r}")
-    if not smooth >= 0.0:
-        raise ParameterError(f"smooth must be >= 0, got {smooth}")
-    if schedule not in SCHEDULES:
-        raise ParameterError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    if not (math.isfinite(misclass) and misclass >= 0.0):
-        raise ParameterError(f"misclass must be a finite number >= 0, got {misclass}")
-    if monotone not in (True, False):
-        raise ParameterError(f"monotone must be true or false, got {monotone!r}")
-    if monotone and score != "gini":
-        # TV's local gain can move up for one candidate and down for another (no common shift fixes it)
-        raise ParameterError("monotone=True needs score='gini' (the TV score is not monotone)")
+    _check_plus_options(rounds, score, count_share, grid, penalty, postprocess, stop, smooth, schedule, misclass,
+                        monotone, switch)
     schema = table.schema
     n_cls = schema.n_classes
     accountant = BudgetAccountant(eps)
@@ -334,8 +311,6 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         budget -= eps_size
     eps_n = eps * max(n_noisy or 0, 0)
     n_rounds = int(rounds) if rounds is not None else auto_rounds(eps_n)
-    if not switch >= 0.0:
-        raise ParameterError(f"switch must be >= 0, got {switch}")
     used_score = score if score != "auto" else ("tv" if eps_n < switch else "gini")
     # "auto": stop only while starved; measured in docs/diffgen.md (the price of new partitions stops
     # the Gini regime too early: Adult eps = 0.5, 82.95 with stop, 83.58 without)
@@ -357,26 +332,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
     trace = []
     played = 0
     for i in range(1, n_rounds + 1):
-        scores, bases, owner = [], [], []
-        if use_stop:
-            scores.append(np.zeros(1))
-            bases.append(np.zeros(1))
-            owner.append((-1, -1))
-        for v in tree.cut_values():
-            if not _splittable(tree, v):
-                continue
-            g = scorer.gains(v)
-            if g.size == 0:
-                continue
-            cv = tree.values[v]
-            a = schema.attributes[cv.attr]
-            m = len(a.taxonomy.children[cv.node]) if a.kind == "categorical" else 2
-            new_parts = tree.link[v].size * (m - 1)  # a function of the cut only
-            scores.append(g - price * new_parts)
-            # each candidate carries base measure 1, spread evenly over its grid split points (eq. 6's
-            # measure weighting, normalised per candidate so that a long interval does not win by its length)
-            bases.append(np.full(g.size, -math.log(g.size)))
-            owner.extend((v, j) for j in range(g.size))
+        scores, bases, owner = _round_candidates(tree, scorer, price, use_stop)
         if len(owner) == int(use_stop):
             break  # nothing left to specialize: a function of the cut only; the rest goes to the counts
         # One exponential mechanism per round (eq. 5 with eqs. 6-7 folded in), sensitivity 2 (+ misclass);
@@ -397,22 +353,7 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         tree.specialize(v, split)
 
     count_eps = budget - math.fsum(round_eps[:played])
-    leaves, exact = tree.leaf_class_counts()
-    noisy = noisy_counts(exact, count_eps, scope=scope, noise=noise, label="leaf x class counts")
-    shifts = np.zeros(n_cls)
-    if postprocess == "normsub":
-        # Post-processing: per class, one shift for all cells keeps the noisy class total (Norm-Sub).
-        totals = noisy.sum(axis=0)
-        shifts = np.asarray([norm_sub_shift(noisy[:, c], float(totals[c])) for c in range(n_cls)])
-        noisy = np.stack([norm_sub(noisy[:, c], float(totals[c])) for c in range(n_cls)], axis=1)
-    else:
-        noisy = np.maximum(noisy, 0)
-    if smooth > 0.0:
-        # Post-processing: shrink each leaf's class mix toward its parent's by a pseudo-count of
-        # smooth x |classes| / count_eps records (the noise each leaf's counts carry); no data read.
-        noisy = smooth_toward_parents(tree.parent, leaves, noisy, smooth * n_cls / count_eps)
-    cut, cells, order = _ordered_cells(tree, leaves)
-    noisy = noisy[order]
+    noisy, shifts, cut, cells = _released_counts(tree, count_eps, scope, noise, postprocess, smooth)
     budget_split = {
         "size_noisy_count": eps - budget,
         "rounds": n_rounds,
@@ -443,6 +384,93 @@ def diffgen_plus(table: EncodedTable, epsilon: float, *, noise: NoiseSource, rou
         privacy_unit="record", neighbours=NEIGHBOURS_ROW))
     release.manifest["uncertainty"] = table_uncertainty(errors, laplace_scale(count_eps, 1), postprocess, smooth)
     return release
+
+
+def _check_plus_options(rounds: int | None, score: str, count_share: float, grid: int, penalty: float,
+                        postprocess: str, stop: bool | str, smooth: float, schedule: str, misclass: float,
+                        monotone: bool, switch: float) -> None:
+    """DiffGen+'s options, checked before anything is drawn (public inputs only)."""
+    if rounds is not None and int(rounds) < 1:
+        raise ParameterError(f"rounds must be at least 1, got {rounds}")
+    if score not in SCORES_PLUS:
+        raise ParameterError(f"score must be one of {SCORES_PLUS}, got {score!r}")
+    if not 0.0 < count_share < 1.0:
+        raise ParameterError(f"count_share must be in (0, 1), got {count_share}")
+    if int(grid) < 1:
+        raise ParameterError(f"grid must be at least 1, got {grid}")
+    if not penalty >= 0.0:
+        raise ParameterError(f"penalty must be >= 0, got {penalty}")
+    if postprocess not in ("normsub", "clip"):
+        raise ParameterError(f"postprocess must be 'normsub' or 'clip', got {postprocess!r}")
+    if stop not in (True, False, "auto"):
+        raise ParameterError(f"stop must be true, false or 'auto', got {stop!r}")
+    if not smooth >= 0.0:
+        raise ParameterError(f"smooth must be >= 0, got {smooth}")
+    if schedule not in SCHEDULES:
+        raise ParameterError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if not (math.isfinite(misclass) and misclass >= 0.0):
+        raise ParameterError(f"misclass must be a finite number >= 0, got {misclass}")
+    if monotone not in (True, False):
+        raise ParameterError(f"monotone must be true or false, got {monotone!r}")
+    if monotone and score != "gini":
+        # TV's local gain can move up for one candidate and down for another (no common shift fixes it)
+        raise ParameterError("monotone=True needs score='gini' (the TV score is not monotone)")
+    if not switch >= 0.0:
+        raise ParameterError(f"switch must be >= 0, got {switch}")
+
+
+def _round_candidates(tree: PartitionTree, scorer: "_Scorer", price: float, use_stop: bool
+                      ) -> tuple[list[np.ndarray], list[np.ndarray], list[tuple[int, int]]]:
+    """One round's candidates: the scores (gain minus the public price of the new partitions), the log base
+    measures and, per candidate, (cut value, split point index); "stop" first (score 0) when offered."""
+    schema = tree.table.schema
+    scores: list[np.ndarray] = []
+    bases: list[np.ndarray] = []
+    owner: list[tuple[int, int]] = []
+    if use_stop:
+        scores.append(np.zeros(1))
+        bases.append(np.zeros(1))
+        owner.append((-1, -1))
+    for v in tree.cut_values():
+        if not _splittable(tree, v):
+            continue
+        g = scorer.gains(v)
+        if g.size == 0:
+            continue
+        cv = tree.values[v]
+        a = schema.attributes[cv.attr]
+        m = len(a.taxonomy.children[cv.node]) if a.kind == "categorical" else 2
+        new_parts = tree.link[v].size * (m - 1)  # a function of the cut only
+        scores.append(g - price * new_parts)
+        # each candidate carries base measure 1, spread evenly over its grid split points (eq. 6's
+        # measure weighting, normalised per candidate so that a long interval does not win by its length)
+        bases.append(np.full(g.size, -math.log(g.size)))
+        owner.extend((v, j) for j in range(g.size))
+    return scores, bases, owner
+
+
+def _released_counts(tree: PartitionTree, count_eps: float, scope, noise: NoiseSource, postprocess: str,
+                     smooth: float) -> tuple[np.ndarray, np.ndarray, object, object]:
+    """The leaf x class counts with discrete Laplace noise at ``count_eps``, then post-processed (Norm-Sub per
+    class or clipping, optional smoothing toward the parents), in the cut's canonical cell order; also the
+    Norm-Sub shifts (for the error bars), the cut and its cells."""
+    n_cls = tree.table.schema.n_classes
+    leaves, exact = tree.leaf_class_counts()
+    noisy = noisy_counts(exact, count_eps, scope=scope, noise=noise, label="leaf x class counts")
+    shifts = np.zeros(n_cls)
+    if postprocess == "normsub":
+        # Post-processing: per class, one shift for all cells keeps the noisy class total (Norm-Sub).
+        totals = noisy.sum(axis=0)
+        shifts = np.asarray([norm_sub_shift(noisy[:, c], float(totals[c])) for c in range(n_cls)])
+        noisy = np.stack([norm_sub(noisy[:, c], float(totals[c])) for c in range(n_cls)], axis=1)
+    else:
+        noisy = np.maximum(noisy, 0)
+    if smooth > 0.0:
+        # Post-processing: shrink each leaf's class mix toward its parent's by a pseudo-count of
+        # smooth x |classes| / count_eps records (the noise each leaf's counts carry); no data read.
+        noisy = smooth_toward_parents(tree.parent, leaves, noisy, smooth * n_cls / count_eps)
+    cut, cells, order = _ordered_cells(tree, leaves)
+    return noisy[order], shifts, cut, cells
 
 
 def _count_errors(noisy: np.ndarray, shifts: np.ndarray, scale: float, postprocess: str, smooth: float
