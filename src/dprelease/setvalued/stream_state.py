@@ -63,7 +63,7 @@ from ..data.parquet import is_parquet
 from ..data.universe import Universe, parse_universe_spec
 from ..engine import in_memory, open_transactions, unwrap
 from ..errors import BudgetExceededError, DPReleaseError, InputError, ParameterError, PrivacyLeakWarning
-from ..privacy import SecureNoise, SeededNoise
+from ..privacy import NoiseSource, SecureNoise, SeededNoise
 from ..release import records_run_start
 from ..release.stream import names_stream, stream_release
 from .incprefix import PrefixStream
@@ -430,6 +430,49 @@ def _read_batch(batch: str | os.PathLike[str], universe: Universe | None, engine
     return read_transactions(batch, universe, derive=True)
 
 
+def _refuse_when_all_appends_made(path: Path) -> None:
+    """After U + 1 appends (paper accounting) every further append is refused, with the state unchanged."""
+    status = stream_status(path)
+    if status.max_appends is not None and status.appends >= status.max_appends:
+        spent = ("" if status.accounting == "parallel" else f" and epsilon = {status.epsilon:g} is spent")
+        raise BudgetExceededError(
+            f"{path}: all {status.appends} appends (initial dataset + U = {status.updates} updates) are made"
+            f"{spent}; append refused, state unchanged")
+
+
+def _append_noise(rng: dict, n: int, level_wise: bool) -> tuple[NoiseSource, dict[str, object]]:
+    """Append n's noise source (seeded mode: a per-append seed from the stream's, recorded in the ledger row)."""
+    rng_row: dict[str, object]
+    noise: NoiseSource
+    if rng["mode"] == "seeded":
+        seed_n = append_seed(int(rng["seed"]), n)
+        noise = SeededNoise(seed_n)
+        rng_row = {"mode": "seeded", "seed": seed_n}
+    else:
+        noise, rng_row = SecureNoise(), {"mode": "secure"}
+    if level_wise:
+        rng_row["loop"] = "level-wise"  # the order of the draws (the engine itself is not recorded)
+    return noise, rng_row
+
+
+def _save_tbp_delta(conn: sqlite3.Connection, tree: TBPTree, delta, n: int) -> None:
+    """Append n's changes to the stored TBP-tree: its new nodes, the nodes it touched, its noisy counts."""
+    new = set(delta.new_nodes)
+    touched = {nid for nid, _, _ in delta.counts} | set(delta.expanded)
+    root = {0} if n == 0 else set()
+    conn.executemany(
+        "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), nd.created, nd.expand,
+          nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd))
+         for nd in (tree.nodes[i] for i in sorted(new | root))])
+    conn.executemany(
+        "UPDATE nodes SET expand = ?, psum = ?, n = ?, inv_alpha = ?, class = ? WHERE id = ?",
+        [(nd.expand, nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd), nd.id)
+         for nd in (tree.nodes[i] for i in sorted(touched - new - root))])
+    conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
+                     sorted((nid, n, nc, alpha) for nid, nc, alpha in delta.counts))
+
+
 @records_run_start
 def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str | os.PathLike, *,
                  wait: float = DEFAULT_WAIT, force: bool = False, engine: str = "local", master: str | None = None,
@@ -454,12 +497,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
     db = None
     with closing(conn):
         meta = _meta(conn)
-        status = stream_status(path)
-        if status.max_appends is not None and status.appends >= status.max_appends:
-            spent = ("" if status.accounting == "parallel" else f" and epsilon = {status.epsilon:g} is spent")
-            raise BudgetExceededError(
-                f"{path}: all {status.appends} appends (initial dataset + U = {status.updates} updates) are made"
-                f"{spent}; append refused, state unchanged")
+        _refuse_when_all_appends_made(path)
         universe = _universe(meta)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
@@ -478,15 +516,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
             prefix = _partitioning(meta) == "prefix"
             tree = _prefix_from(conn, meta) if prefix else _tree_from(conn, meta)
             n = tree.appends
-            rng = meta["rng"]
-            if rng["mode"] == "seeded":
-                seed_n = append_seed(int(rng["seed"]), n)
-                noise = SeededNoise(seed_n)
-                rng_row = {"mode": "seeded", "seed": seed_n}
-            else:
-                noise, rng_row = SecureNoise(), {"mode": "secure"}
-            if level_wise:
-                rng_row["loop"] = "level-wise"  # the order of the draws (the engine itself is not recorded)
+            noise, rng_row = _append_noise(meta["rng"], n, level_wise)
             if prefix:
                 info = tree.append(db, noise)  # BudgetExceededError before any noise
                 _save_prefix(conn, tree, first=n == 0)
@@ -498,19 +528,7 @@ def append_batch(path: str | os.PathLike, batch: str | os.PathLike, output: str 
                 delta = tree.append(db, noise, seed=rng_row.get("seed"),  # BudgetExceededError before any noise
                                     level_wise=level_wise)
                 eps_append = delta.epsilon
-                new = set(delta.new_nodes)
-                touched = {nid for nid, _, _ in delta.counts} | set(delta.expanded)
-                conn.executemany(
-                    "INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(nd.id, nd.parent, nd.mask, " ".join(map(str, nd.cut)), int(nd.leaf), nd.created, nd.expand,
-                      nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd))
-                     for nd in (tree.nodes[i] for i in sorted(new | ({0} if n == 0 else set())))])
-                conn.executemany(
-                    "UPDATE nodes SET expand = ?, psum = ?, n = ?, inv_alpha = ?, class = ? WHERE id = ?",
-                    [(nd.expand, nd.psum, nd.n, nd.inv_alpha, tree.node_class(nd), nd.id)
-                     for nd in (tree.nodes[i] for i in sorted(touched - new - ({0} if n == 0 else set())))])
-                conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)",
-                                 sorted((nid, n, nc, alpha) for nid, nc, alpha in delta.counts))
+                _save_tbp_delta(conn, tree, delta, n)
             conn.execute("INSERT INTO ledger VALUES (?, ?, ?)", (n, eps_append, json.dumps(rng_row)))
             if derived:
                 conn.executemany("UPDATE meta SET value = ? WHERE key = ?",
