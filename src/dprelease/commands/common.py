@@ -82,6 +82,17 @@ def seed_arg(text: str) -> int:
     return value
 
 
+def share_or_zero(text: str) -> float:
+    """A budget share in [0, 1) (0: the step it pays for is skipped)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not (0.0 <= value < 1.0):
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
 def positive_float(text: str, *, minimum: float = 0.0, inclusive: bool = False) -> float:
     """A finite number > minimum (>= with ``inclusive``); nan, inf and words are refused."""
     try:

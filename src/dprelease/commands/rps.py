@@ -15,6 +15,7 @@ from ..api import graphs as api_graphs
 from ..api import tables as api_tables
 from ..errors import ParameterError
 from .common import (
+    share_or_zero,
     FAITHFUL, RECOMMENDED, cli_reporter, add_method, add_engine, add_epsilon, add_ledger, add_limits, add_output, add_quiet, add_seed, epsilon_arg, noise_from_args,
     positive_int,
     prepare_output, print_json, release_cost, say, seed_arg, timed,
@@ -36,15 +37,6 @@ DEGREES_METHOD_NAMES = (RECOMMENDED, FAITHFUL, *DEGREE_METHODS)
 DEGREE_SUMMARIES = ("counts", "cumulative")
 GRAPH_MODELS = ("configuration", "havel-hakimi")
 
-
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not (0.0 <= value < 1.0):
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
-    return value
 
 
 def _nonneg_int(text: str) -> int:
@@ -182,7 +174,7 @@ def _register_rps(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", "-H", type=_nonneg_int, default=None, metavar="H",
                    help=f"the paper's RPS: maximum depth h of the partition tree (default {DEFAULT_DEPTH}; at most "
                         f"2^h regions)")
-    p.add_argument("--split-share", type=_share, default=None, metavar="A",
+    p.add_argument("--split-share", type=share_or_zero, default=None, metavar="A",
                    help=f"share alpha of epsilon for partitioning, split evenly over the h levels (default "
                         f"{DEFAULT_SPLIT_SHARE} for balanced, 0 for fixed); the rest goes to the leaf counts")
     p.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
@@ -262,7 +254,7 @@ def _register_degrees(sub: argparse._SubParsersAction) -> None:
                    help="rps only: depth of the tree over the degrees, 1..theta (0..theta with --nodes); default "
                         "ceil(log2(number of degrees)), where fixed midpoints reach single degrees. Deeper warns; "
                         "deeper than the number of degrees minus one is refused")
-    p.add_argument("--split-share", type=_share, default=None, metavar="A",
+    p.add_argument("--split-share", type=share_or_zero, default=None, metavar="A",
                    help=f"rps only: share of epsilon for the medians (default {DEFAULT_SPLIT_SHARE}, balanced)")
     p.add_argument("--partitioning", choices=PARTITIONINGS, default=None,
                    help="rps only: balanced (default) or fixed")
@@ -437,7 +429,7 @@ def register_experiment(kinds: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=positive_int, default=10, help="number of random splits (default 10)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the splits and the seeded noise (default 0)")
     p.add_argument("--partitioning", choices=PARTITIONINGS, default="balanced", help="balanced (default) or fixed")
-    p.add_argument("--split-share", type=_share, default=None, metavar="A",
+    p.add_argument("--split-share", type=share_or_zero, default=None, metavar="A",
                    help=f"partitioning share alpha (default {DEFAULT_SPLIT_SHARE} balanced, 0 fixed)")
     p.add_argument("--mondrian", type=positive_int, nargs="*", default=None, metavar="K",
                    help="also run Mondrian (NOT DP) with these k on the same splits (default: none)")

@@ -17,6 +17,7 @@ from ..setvalued.prefixpart import (
 )
 from ..errors import ParameterError
 from .common import (
+    share_or_zero,
     FAITHFUL, RECOMMENDED, add_method, add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
     at_least_one, cli_reporter, epsilon_list, release_cost,
     int_list, load_transactions, positive_float, positive_int, prepare_output, print_json,
@@ -30,16 +31,6 @@ DEFAULT_FREQUENT_QUERIES = 10_000  # == dprelease.evaluation.counting.DEFAULT_FR
 if TYPE_CHECKING:  # algorithms, evaluation and writers are imported inside the handlers (a light parser)
     from ..data.universe import Universe
 
-
-def _share_or_zero(text: str) -> float:
-    """A budget share that may be 0 (the step it pays for is skipped)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not (0.0 <= value < 1.0):
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
-    return value
 
 
 def fanout_arg(text: str) -> int:
@@ -273,7 +264,7 @@ def _prefix_options(p: argparse.ArgumentParser) -> None:
                    help=f"share of epsilon, in (0, 1), for the PrivTree decisions that build the prefix hierarchy "
                         f"(default {DEFAULT_STRUCTURE_SHARE}, {DEFAULT_SHAPED_STRUCTURE_SHARE} with a --shape-share "
                         "above 0); the rest goes to the released counts")
-    g.add_argument("--shape-share", type=_share_or_zero, default=None, metavar="X",
+    g.add_argument("--shape-share", type=share_or_zero, default=None, metavar="X",
                    help=f"share of epsilon, in [0, 1), for the record length histogram and the supports of the "
                         f"frequent items generalized records drop (half each), from which the records get their "
                         f"dropped items back: basket lengths like the raw ones, at 10-40x the run time and with "

@@ -582,12 +582,7 @@ def rps(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseSource, 
                                       else list(domain.names)),
                   "split_rule": "round-robin by depth" + (" over the predictors; the class at depth h - 1"
                                                           if class_split == "last" else "")}
-    # post-processing of the public scales 1/eps_leaf: each released leaf count, clipped at 0 as it is used
-    scales = np.asarray([laplace_scale(float(e), 1) for e in part.count_epsilon.tolist()])
-    errors = count_intervals(np.maximum(counts, 0), scales, lower=0.0,
-                             label="the discrete Laplace noise of each leaf count" + (
-                                 " (before the consistency step, which lowers it)" if consistency else ""))
-    leaves = LeafBoxes(np.asarray(part.lo, dtype=np.float64), np.asarray(part.hi, dtype=np.float64), errors)
+    leaves = leaf_error_bars(part, counts, " (before the consistency step, which lowers it)" if consistency else "")
     release = RPSRelease(schema, synthetic, {}, part.accountant, partition=part, leaves=leaves)
     release.manifest.update(build_manifest(
         "rps", epsilon=check_epsilon(epsilon), parameters=parameters, noise=noise, accountant=part.accountant,
@@ -596,13 +591,28 @@ def rps(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseSource, 
         notes=["Qardaji and Li, Recursive partitioning and summarization, ASIACCS 2012 (readings: docs/rps.md)",
                "leaf counts: discrete Laplace; max(0, count) records per leaf, each value uniform in the leaf "
                "(post-processing)"]))
-    release.manifest["uncertainty"] = manifest_section(
-        accounts_for=errors.label, columns=tuple(leaves.names(schema)[-4:]),
+    release.manifest["uncertainty"] = leaf_uncertainty(leaves, schema, "the records spread uniformly inside it")
+    return release
+
+
+def leaf_error_bars(part: Partition, counts: np.ndarray, label_suffix: str = "") -> LeafBoxes:
+    """The leaves with each released count's 95 % interval: post-processing of the public scales 1/eps_leaf
+    (each count clipped at 0 as it is used)."""
+    scales = np.asarray([laplace_scale(float(e), 1) for e in part.count_epsilon.tolist()])
+    errors = count_intervals(np.maximum(counts, 0), scales, lower=0.0,
+                             label="the discrete Laplace noise of each leaf count" + label_suffix)
+    return LeafBoxes(np.asarray(part.lo, dtype=np.float64), np.asarray(part.hi, dtype=np.float64), errors)
+
+
+def leaf_uncertainty(leaves: LeafBoxes, schema: TableSchema, inside: str) -> dict[str, object]:
+    """The manifest's ``uncertainty`` section of a synthetic table's leaf counts; ``inside``: how the records
+    lie inside a leaf (what a range count over part of one ignores)."""
+    return manifest_section(
+        accounts_for=leaves.errors.label, columns=tuple(leaves.names(schema)[-4:]),
         formula="DLap(b), b = 1/eps_leaf per leaf: sd = sqrt(2t)/(1-t), t = exp(-1/b); h = least integer with "
                 "2 t^(h+1)/(1+t) <= 0.05; [max(0, v - h), v + h]; leaves as boxes [lo, hi) over the class and the "
                 "attributes (categories as leaf codes in the taxonomy's depth-first order)",
-        ignores="range counts over part of a leaf: the records spread uniformly inside it (docs/accuracy.md)")
-    return release
+        ignores=f"range counts over part of a leaf: {inside} (docs/accuracy.md)")
 
 
 # -- the flat noisy histogram baseline (experiment E1, "where it fits") ------------------------------------

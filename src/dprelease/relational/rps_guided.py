@@ -31,14 +31,14 @@ from ..engine.base import RegionRecords, TableData
 from ..engine.local import LocalTable
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
-from ..privacy.mechanisms import laplace_scale
-from ..privacy.uncertainty import count_intervals, manifest_section
 from ..privacy.accountant import BudgetScope
 from ..privacy.privtree import PrivTreeSplitter
 from .marginals import Marginal, noisy_marginals, paid_dimensions
 from ..release import NEIGHBOURS_ROW, build_manifest, records_run_start
-from ..release.table import LeafBoxes
-from .rps import Partition, PointDomain, RPSRelease, check_release_size, remaining_budget, table_domain
+from .rps import (
+    Partition, PointDomain, RPSRelease, check_release_size, leaf_error_bars, leaf_uncertainty, remaining_budget,
+    table_domain,
+)
 
 __all__ = ["rps_guided", "guided_partition", "synthesize_guided", "MARGINAL_SHARE", "PARTITION_SHARE", "MAX_DEPTH"]
 
@@ -180,11 +180,7 @@ def rps_guided(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseS
                   "partition_share": PARTITION_SHARE, "dimension_order": names,
                   "split_rule": "round-robin by depth (the class first, if any); pivot where the dimension's noisy "
                                 "marginal halves the region's mass; PrivTree stops"}
-    # post-processing of the public scale 1/eps_leaf (one for every leaf): each released leaf count, clipped at 0
-    scales = np.asarray([laplace_scale(float(e), 1) for e in part.count_epsilon.tolist()])
-    errors = count_intervals(np.maximum(part.counts, 0), scales, lower=0.0,
-                             label="the discrete Laplace noise of each leaf count")
-    leaves = LeafBoxes(np.asarray(part.lo, dtype=np.float64), np.asarray(part.hi, dtype=np.float64), errors)
+    leaves = leaf_error_bars(part, part.counts)
     release = RPSRelease(schema, synthetic, {}, part.accountant, partition=part, leaves=leaves)
     release.manifest.update(build_manifest(
         "rps", epsilon=check_epsilon(epsilon), parameters=parameters, noise=noise, accountant=part.accountant,
@@ -192,11 +188,6 @@ def rps_guided(table: EncodedTable | TableData, epsilon: float, *, noise: NoiseS
         budget_split=budget, privacy_unit="record", neighbours=NEIGHBOURS_ROW,
         notes=["guided RPS: noisy 1-D marginals, a PrivTree-stopped partition split where the marginals halve the "
                "mass, noisy leaf counts; values drawn from the marginals inside each leaf (docs/rps.md)"]))
-    release.manifest["uncertainty"] = manifest_section(
-        accounts_for=errors.label, columns=tuple(leaves.names(schema)[-4:]),
-        formula="DLap(b), b = 1/eps_leaf per leaf: sd = sqrt(2t)/(1-t), t = exp(-1/b); h = least integer with "
-                "2 t^(h+1)/(1+t) <= 0.05; [max(0, v - h), v + h]; leaves as boxes [lo, hi) over the class and the "
-                "attributes (categories as leaf codes in the taxonomy's depth-first order)",
-        ignores="range counts over part of a leaf: the records inside a leaf follow the noisy marginals, not the "
-                "data (docs/accuracy.md)")
+    release.manifest["uncertainty"] = leaf_uncertainty(leaves, schema, "the records inside a leaf follow the noisy "
+                                                     "marginals, not the data")
     return release
