@@ -71,6 +71,10 @@ def transactions(name: str, args: argparse.Namespace) -> dict[str, list[dict[str
                     db, prefix_diffpart(db, universe, EPSILON, noise=noise(4)), q),
             "derived: count(itemset), stream (IncTDPart-Prefix, 4 appends)":
                 lambda q=queries: cov.itemset_count_coverage(db, stream_release(db, universe, noise(6)), q),
+            "direct: stream p-sums (IncTDPart, the paper's, 4 appends; two-item cells)":
+                lambda: paper_stream_psums(db, noise(7)),
+            "derived: count(itemset), stream (IncTDPart, the paper's, 4 appends)":
+                lambda q=queries: cov.itemset_count_coverage(db, paper_stream_release(db, universe, noise(7)), q),
             "derived: count(itemset), DiffPart":
                 lambda q=queries: cov.itemset_count_coverage(db, diffpart(db, universe, EPSILON, noise=noise(5)), q),
         }
@@ -93,6 +97,36 @@ def stream_release(db, universe, noise):
     for lo, hi in zip(cuts[:-1], cuts[1:]):
         stream.append(db.view(int(lo), int(hi)), noise)
     return stream.release(universe, {"mode": "seeded"})
+
+
+def paper_stream_release(db, universe, noise):
+    """The paper's IncTDPart over ``db`` cut into 4 batches of consecutive records (U = 3), released after the last."""
+    from dprelease.setvalued.inctdpart import TBPTree
+
+    tree = TBPTree(universe.size, EPSILON, 3)
+    cuts = np.linspace(0, db.n_records, 5).astype(int)
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        tree.append(db.view(int(lo), int(hi)), noise)
+    return tree.release(universe, {"mode": "seeded"})
+
+
+def paper_stream_psums(db, noise):
+    """Direct p-sums where their truth is known without replaying the routing: the records of items {0, 1} only
+    (their two-item taxonomy's cells are the leaves, counted on every append), so a leaf's true p-sum is its
+    itemset's records over all batches."""
+    from dprelease.data import parse_universe_spec
+    from dprelease.data.transactions import TransactionDB
+
+    lists = [[i for i in r if i < 2] for r in db.to_lists()]
+    small = TransactionDB.from_lists([r for r in lists if r], 2)
+    release = paper_stream_release(small, parse_universe_spec("1..2"), noise)
+    truth: dict[tuple[int, ...], int] = {}
+    for r in small.to_lists():
+        key = tuple(sorted(r))
+        truth[key] = truth.get(key, 0) + 1
+    errors = release.intervals()
+    values = np.asarray([truth.get(tuple(s.tolist()), 0) for s in release.itemsets], dtype=np.float64)
+    return cov.summary(errors.covers(values), errors.high - errors.low, values)
 
 
 def adult(args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
@@ -137,11 +171,13 @@ def graph(args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
                 dict(method="rps", summarize="cumulative"),
             "direct: Day et al. tail counts (after isotonic regression)": dict(method="cumulative"),
             "direct: degrees default, tail counts on geometric ranges (after isotonic regression)":
-                dict(method="cumulative", leaves="geometric")}
+                dict(method="cumulative", leaves="geometric"),
+            "direct: Hay et al. degree per rank (after isotonic regression)": dict(method="hay")}
     for seed in range(args.seeds):
         for k, (kind, options) in enumerate(runs.items()):
             release = release_degrees(g, theta, EPSILON, noise=SeededNoise(1000 * seed + k), **options)
-            out[kind].append(cov.degree_bins_coverage(true, release))
+            measure = cov.degree_ranks_coverage if options.get("method") == "hay" else cov.degree_bins_coverage
+            out[kind].append(measure(true, release))
     return out
 
 

@@ -234,3 +234,14 @@ def test_stream_against_a_ledger_reserves_at_init_and_records_appends(tmp_path: 
 def test_node_ids_are_integers_never_truncated(bad: object) -> None:
     with pytest.raises(InputError, match="is not an integer"):
         dp.degrees(pd.DataFrame({"u": [1, bad], "v": [2, 3]}, dtype=object), theta=3, epsilon=1.0)
+
+
+def test_dp_report_stays_callable_after_the_report_package_is_imported():
+    """Importing dprelease.report binds the package's name ``report`` to that module; it must still answer
+    ``dp.report(raw, release, path)``."""
+    import importlib
+
+    import dprelease as dp
+
+    importlib.import_module("dprelease.report")
+    assert callable(dp.report)

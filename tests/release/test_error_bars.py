@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from dprelease.data import parse_universe_spec
 from dprelease.data.generators import clustered_baskets, integer_table_schema
@@ -91,3 +92,116 @@ def test_an_existing_companion_is_replaced_only_with_force(tmp_path):
     assert (tmp_path / "b.dat.intervals.csv").read_text() == "mine\n"
     assert main(argv + ["--force"]) == 0
     assert (tmp_path / "b.dat.intervals.csv").read_text().startswith("itemset,count,sd,low,high")
+
+
+def _two_item_batches(rng: np.random.Generator, n: int) -> list[list[int]]:
+    """Records over items {0, 1}: each of the three non-empty itemsets in fixed shares."""
+    kinds = rng.choice(3, size=n, p=[0.5, 0.3, 0.2])
+    return [[[0], [1], [0, 1]][k] for k in kinds.tolist()]
+
+
+def test_stream_p_sums_cover_their_true_counts():
+    """On two items the root's cells are the leaves ({0}, {1}, {0, 1}), counted on every append from the first, so
+    a leaf's true p-sum is its records over all batches: the intervals must hold it about 95 % of the time
+    (stated tolerance: 0.92-0.99 over 3 leaves x 150 seeds)."""
+    from dprelease.data.transactions import TransactionDB
+    from dprelease.setvalued.inctdpart import TBPTree
+
+    rng = np.random.default_rng(5)
+    batches = [TransactionDB.from_lists(_two_item_batches(rng, 400), 2) for _ in range(3)]
+    truth: dict[tuple[int, ...], int] = {}
+    for db in batches:
+        for r in db.to_lists():
+            truth[tuple(sorted(r))] = truth.get(tuple(sorted(r)), 0) + 1
+    universe = parse_universe_spec("1..2")
+    covered, seen = 0, 0
+    for seed in range(150):
+        tree = TBPTree(2, 0.3, 2, fanout=2)
+        for k, db in enumerate(batches):
+            tree.append(db, SeededNoise(10 * seed + k))
+        rel = tree.release(universe, {"mode": "seeded"})
+        errors = rel.intervals()
+        assert errors is not None and rel.pair_sd is not None
+        for items, lo, hi in zip(rel.itemsets, errors.low.tolist(), errors.high.tolist()):
+            seen += 1
+            covered += lo <= truth[tuple(items.tolist())] <= hi
+    assert seen >= 400
+    assert 0.92 <= covered / seen <= 0.99, covered / seen
+
+
+def test_stream_error_bars_survive_the_state_and_a_read_back(tmp_path):
+    """The per-p-sum error bars rebuilt from the state's counts equal the in-memory ones, are written beside the
+    release, and come back when the release is read."""
+    from dprelease.api import Stream
+
+    rng = np.random.default_rng(2)
+    batches = [[[int(i) + 1 for i in rng.choice(6, size=rng.integers(1, 4), replace=False)] for _ in range(300)]
+               for _ in range(3)]
+    stream = Stream(tmp_path / "s.db", epsilon=1.0, updates=2, method="faithful", universe="1..6", seed=4)
+    for batch in batches:
+        rel = stream.append(batch).release  # the API reads each append's release back from its file
+    assert rel.pair_sd is not None
+    written = rel.write(tmp_path / "r.dat")
+    side = tmp_path / "r.dat.intervals.csv"
+    assert side in written.others
+    back = SetValuedRelease.read(tmp_path / "r.dat", rel.universe)
+    a, b = rel.intervals(), back.intervals()
+    assert a is not None and b is not None
+    assert np.allclose(a.sd, b.sd, atol=1e-3) and np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high)
+    assert np.all(a.sd > 0)
+    q = back.count([0])
+    assert q.low <= q.value <= q.high and math.isfinite(q.sd)
+
+
+def _random_graph(seed: int, n: int = 300, m: int = 900):
+    from dprelease.data.graphs import graph_from_edges
+
+    rng = np.random.default_rng(seed)
+    edges = rng.integers(0, n, size=(m, 2))
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    return graph_from_edges(edges[:, 0], edges[:, 1])
+
+
+def test_hay_ranks_cover_the_sorted_degrees():
+    """Hay's release carries one interval per line (the rank's noise; the isotonic regression does not widen the
+    largest deviation): at a theta above every degree the truth of line i is the i-th of the m largest degrees.
+    Stated tolerance: at least 93 % over 40 seeds, and intervals narrower than [0, theta]."""
+    from dprelease.evaluation.coverage import degree_ranks_coverage
+    from dprelease.graphs import release_degrees
+
+    g = _random_graph(1)
+    true = g.degrees()
+    theta = int(true.max()) + 2
+    rows = [degree_ranks_coverage(true, release_degrees(g, theta, 40.0, method="hay", noise=SeededNoise(s)))
+            for s in range(40)]
+    inside = sum(r["coverage"] * r["values"] for r in rows) / sum(r["values"] for r in rows)
+    assert inside >= 0.93, inside
+    assert max(r["mean_width"] for r in rows) < theta
+
+
+@pytest.mark.parametrize("method", ["hay", "rps", "cumulative"])
+def test_degree_intervals_come_back_when_read(tmp_path, method):
+    from dprelease.graphs import release_degrees
+    from dprelease.release.degrees import DegreeRelease
+
+    rel = release_degrees(_random_graph(2), 8, 1.0, method=method, noise=SeededNoise(3))
+    written = rel.write(tmp_path / "d.txt")
+    assert tmp_path / "d.txt.intervals.csv" in written.others
+    back = DegreeRelease.read(tmp_path / "d.txt")
+    a, b = rel.intervals(), back.intervals()
+    assert a is not None and b is not None
+    assert np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high) and np.allclose(a.sd, b.sd, atol=1e-3)
+    assert (back.bins is None) == (method == "hay")
+    if method != "hay":
+        assert np.array_equal(back.bins, rel.bins)
+
+
+def test_a_damaged_degree_companion_is_refused(tmp_path):
+    from dprelease.errors import InputError
+    from dprelease.graphs import release_degrees
+    from dprelease.release.degrees import DegreeRelease
+
+    release_degrees(_random_graph(2), 8, 1.0, method="rps", noise=SeededNoise(3)).write(tmp_path / "d.txt")
+    (tmp_path / "d.txt.intervals.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match="d.txt.intervals.csv does not match its manifest"):
+        DegreeRelease.read(tmp_path / "d.txt")

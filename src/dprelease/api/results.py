@@ -78,7 +78,7 @@ class Release:
             return r.frame() if hasattr(r, "frame") else r.arrow().to_pandas()
         if hasattr(r, "edges"):  # a graph regenerated from a degree sequence
             return pd.DataFrame(np.asarray(r.edges, dtype=np.int64).reshape(-1, 2), columns=["u", "v"])
-        return pd.DataFrame({"degree": np.asarray(r.degrees, dtype=np.int64)})
+        return self._with_errors(pd.DataFrame({"degree": np.asarray(r.degrees, dtype=np.int64)}))
 
     def _with_errors(self, frame: Any) -> Any:
         """``frame`` with the columns sd, low, high where the release carries one interval per row (the noise of

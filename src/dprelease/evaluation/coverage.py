@@ -24,7 +24,8 @@ from ..privacy.uncertainty import Estimate, Intervals
 
 __all__ = ["summary", "itemset_rows_coverage", "basic_cells_coverage", "generalized_cells_coverage",
            "rps_leaves_coverage", "random_itemsets", "itemset_count_coverage", "range_coverage",
-           "estimates_summary", "setvalued_coverage", "table_coverage", "degree_bins_coverage", "leaf_truth"]
+           "estimates_summary", "setvalued_coverage", "table_coverage", "degree_bins_coverage", "degree_ranks_coverage",
+           "leaf_truth"]
 
 
 def summary(covered: np.ndarray, width: np.ndarray, truth: np.ndarray | None = None) -> dict[str, float]:
@@ -179,3 +180,15 @@ def degree_bins_coverage(true_degrees: np.ndarray, release: Any) -> dict[str, fl
     bins = np.asarray(release.bins, dtype=np.int64)
     truth = (np.searchsorted(deg, bins[:, 1], side="right") - np.searchsorted(deg, bins[:, 0], side="left"))
     return _of(release.intervals(), truth.astype(np.float64))
+
+
+def degree_ranks_coverage(true_degrees: np.ndarray, release: Any) -> dict[str, float]:
+    """Hay's release: line i against the i-th of the m largest true degrees (zero-padded), the value its noise was
+    added to (with theta at or above the largest degree the projection keeps every edge)."""
+    errors = release.intervals()
+    if errors is None or release.bins is not None:
+        return {"values": 0, "coverage": float("nan"), "mean_width": float("nan")}
+    deg = np.sort(np.asarray(true_degrees, dtype=np.int64))
+    m = int(np.asarray(release.degrees).size)
+    truth = deg[-m:] if deg.size >= m else np.concatenate([np.zeros(m - deg.size, dtype=np.int64), deg])
+    return _of(errors, truth.astype(np.float64))

@@ -57,7 +57,7 @@ from ..data.graphs import Graph
 from ..errors import ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.mechanisms import laplace_scale
-from ..privacy.uncertainty import Intervals, count_intervals, manifest_section
+from ..privacy.uncertainty import Intervals, count_intervals, dlap_half_width, dlap_sd, manifest_section
 from ..relational.rps import (DEFAULT_SPLIT_SHARE, PointDomain, check_release_size, remaining_budget,
                               rps_partition, synthesize)
 from ..release import build_manifest, records_run_start
@@ -377,13 +377,45 @@ def hay_degrees(projected: np.ndarray, theta: int, epsilon: float, *, noise: Noi
     noisy = noisy_counts(sorted_top(values, m), e_seq, scope=scope, noise=noise, sensitivity=sens["sorted_sequence"],
                          label="sorted degree sequence (sensitivity 2 theta)")
     fit = np.clip(np.rint(_isotonic(noisy.astype(np.float64))), _low(model), theta).astype(np.int64)
+    errors, section = _hay_errors(fit, theta, laplace_scale(e_seq, sens["sorted_sequence"]), n_noisy,
+                                  laplace_scale(node_share * eps, sens["node_count"]))
     manifest = {
         "parameters": {"node_share": node_share, "constrained_inference": "isotonic regression (PAVA)"},
         "budget_split": {"node_count": node_share * eps, "sorted_sequence": e_seq},
         "sensitivity": {"node_count": sens["node_count"], "sorted_sequence": sens["sorted_sequence"]},
         "released_nodes": _MODEL_NOTE[model],
+        "uncertainty": section,
     }
-    return DegreeRelease(np.sort(fit), "hay", theta, acc, model=model, details=manifest)
+    return DegreeRelease(fit, "hay", theta, acc, model=model, details=manifest, errors=errors)
+
+
+def _hay_errors(fit: np.ndarray, theta: int, scale: float, n_noisy: int, node_scale: float
+                ) -> tuple[Intervals, dict[str, object]]:
+    """Per line of Hay's release (ascending, line i estimates the i-th of the m largest projected degrees,
+    zero-padded): the interval of that rank's noisy value, [max(0, v - h), min(theta, v + h)].
+
+    Why the regression does not void it: the true sorted sequence is monotone, so the isotonic fit is no
+    farther from it in the largest deviation than the noisy sequence was (PAVA is non-expansive in the sup
+    norm); rounding an integer truth's estimate and clipping to [low, theta] move no value away from a truth in
+    [0, theta] by more than the half-width allows (the one exception, a padded zero released as 1 from an edge
+    list, is inside [max(0, 1 - h), ...] for any h >= 1). Per rank the level is then measured, not proved
+    (docs/accuracy.md). The released length m carries the node count's noise; its interval is in the manifest."""
+    h = float(dlap_half_width(scale))
+    v = np.asarray(fit, dtype=np.float64)
+    errors = Intervals(v, np.full(v.shape, dlap_sd(scale)), np.maximum(v - h, 0.0), np.minimum(v + h, float(theta)),
+                       label="the discrete Laplace noise of each rank's degree (the isotonic regression after it "
+                             "does not widen the largest deviation)")
+    h_n = float(dlap_half_width(node_scale))
+    section = manifest_section(
+        accounts_for=errors.label, columns=("line", "degree", "sd", "low", "high"),
+        formula="DLap(b), b = 2 theta/eps_sequence: sd = sqrt(2t)/(1-t), t = exp(-1/b); h = least integer with "
+                "2 t^(h+1)/(1+t) <= 0.05; line i (ascending) estimates the i-th of the m largest projected degrees: "
+                "[max(0, v - h), min(theta, v + h)]",
+        ignores="the projection onto max degree theta; ranks beyond the noisy length m (true nodes not released, "
+                "or zero-padded ranks released)",
+        scale=scale, node_count={"value": int(n_noisy), "sd": dlap_sd(node_scale), "low": max(0.0, n_noisy - h_n),
+                                 "high": n_noisy + h_n})
+    return errors, section
 
 
 @records_run_start

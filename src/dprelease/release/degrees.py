@@ -44,7 +44,8 @@ class DegreeRelease:
     model: str = "edge-list"
     details: Manifest = field(default_factory=dict, repr=False)
     # the noisy histogram or cumulative counts behind the sequence: the nodes of degree bins[i, 0]..bins[i, 1]
-    # (inclusive) and each count's sd and 95 % interval (public scales); None when the method has none (hay)
+    # (inclusive) and each count's sd and 95 % interval (public scales); for Hay, whose values are the degrees
+    # themselves, one interval per released degree and bins None
     errors: Intervals | None = field(default=None, repr=False)
     bins: np.ndarray | None = field(default=None, repr=False)
 
@@ -53,7 +54,8 @@ class DegreeRelease:
         return int(self.degrees.size)
 
     def intervals(self) -> Intervals | None:
-        """The counts behind the sequence (nodes per degree range, :attr:`bins`) with their 95 % intervals."""
+        """The counts behind the sequence (nodes per degree range, :attr:`bins`) with their 95 % intervals; for
+        Hay's release, each released degree's interval (bins None)."""
         return self.errors
 
     def write(self, output: str | os.PathLike[str]) -> Written:
@@ -65,14 +67,19 @@ class DegreeRelease:
             handle.write(text)
 
         errors, bins = self.errors, self.bins
-        if errors is None or bins is None:
+        if errors is None:
             return Written(*write_with_manifest(output, body, self.manifest))
         side = Path(output).with_name(Path(output).name + ".intervals.csv")
 
         def side_body(handle: IO[Any]) -> None:  # post-processing of public scales
-            handle.write("degree_lo,degree_hi,count,sd,low,high\n")
-            for (lo, hi), v, sd, a, b in zip(bins.tolist(), errors.value.tolist(), errors.sd.tolist(),
-                                             errors.low.tolist(), errors.high.tolist()):
+            rows = zip(errors.value.tolist(), errors.sd.tolist(), errors.low.tolist(), errors.high.tolist())
+            if bins is None:  # one interval per line of the body (Hay's ranks)
+                handle.write(",".join(_RANK_COLUMNS) + "\n")
+                for line, (v, sd, a, b) in enumerate(rows, start=1):
+                    handle.write(f"{line},{v:g},{sd:.3f},{a:g},{b:g}\n")
+                return
+            handle.write(",".join(_BIN_COLUMNS) + "\n")
+            for (lo, hi), (v, sd, a, b) in zip(bins.tolist(), rows):
                 handle.write(f"{int(lo)},{int(hi)},{v:g},{sd:.3f},{a:g},{b:g}\n")
 
         section = self.manifest.get("uncertainty")
@@ -93,8 +100,41 @@ class DegreeRelease:
         domain = manifest.get("domain")
         domain = domain if isinstance(domain, dict) else {}
         theta = params.get("theta")
+        section = manifest.get("uncertainty")
+        errors, bins = None, None
+        if isinstance(section, dict) and section.get("file"):
+            errors, bins = _read_intervals(Path(path).with_name(str(section["file"])), str(section.get("accounts_for", "")))
         return cls(read_degree_file(path), str(params.get("method", "")), int(theta) if theta is not None else 0,
-                   None, manifest, str(domain.get("neighbour_model", "edge-list")))
+                   None, manifest, str(domain.get("neighbour_model", "edge-list")), errors=errors, bins=bins)
+
+
+_BIN_COLUMNS = ("degree_lo", "degree_hi", "count", "sd", "low", "high")
+_RANK_COLUMNS = ("line", "degree", "sd", "low", "high")
+
+
+def _read_intervals(side: Path, label: str) -> tuple[Intervals, np.ndarray | None]:
+    """A degree release's companion CSV back as its intervals (and the degree ranges they count, where the
+    values are counts of ranges)."""
+    import csv
+
+    from ..errors import InputError
+
+    try:
+        with open(side, newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            header = tuple(next(reader, ()))
+            rows = [[float(x) for x in row] for row in reader]
+    except OSError as exc:
+        raise InputError(f"{side}: cannot read the release's error bars ({exc.strerror or exc})") from None
+    except ValueError:
+        raise InputError(f"{side}: a value of the error bars is not a number") from None
+    if header not in (_BIN_COLUMNS, _RANK_COLUMNS) or any(len(r) != len(header) for r in rows):
+        raise InputError(f"{side}: not a degree release's error-bar file (columns {','.join(_BIN_COLUMNS)} or "
+                         f"{','.join(_RANK_COLUMNS)})")
+    a = np.asarray(rows, dtype=np.float64).reshape(-1, len(header))
+    k = 2 if header == _BIN_COLUMNS else 1
+    errors = Intervals(a[:, k], a[:, k + 1], a[:, k + 2], a[:, k + 3], label=label)
+    return errors, (a[:, :2].astype(np.int64) if header == _BIN_COLUMNS else None)
 
 
 @dataclass(frozen=True, eq=False)

@@ -239,6 +239,13 @@ def itemset_count(release: SetValuedRelease, itemset: Iterable[int], level: floa
     cells = cells_containing(release, items)
     values = np.asarray(release.counts, dtype=np.float64)[cells]
     value = float(values.sum())
+    section = release.manifest.get("uncertainty")
+    ignores = str(section.get("ignores", "")) if isinstance(section, dict) else ""
+    if release.pair_sd is not None and release.pair_half is not None:
+        sd = float(math.sqrt(float(np.sum(np.asarray(release.pair_sd)[cells] ** 2))))
+        half = float(np.asarray(release.pair_half)[cells][0]) if values.size == 1 else float(
+            math.ceil(sum_multiplier(level) * sd - 1e-9))
+        return _noise_only(value, sd, half, values.size, ignores, level)
     scale = release.cell_scale
     if scale is None:
         return Estimate(value, math.nan, math.nan, math.nan, level,
@@ -256,10 +263,13 @@ def itemset_count(release: SetValuedRelease, itemset: Iterable[int], level: floa
                         f"{near:.0f} cells clipped at 0 or near it (exact noise scale 1/eps)")
     sd = math.sqrt(values.size) * cell_sd
     half = float(math.ceil(z * sd - 1e-9)) if values.size > 1 else float(dlap_half_width(scale, level))
-    section = release.manifest.get("uncertainty")
-    ignores = str(section.get("ignores", "")) if isinstance(section, dict) else ""
+    return _noise_only(value, sd, half, values.size, ignores, level)
+
+
+def _noise_only(value: float, sd: float, half: float, n_cells: int, ignores: str, level: float) -> Estimate:
+    """A DiffPart-family itemset count's noise-only estimate and its label."""
     return Estimate(value, sd, max(0.0, value - half), value + half, level,
-                    f"noise only: the noise of the {values.size} released cells holding the itemset"
+                    f"noise only: the noise of the {n_cells} released cells holding the itemset"
                     + (f"; ignores {ignores}" if ignores else "")
                     + "; not a confidence interval for the true count: the structure's bias usually dominates "
                       "(measured coverage in docs/accuracy.md)", max(0.0, value - half), value + half)

@@ -59,17 +59,27 @@ class SetValuedRelease:
     manifest: Manifest = field(default_factory=dict)
     trace: list[Any] = field(default_factory=list, repr=False)  # algorithm trace (tests); never written
     accountant: BudgetAccountant | None = field(default=None, repr=False)  # its ledger, for tests
+    # Where each released count carries its own noise (a stream's p-sums: one count per append it took): every
+    # pair's noise sd and interval half-width (public scales); None where one scale holds for all (the manifest's).
+    pair_sd: np.ndarray | None = field(default=None, repr=False)
+    pair_half: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         counts = np.asarray(self.counts, dtype=np.int64)
         if len(self.itemsets) != counts.size:
             raise ValueError("one count per itemset")
+        per_pair = [a for a in (self.pair_sd, self.pair_half) if a is not None]
+        if per_pair and (len(per_pair) != 2 or any(np.asarray(a).size != counts.size for a in per_pair)):
+            raise ValueError("pair_sd and pair_half go together, one value per itemset")
         if not _CANONICAL_ORDER:
             return
         sets = [np.sort(np.asarray(s, dtype=np.int64)) for s in self.itemsets]
         order = canonical_itemset_order(sets, counts)
         object.__setattr__(self, "itemsets", [sets[j] for j in order.tolist()])
         object.__setattr__(self, "counts", counts[order])
+        if per_pair:
+            object.__setattr__(self, "pair_sd", np.asarray(self.pair_sd, dtype=np.float64)[order])
+            object.__setattr__(self, "pair_half", np.asarray(self.pair_half, dtype=np.float64)[order])
 
     @property
     def n_records(self) -> int:
@@ -92,10 +102,15 @@ class SetValuedRelease:
     def intervals(self) -> Intervals | None:
         """Each released (itemset, count) pair's noise sd and 95 % interval, in the release's order (None when
         the noise scale is unknown). Post-processing of the public scale."""
+        section = self.manifest.get("uncertainty") or {}
+        label = str(section.get("accounts_for", "")) if isinstance(section, dict) else ""
+        if self.pair_sd is not None and self.pair_half is not None:
+            v = np.asarray(self.counts, dtype=np.float64)
+            return Intervals(v, np.asarray(self.pair_sd, dtype=np.float64), np.maximum(v - self.pair_half, 0.0),
+                             v + self.pair_half, label=label)
         scale = self.cell_scale
         if scale is None:
             return None
-        section = self.manifest.get("uncertainty") or {}
         return count_intervals(np.asarray(self.counts), scale, lower=0.0, label=str(section.get("accounts_for", "")))
 
     def count(self, itemset: Iterable[int]) -> Estimate:
@@ -151,7 +166,32 @@ class SetValuedRelease:
                 return cls([], np.zeros(0, dtype=np.int64), universe, manifest)
             raise
         itemsets, counts = _runs(db)
+        section = manifest.get("uncertainty")
+        if isinstance(section, dict) and section.get("per_value") and section.get("file"):
+            sd, half = _read_pair_errors(Path(path).with_name(str(section["file"])), counts)
+            return cls(itemsets, counts, universe, manifest, pair_sd=sd, pair_half=half)
         return cls(itemsets, counts, universe, manifest)
+
+
+def _read_pair_errors(side: Path, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The per-pair sd and half-width from a release's companion CSV (rows in the body's order)."""
+    import csv
+
+    from ..errors import InputError
+
+    try:
+        with open(side, newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as exc:
+        raise InputError(f"{side}: cannot read the release's error bars ({exc.strerror or exc})") from None
+    if len(rows) != counts.size:
+        raise InputError(f"{side}: {len(rows)} rows of error bars for {counts.size} released itemsets")
+    try:
+        sd = np.asarray([float(r["sd"]) for r in rows])
+        half = np.asarray([float(r["high"]) - float(r["count"]) for r in rows])
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"{side}: not a release's error-bar file (columns itemset,count,sd,low,high)") from None
+    return sd, half
 
 
 def _runs(db: TransactionDB) -> tuple[list[np.ndarray], np.ndarray]:

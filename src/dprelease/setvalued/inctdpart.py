@@ -73,6 +73,7 @@ from ..privacy import (
     BudgetAccountant, BudgetScope, NoiseSource, ThresholdRelease, check_epsilon, noisy_counts, threshold_counts,
     zero_cell_threshold,
 )
+from ..privacy.uncertainty import dlap_half_width, dlap_variance, manifest_section, sum_multiplier
 from ..release import setvalued as _release_module  # its _CANONICAL_ORDER switch (tests, the audit)
 from ..release import SetValuedRelease, build_manifest
 from .diffpart import (
@@ -207,7 +208,8 @@ class TBPNode:
     ``mask`` says which children of the parent's expanded taxonomy node the cut took;
     ``expand`` is the taxonomy node this partition is split on (-1 until first
     visited; chosen uniformly among the highest nodes, data-independent).
-    ``psum``/``n``/``inv_alpha`` summarise its noisy counts (the history is in the state).
+    ``psum``/``n``/``inv_alpha`` summarise its noisy counts (the history is in the state); ``noise_var`` is the
+    variance of the noise summed into ``psum`` (the sum of each count's discrete Laplace variance, public scales).
     """
 
     id: int
@@ -220,6 +222,7 @@ class TBPNode:
     psum: int = 0
     n: int = 0
     inv_alpha: float = 0.0
+    noise_var: float = 0.0
     children: dict[int, int] = field(default_factory=dict)
 
 
@@ -612,10 +615,11 @@ class TBPTree(StreamAccounting):
                 child.psum += nc
                 child.n += 1
                 child.inv_alpha += inv
+                child.noise_var += dlap_variance(inv)
             else:  # test-and-generate (lines 20-23)
                 child_id = self._new_child(p, v, kids, mask, delta.append_no)
                 child = self.nodes[child_id]
-                child.psum, child.n, child.inv_alpha = nc, 1, inv
+                child.psum, child.n, child.inv_alpha, child.noise_var = nc, 1, inv, dlap_variance(inv)
                 delta.new_nodes.append(child_id)
             delta.counts.append((child_id, nc, eps_op))
             if not leaf_level and child.psum >= self.theta1(child):
@@ -652,6 +656,7 @@ class TBPTree(StreamAccounting):
                 child_id = self._new_child(p, step.node, step.kids, int(step.masks[j]), 0)
                 child = self.nodes[child_id]
                 child.psum, child.n, child.inv_alpha = int(step.values[j]), 1, inv
+                child.noise_var = dlap_variance(inv)
                 delta.new_nodes.append(child_id)
                 delta.counts.append((child_id, int(step.values[j]), step.epsilon))
                 if not step.leaf_level and child.psum >= self.theta1(child):
@@ -686,6 +691,7 @@ class TBPTree(StreamAccounting):
             child.psum += int(nc)
             child.n += 1
             child.inv_alpha += 1.0 / eps_op
+            child.noise_var += dlap_variance(1.0 / eps_op)
             delta.counts.append((cid, int(nc), eps_op))
             if child.psum >= self.theta1(child):
                 visits.append((cid, child.mask, unused - eps_op, semi_scope.branch()))
@@ -700,19 +706,31 @@ class TBPTree(StreamAccounting):
         return node.id
 
     # -- the release (leaf p-sums, Procedure 1 lines 24-25) ---------------------------------
+    def _released_nodes(self) -> list[TBPNode]:
+        return [node for node in self.nodes
+                if node.leaf and node.n > 0 and node.psum >= self.theta2(node) and node.psum > 0]
+
     def released_leaves(self) -> tuple[list[np.ndarray], np.ndarray]:
         """Item-id sets and p-sums of every stored leaf partition with p-sum >= theta_2."""
-        sets: list[np.ndarray] = []
-        counts: list[int] = []
-        for node in self.nodes:
-            if node.leaf and node.n > 0 and node.psum >= self.theta2(node) and node.psum > 0:
-                sets.append(np.asarray(node.cut, dtype=np.int64))
-                counts.append(int(node.psum))
-        return sets, np.asarray(counts, dtype=np.int64)
+        nodes = self._released_nodes()
+        return ([np.asarray(node.cut, dtype=np.int64) for node in nodes],
+                np.asarray([int(node.psum) for node in nodes], dtype=np.int64))
+
+    def leaf_errors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per released leaf (the order of :meth:`released_leaves`): the sd of the noise summed into its p-sum
+        and the half-width of its 95 % interval -- exact for one count, z sd for a sum
+        (:mod:`dprelease.privacy.uncertainty`). Post-processing of the public per-count scales."""
+        nodes = self._released_nodes()
+        sd = np.sqrt(np.asarray([node.noise_var for node in nodes], dtype=np.float64))
+        z = sum_multiplier()
+        half = np.asarray([float(dlap_half_width(node.inv_alpha)) if node.n == 1 else math.ceil(z * s - 1e-9)
+                           for node, s in zip(nodes, sd.tolist())], dtype=np.float64)
+        return sd, half
 
     def release(self, universe: Universe, noise_info: dict[str, object]) -> SetValuedRelease:
         """The current release T~_n with its manifest (post-processing only: spends nothing)."""
         sets, counts = self.released_leaves()
+        sd, half = self.leaf_errors()
         manifest = build_manifest(
             "inctdpart",
             epsilon=self.epsilon,
@@ -736,7 +754,19 @@ class TBPTree(StreamAccounting):
                 "release": "p-sums of leaf partitions with p-sum >= theta_2 (post-processing)",
             },
         )
-        return SetValuedRelease(sets, counts, universe, self.with_privacy_unit(manifest))
+        manifest["uncertainty"] = manifest_section(
+            accounts_for="the discrete Laplace noise summed into each released p-sum (one count per append the "
+                         "partition took, each of scale 1/alpha, its budget)",
+            formula="sd = sqrt(sum over the p-sum's counts of Var DLap(1/alpha)), Var DLap(b) = 2t/(1-t)^2, "
+                    "t = exp(-1/b); one count: the exact half-width (least h with 2 t^(h+1)/(1+t) <= 0.05); "
+                    "several: ceil(z sd), z = ln(20)/sqrt(2); [max(0, v - h), v + h]; an itemset count sums the "
+                    "variances of the released p-sums holding it",
+            ignores="records of batches a partition did not count (it was created later, or its parent was not "
+                    "visited), partitions held below theta_2 and the selection of p-sums that passed it; coverage "
+                    "measured in docs/accuracy.md",
+            columns=("itemset", "count", "sd", "low", "high"), file=True, per_value=True)
+        return SetValuedRelease(sets, counts, universe, self.with_privacy_unit(manifest), pair_sd=sd,
+                                pair_half=half)
 
 
 class _NoiseInfo:

@@ -64,6 +64,7 @@ from ..data.universe import Universe, parse_universe_spec
 from ..engine import in_memory, open_transactions, unwrap
 from ..errors import BudgetExceededError, DPReleaseError, InputError, ParameterError, PrivacyLeakWarning
 from ..privacy import NoiseSource, SecureNoise, SeededNoise
+from ..privacy.uncertainty import dlap_variance
 from ..release import records_run_start
 from ..release.stream import names_stream, stream_release
 from .incprefix import PrefixStream
@@ -277,6 +278,8 @@ def _tree_from(conn: sqlite3.Connection, meta: dict[str, object]) -> TBPTree:
                                  expand, psum, n, inv_alpha))
             if parent >= 0:
                 nodes[parent].children[mask] = nid
+        for nid, alpha in conn.execute("SELECT node, alpha FROM counts ORDER BY node, append_no"):
+            nodes[nid].noise_var += dlap_variance(1.0 / float(alpha))  # the p-sum's noise (error bars)
         tree.nodes = nodes
     return tree
 
