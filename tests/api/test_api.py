@@ -245,3 +245,23 @@ def test_dp_report_stays_callable_after_the_report_package_is_imported():
 
     importlib.import_module("dprelease.report")
     assert callable(dp.report)
+
+
+def test_a_degree_release_regenerates_a_graph(tmp_path):
+    """As ``degrees --graph-out``: post-processing of the released sequence, reproducible with a seed."""
+    import networkx as nx
+
+    import dprelease as dp
+
+    rel = dp.degrees(nx.karate_club_graph(), theta=8, epsilon=1.0, seed=3)
+    g = rel.graph(seed=5)
+    assert g.kind == "degrees" and g.manifest["algorithm"].endswith("-graph")
+    edges = g.to_pandas()
+    assert list(edges.columns) == ["u", "v"] and (edges["u"] < edges["v"]).all()
+    assert g.to_pandas().equals(rel.graph(seed=5).to_pandas())
+    written = g.write(tmp_path / "g.txt")
+    assert written.body.exists()
+    with pytest.raises(dp.ParameterError, match="graph-model"):
+        rel.graph("erdos")
+    with pytest.raises(dp.ParameterError, match="not a degree sequence"):
+        dp.basic([[1, 2], [2]], universe="1..3", epsilon=1.0, seed=1).graph()

@@ -12,6 +12,8 @@ import json
 import os
 from typing import Any
 
+from ..errors import ParameterError
+
 __all__ = ["Release", "wrap"]
 
 _PREVIEW_ROWS = 8
@@ -88,6 +90,21 @@ class Release:
         if errors is None or len(errors.sd) != len(frame):
             return frame
         return frame.assign(sd=errors.sd, low=errors.low, high=errors.high)
+
+    def graph(self, model: str = "configuration", *, seed: int | None = None) -> Release:
+        """A graph regenerated from this degree release (post-processing, as ``degrees --graph-out``): nodes
+        0..n-1 with the released degrees, wired by ``model`` ("configuration" or "havel-hakimi"); ``seed``
+        makes the wiring reproducible (experiment mode, recorded in the manifest), else it is drawn securely."""
+        from ..graphs.regenerate import regenerated_graph
+        from ..privacy import SecureNoise, SeededNoise
+        from ._core import check_seed
+
+        if self.kind != "degrees" or not hasattr(self.release, "degrees"):
+            raise ParameterError(f"graph(): a {self.kind} release is not a degree sequence")
+        seed = check_seed(seed)
+        noise = SecureNoise() if seed is None else SeededNoise(seed)
+        return wrap(regenerated_graph(self.release, model, noise, derived_from="(python: the degree release)"),
+                    ledger=self.ledger)
 
     def count(self, *args: Any, **kwargs: Any) -> Any:
         """The release's estimate of a count with its interval, where the release kind answers counts."""
