@@ -177,7 +177,7 @@ def test_degrees_writes_sorted_degrees_a_manifest_and_a_graph(tmp_path, capsys):
         assert all(u < v for u, v in edges) and edges == sorted(edges)
         assert Path(str(tmp_path / "e.txt") + ".manifest.json").exists()
     code, stdout, _ = run(capsys, "evaluate", "degrees", g, out, "--json")
-    assert code == 0 and set(json.loads(stdout)) == {"ks", "l1", "emd"}
+    assert code == 0 and set(json.loads(stdout)) == {"ks", "l1", "emd", "coverage"}
 
 
 def test_outputs_are_checked_before_reading(table, tmp_path, capsys):

@@ -210,10 +210,13 @@ def test_degrees_report(tmp_path, capsys):
     got = _run_json(["report", str(graph), str(rel), "-o", str(tmp_path / "r.html"), "--json", "-q"], capsys)
     ev = _run_json(["evaluate", "degrees", str(graph), str(rel), "--json", "-q"], capsys)
     assert got["kind"] == "degrees"
-    assert {k: got["metrics"][k] for k in ("ks", "l1", "emd")} == pytest.approx(ev, rel=1e-12)
+    assert {k: got["metrics"][k] for k in ("ks", "l1", "emd")} == pytest.approx(
+        {k: ev[k] for k in ("ks", "l1", "emd")}, rel=1e-12)
+    assert ev["coverage"]["values"] > 0 and 0.0 <= ev["coverage"]["coverage"] <= 1.0
     assert got["metrics"]["nodes"] == 120 and got["metrics"]["released_max_degree"] <= 8
     page = (tmp_path / "r.html").read_text()
     assert len(check_self_contained(page)) == 2 and "θ = 8" in page and "node-DP" in page
+    assert "Error bars (95 %)" in page and got["metrics"]["error_bars"]["values"] > 0
     assert_renders(tmp_path / "r.html", tmp_path, 2)
     # the regenerated graph is a degrees release too
     got = _run_json(["report", str(graph), str(tmp_path / "e.txt"), "-o", str(tmp_path / "g.html"), "--json", "-q"],

@@ -319,6 +319,12 @@ def _run_eval_degrees(args: argparse.Namespace) -> int:
     true = read_edge_list(args.graph, nodes=nodes).degrees()
     released = release.degrees if isinstance(release, DegreeRelease) else release.degrees()
     result = degree_metrics(true, released)
+    if isinstance(release, DegreeRelease) and release.intervals() is not None:
+        from ..evaluation.coverage import degree_bins_coverage, degree_ranks_coverage
+
+        # true values inside the published 95 % intervals (exact where theta >= the largest degree)
+        measure = degree_ranks_coverage if release.bins is None else degree_bins_coverage
+        result["coverage"] = measure(true, release)
     print_json(result) if args.json else print(json.dumps(result, indent=2))
     return 0
 

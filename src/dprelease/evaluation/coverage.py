@@ -25,7 +25,7 @@ from ..privacy.uncertainty import Estimate, Intervals
 __all__ = ["summary", "itemset_rows_coverage", "basic_cells_coverage", "generalized_cells_coverage",
            "rps_leaves_coverage", "random_itemsets", "itemset_count_coverage", "range_coverage",
            "estimates_summary", "setvalued_coverage", "table_coverage", "degree_bins_coverage", "degree_ranks_coverage",
-           "leaf_truth"]
+           "degree_truth", "leaf_truth"]
 
 
 def summary(covered: np.ndarray, width: np.ndarray, truth: np.ndarray | None = None) -> dict[str, float]:
@@ -174,12 +174,22 @@ def degree_bins_coverage(true_degrees: np.ndarray, release: Any) -> dict[str, fl
     """A degree release's counts (nodes per degree range, or cumulative/tail counts) against the true counts of
     the given degrees (the raw graph's: with theta at or above the largest degree the projection keeps every
     edge, so they are the counts the noise was added to)."""
-    if release.intervals() is None:
+    if release.intervals() is None or release.bins is None:
         return {"values": 0, "coverage": float("nan"), "mean_width": float("nan")}
+    return _of(release.intervals(), degree_truth(true_degrees, release))
+
+
+def degree_truth(true_degrees: np.ndarray, release: Any) -> np.ndarray:
+    """What each of a degree release's intervals estimates, from the given degrees: the nodes in each degree
+    range (:attr:`bins`), or, for Hay's release (bins None), line i's i-th of the m largest degrees, zero-padded."""
     deg = np.sort(np.asarray(true_degrees, dtype=np.int64))
+    if release.bins is None:
+        m = int(np.asarray(release.degrees).size)
+        top = deg[-m:] if deg.size >= m else np.concatenate([np.zeros(m - deg.size, dtype=np.int64), deg])
+        return top.astype(np.float64)
     bins = np.asarray(release.bins, dtype=np.int64)
-    truth = (np.searchsorted(deg, bins[:, 1], side="right") - np.searchsorted(deg, bins[:, 0], side="left"))
-    return _of(release.intervals(), truth.astype(np.float64))
+    return (np.searchsorted(deg, bins[:, 1], side="right")
+            - np.searchsorted(deg, bins[:, 0], side="left")).astype(np.float64)
 
 
 def degree_ranks_coverage(true_degrees: np.ndarray, release: Any) -> dict[str, float]:
@@ -188,7 +198,4 @@ def degree_ranks_coverage(true_degrees: np.ndarray, release: Any) -> dict[str, f
     errors = release.intervals()
     if errors is None or release.bins is not None:
         return {"values": 0, "coverage": float("nan"), "mean_width": float("nan")}
-    deg = np.sort(np.asarray(true_degrees, dtype=np.int64))
-    m = int(np.asarray(release.degrees).size)
-    truth = deg[-m:] if deg.size >= m else np.concatenate([np.zeros(m - deg.size, dtype=np.int64), deg])
-    return _of(errors, truth.astype(np.float64))
+    return _of(errors, degree_truth(true_degrees, release))

@@ -255,5 +255,10 @@ def _degrees(page: Page, raw, release: Path, manifest) -> dict:
     params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
     theta = params.get("theta")
     model = domain.get("neighbour_model")
-    return degrees_section(page, true, released, theta=None if theta is None else int(theta), graph=graph,
-                           model=str(model) if model else None)
+    result = degrees_section(page, true, released, theta=None if theta is None else int(theta), graph=graph,
+                             model=str(model) if model else None)
+    if graph:
+        return result
+    from .uncertainty import degree_bars
+
+    return degree_bars(page, true, back, None if theta is None else int(theta), result)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..release.itemsets import ItemsetRelease
     from ..release.setvalued import SetValuedRelease
 
-__all__ = ["error_bars_section", "estimates_section", "setvalued_bars", "itemset_bars", "table_bars"]
+__all__ = ["error_bars_section", "estimates_section", "setvalued_bars", "itemset_bars", "table_bars", "degree_bars"]
 
 ROWS = 20  # released values listed in the table (the coverage figure counts all of them)
 
@@ -123,3 +123,27 @@ def table_bars(page: Page, raw: EncodedTable, release: Any, result: dict[str, ob
                      + f"; {classes[c]}")
     bars = error_bars_section(page, names, errors, truth, f"What the intervals hold: {errors.label}.")
     return _with(result, bars)
+
+
+def degree_bars(page: Page, true_degrees: np.ndarray, release: Any, theta: int | None, result: dict[str, object]
+                ) -> dict[str, object]:
+    """A degree release's intervals (the counts per degree range behind the sequence, or Hay's degree per rank)
+    against the raw graph's: exact where theta is at or above the largest degree (the projection then keeps every
+    edge); below that the raw degrees are not what the noise was added to, and the note says so."""
+    from ..evaluation.coverage import degree_truth
+
+    errors = release.intervals()
+    if errors is None:
+        return result
+    deg = np.asarray(true_degrees, dtype=np.int64)
+    truth = degree_truth(deg, release)
+    if release.bins is None:
+        names = [f"line {i + 1}" for i in range(min(ROWS, len(errors)))]
+    else:
+        names = [f"degrees {lo}-{hi}" for lo, hi in np.asarray(release.bins)[:ROWS].tolist()]
+    note = f"What the intervals hold: {errors.label}."
+    if theta is not None and deg.size and int(deg.max()) > theta:
+        note += (f" The true values are the raw graph's, whose largest degree ({int(deg.max())}) is above theta "
+                 f"({theta}): the projection lowered some degrees before the noise, so they are not exactly what "
+                 f"the noise was added to.")
+    return _with(result, error_bars_section(page, names, errors, truth, note))
