@@ -175,6 +175,8 @@ def graph(args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
             "direct: Hay et al. degree per rank (after isotonic regression)": dict(method="hay")}
     for seed in range(args.seeds):
         for k, (kind, options) in enumerate(runs.items()):
+            if args.only and args.only not in kind:
+                continue
             release = release_degrees(g, theta, EPSILON, noise=SeededNoise(1000 * seed + k), **options)
             measure = cov.degree_ranks_coverage if options.get("method") == "hay" else cov.degree_bins_coverage
             out[kind].append(measure(true, release))
