@@ -151,6 +151,12 @@ def test_stream_error_bars_survive_the_state_and_a_read_back(tmp_path):
     assert np.all(a.sd > 0)
     q = back.count([0])
     assert q.low <= q.value <= q.high and math.isfinite(q.sd)
+    from dprelease.data.transactions import TransactionDB
+    from dprelease.evaluation.coverage import setvalued_coverage
+
+    raw = TransactionDB.from_lists([[i - 1 for i in r] for batch in batches for r in batch], 6)
+    coverage = setvalued_coverage(raw, back, 50, 0)  # what `evaluate counting` reports beside the error
+    assert coverage is not None and coverage["values"] > 0
 
 
 def _random_graph(seed: int, n: int = 300, m: int = 900):

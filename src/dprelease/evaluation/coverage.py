@@ -151,7 +151,7 @@ def range_coverage(table: EncodedTable, release: Any, n_queries: int, seed: int)
 def setvalued_coverage(db: TransactionDB, release: Any, n_queries: int, seed: int) -> dict[str, object] | None:
     """``evaluate counting``'s coverage: Basic's cells (direct) or ``count(itemset)`` over random itemsets of the
     data (derived); None when the release states no noise scale."""
-    if release.cell_scale is None:
+    if release.cell_scale is None and getattr(release, "pair_sd", None) is None:
         return None
     if str(release.manifest.get("algorithm", "")).lower() == "basic":
         return {"kind": "direct: every cell", **basic_cells_coverage(db, release)}
