@@ -74,7 +74,7 @@ def transactions(name: str, args: argparse.Namespace) -> dict[str, list[dict[str
             "direct: stream p-sums (IncTDPart, the paper's, 4 appends; two-item cells)":
                 lambda: paper_stream_psums(db, noise(7)),
             "derived: count(itemset), stream (IncTDPart, the paper's, 4 appends)":
-                lambda q=queries: cov.itemset_count_coverage(db, paper_stream_release(db, universe, noise(7)), q),
+                lambda q=queries: cov.itemset_count_coverage(db, stream_release(db, universe, noise(7), paper=True), q),
             "derived: count(itemset), DiffPart":
                 lambda q=queries: cov.itemset_count_coverage(db, diffpart(db, universe, EPSILON, noise=noise(5)), q),
         }
@@ -88,26 +88,17 @@ def transactions(name: str, args: argparse.Namespace) -> dict[str, list[dict[str
     return out
 
 
-def stream_release(db, universe, noise):
-    """A prefix stream over ``db`` cut into 4 batches of consecutive records (U = 3), released after the last."""
+def stream_release(db, universe, noise, *, paper: bool = False):
+    """A stream over ``db`` cut into 4 batches of consecutive records (U = 3), released after the last: the prefix
+    partitioning (the default), or with ``paper`` the paper's IncTDPart (its TBP-tree)."""
     from dprelease.setvalued.incprefix import PrefixStream
+    from dprelease.setvalued.inctdpart import TBPTree
 
-    stream = PrefixStream(universe.size, EPSILON, 3)
+    stream = (TBPTree if paper else PrefixStream)(universe.size, EPSILON, 3)
     cuts = np.linspace(0, db.n_records, 5).astype(int)
     for lo, hi in zip(cuts[:-1], cuts[1:]):
         stream.append(db.view(int(lo), int(hi)), noise)
     return stream.release(universe, {"mode": "seeded"})
-
-
-def paper_stream_release(db, universe, noise):
-    """The paper's IncTDPart over ``db`` cut into 4 batches of consecutive records (U = 3), released after the last."""
-    from dprelease.setvalued.inctdpart import TBPTree
-
-    tree = TBPTree(universe.size, EPSILON, 3)
-    cuts = np.linspace(0, db.n_records, 5).astype(int)
-    for lo, hi in zip(cuts[:-1], cuts[1:]):
-        tree.append(db.view(int(lo), int(hi)), noise)
-    return tree.release(universe, {"mode": "seeded"})
 
 
 def paper_stream_psums(db, noise):
@@ -119,7 +110,7 @@ def paper_stream_psums(db, noise):
 
     lists = [[i for i in r if i < 2] for r in db.to_lists()]
     small = TransactionDB.from_lists([r for r in lists if r], 2)
-    release = paper_stream_release(small, parse_universe_spec("1..2"), noise)
+    release = stream_release(small, parse_universe_spec("1..2"), noise, paper=True)
     truth: dict[tuple[int, ...], int] = {}
     for r in small.to_lists():
         key = tuple(sorted(r))
