@@ -329,7 +329,7 @@ def test_cli_experiment_methods_json_table_and_plot(tmp_path, methods):
     assert set(res) == {"baseline_accuracy", "lower_bound_accuracy", "methods"}
     assert 50 < res["baseline_accuracy"] <= 100 and 50 < res["lower_bound_accuracy"] < 100
     names = set(res["methods"])
-    assert {m for m in methods.split(",") if m not in ("mst", "aim")} <= names
+    assert {m for m in methods.split(",") if m not in ("mst", "aim", "aim-class")} <= names
     for m in res["methods"].values():
         assert set(m) == {"accuracy", "stdev", "seconds"} and 0 <= m["accuracy"] <= 100
     for f in ("methods_summary.csv", "methods_runs.csv", "methods_accuracy.png"):

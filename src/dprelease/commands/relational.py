@@ -22,7 +22,7 @@ SCORES = ("max", "infogain")  # == dprelease.relational.scores.SCORES (checked i
 # == dprelease.experiments.diffgen.METHODS (checked in tests/relational/test_diffgen_plus.py): the experiment keeps every
 # variant, so that the published numbers of docs/diffgen.md can be reproduced
 METHODS = ("diffgen", "diffgen-local", "diffgen-plus", "diffgen-plus2", "diffgen-plus3", "recommended", "faithful",
-           "tds", "diffp-c45", "mst", "aim")
+           "tds", "diffp-c45", "mst", "aim", "aim-class")
 # `dprelease diffgen --method`: the default is DiffGen+3 (docs/diffgen.md: the best epsilon-DP method measured);
 # faithful is Algorithm 1 of Mohammed et al.
 RELEASE_METHODS = (RECOMMENDED, FAITHFUL)
