@@ -573,7 +573,8 @@ def test_experiment_methods_are_covered():
     runs = _experiment_runs()
     not_dp = {"tds": "k-anonymity with exact counts: no privacy budget",
               "mst": "a peer from smartnoise-synth, with its own mechanisms and accounting",
-              "aim": "a peer from smartnoise-synth, with its own mechanisms and accounting"}
+              "aim": "a peer from smartnoise-synth, with its own mechanisms and accounting",
+              "aim-class": "AIM (smartnoise-synth) with the class marginals as its workload: the peer's accounting"}
     for m in DIFFGEN_METHODS:
         assert m in RELEASE_METHODS or f"diffgen experiment {m}" in runs or m in not_dp, m
     assert set(RELEASE_METHODS) <= {a[a.index("--method") + 1] for argvs in CLI_RUNS.values() for a in argvs
