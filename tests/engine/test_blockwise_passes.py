@@ -199,3 +199,45 @@ def test_basis_bin_counts_equal_a_record_by_record_count(db, width):
             bins[sum(1 << j for j, i in enumerate(basis) if i in rec)] += 1
     got = passes.basis_bin_counts(db, bases)  # the fixture's ~1.4M items span two blocks of records
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+def test_nearest_floats_round_as_python_integers_do_ties_included():
+    """The digit sums' conversion on arrays gives the float Python's exact ``int / int`` gives: random digit sums,
+    unnormalised digits, totals exactly halfway between two floats (ties to even) and just beside them, and top
+    digits too large for two words (Python's path)."""
+    import random
+
+    from dprelease.engine.kernels import WEIGHT_SHIFT, nearest_floats
+
+    rnd = random.Random(5)
+    rows, want = [], []
+    for _ in range(4000):
+        m = rnd.getrandbits(53) | (1 << 52)
+        k = rnd.randint(1, 70)
+        total = (m << k) + rnd.choice([1 << (k - 1), (1 << (k - 1)) - 1, (1 << (k - 1)) + 1, 0])
+        digits = [(total >> (24 * j)) & ((1 << 24) - 1) for j in range(3)] + [total >> 72]
+        if digits[3] > 0 and rnd.random() < 0.5:  # a carry left in a lower digit, as block sums leave them
+            digits[3] -= 1
+            digits[2] += 1 << 24
+        rows.append(digits)
+        want.append(total / (1 << WEIGHT_SHIFT))
+    for _ in range(2000):
+        digits = [rnd.getrandbits(rnd.randint(1, 62)) for _ in range(4)]
+        rows.append(digits)
+        want.append(sum(d << (24 * j) for j, d in enumerate(digits)) / (1 << WEIGHT_SHIFT))
+    got = nearest_floats(np.array(rows, dtype=np.int64))
+    assert np.array_equal(got, np.array(want))
+
+
+def test_bounded_item_digits_without_the_dense_table_are_the_same(monkeypatch):
+    """Many (item, length) cells: the per-digit weighted counts give the same exact digit sums as the table."""
+    from dprelease.engine import kernels
+
+    db = _sparse_db()
+    for ell in (1, 2, 3, 5):
+        dense = kernels.bounded_item_digits(db, ell)
+        monkeypatch.setattr(kernels, "_DENSE_CELLS", 0)
+        sparse = kernels.bounded_item_digits(db, ell)
+        monkeypatch.undo()
+        assert all(np.array_equal(a, b) for a, b in zip(dense, sparse))
+        assert dense[0].size > 0

@@ -21,7 +21,7 @@ from ..data.transactions import TransactionDB
 
 __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_supports", "pair_counts", "basis_bins",
            "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
-           "exact_sums", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "prefix_cells",
+           "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "prefix_cells",
            "WEIGHT_SHIFT", "item_masks", "child_masks_range", "group_by_mask", "value_class_counts",
            "decode_value_counts", "table_children", "value_key", "prefix_hidden_digits"]
 
@@ -103,22 +103,55 @@ def weight_digits(w: np.ndarray) -> np.ndarray:
 
 def exact_sums(part: Partial, size: int) -> np.ndarray:
     """A merged digit partial (key, digit, digit sum) as the float64 sums of ``size`` keys, each the float
-    nearest to its exact total (Python's int division rounds correctly); keys absent sum to 0."""
+    nearest to its exact total (ties to even, as Python's exact integer division rounds); keys absent sum to 0."""
     out = np.zeros(size, dtype=np.float64)
     key, digit, total = part
     if key.size == 0:
         return out
-    scale = 1 << WEIGHT_SHIFT
     keys, at = np.unique(key, return_inverse=True)
     table = np.zeros((keys.size, _N_DIGITS), dtype=np.int64)
     np.add.at(table, (at, digit), total)
-    # keys summed from weight-1 records only have the top digit alone: d * 2^72 / 2^93 = d / 2^21 is exact in
-    # float64 (d < 2^53); the others go through Python's exact integer division
-    top_only = ~table[:, : _N_DIGITS - 1].any(axis=1) & (table[:, -1] < (1 << 53))
-    last = WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1)
-    out[keys[top_only]] = np.ldexp(table[top_only, -1].astype(np.float64), -last)
-    mixed = ~top_only
-    out[keys[mixed]] = [(a + (b << 24) + (c << 48) + (d << 72)) / scale for a, b, c, d in table[mixed].tolist()]
+    out[keys] = nearest_floats(table)
+    return out
+
+
+_TOP_LIMIT = 1 << 55  # a normalised top digit below this keeps the total under 2^127 (two uint64 words)
+
+
+def nearest_floats(table: np.ndarray) -> np.ndarray:
+    """Per row of base-2^24 digit sums (int64 >= 0; digit j weighs 2^(24 j)), the float64 nearest to
+    total / 2^WEIGHT_SHIFT, ties to even: the value Python's ``int / int`` gives, computed on arrays.
+
+    The carries are propagated so that the total is one 128-bit integer (hi, lo); its 64 highest bits, with a
+    sticky bit for the bits shifted out, are converted by numpy's uint64 -> float64 cast (correctly rounded,
+    which the tests check against Python's integers), then scaled by a power of two (exact). Rows whose top
+    digit would not fit take Python's exact division."""
+    t = np.asarray(table, dtype=np.int64).astype(np.uint64)
+    if t.size and bool((np.asarray(table) < 0).any()):
+        raise ValueError("digit sums must be >= 0")
+    for j in range(_N_DIGITS - 1):  # normalise: digits 0..2 in [0, 2^24), the carries go up
+        t[:, j + 1] += t[:, j] >> np.uint64(_DIGIT_BITS)
+        t[:, j] &= _DIGIT_MASK
+    d0, d1, d2, d3 = (t[:, j] for j in range(_N_DIGITS))
+    huge = d3 >= np.uint64(_TOP_LIMIT)
+    # total = d3 * 2^72 + d2 * 2^48 + d1 * 2^24 + d0 = hi * 2^64 + lo
+    hi = (d3 << np.uint64(8)) | (d2 >> np.uint64(16))
+    lo = ((d2 & np.uint64(0xFFFF)) << np.uint64(48)) | (d1 << np.uint64(24)) | d0
+    s = np.zeros(hi.shape, dtype=np.uint64)  # bit length of hi (0..63)
+    h = hi.copy()
+    for b in (32, 16, 8, 4, 2, 1):
+        big = (h >> np.uint64(b)) != 0
+        s[big] += np.uint64(b)
+        h[big] >>= np.uint64(b)
+    s += (h != 0).astype(np.uint64)
+    top = (hi << ((np.uint64(64) - s) & np.uint64(63))) | (lo >> s)  # s = 0: hi = 0 and top = lo
+    sticky = (lo & ((np.uint64(1) << s) - np.uint64(1))) != 0  # bits below the 64 kept ones
+    top |= sticky.astype(np.uint64)  # below the rounding bit: decides only between neighbours, as it should
+    out: np.ndarray = np.ldexp(top.astype(np.float64), s.astype(np.int64) - WEIGHT_SHIFT)
+    if bool(huge.any()):
+        scale = 1 << WEIGHT_SHIFT
+        rows = np.asarray(table, dtype=np.int64)[huge].tolist()
+        out[huge] = [sum(int(v) << (_DIGIT_BITS * j) for j, v in enumerate(r)) / scale for r in rows]
     return out
 
 
@@ -141,20 +174,32 @@ def bounded_item_digits(db: TransactionDB, ell: int) -> Partial:
     if db.n_records > _MAX_BLOCK:
         raise ValueError("block too large for exact digit sums")
     lengths = db.lengths
-    weight = np.minimum(1.0, float(ell) / np.maximum(lengths, 1).astype(np.float64))
-    short = weight == 1.0  # records of at most ell items: weight 1, i.e. digits (0, 0, 0, 2^21)
-    whole = np.repeat(short, lengths)
+    long_rec = lengths > ell  # weight ell/|t| < 1; the others add 1, i.e. digits (0, 0, 0, 2^21)
+    whole = np.repeat(long_rec, lengths)
     sums = [np.zeros(db.n_items, np.int64) for _ in range(_N_DIGITS)]
-    sums[_N_DIGITS - 1] = np.bincount(db.items[whole], minlength=db.n_items).astype(np.int64) << (
+    sums[_N_DIGITS - 1] = np.bincount(db.items[~whole], minlength=db.n_items).astype(np.int64) << (
         WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1))
-    if not short.all():
-        long_rows = np.flatnonzero(~short)
-        digits = weight_digits(weight[long_rows])
-        owner = np.repeat(np.arange(long_rows.size), lengths[long_rows])  # occurrences of the long records
-        items = db.items[~whole]
+    if long_rec.any():
+        # a weight depends on the record's length only: count the long records' items per (item, length), then
+        # weigh each length's count by its digits (exact integers: a count <= the block's records < 2^28)
+        long_len = lengths[long_rec]
+        values, at = np.unique(long_len, return_inverse=True)
+        digits = weight_digits(float(ell) / values.astype(np.float64))
+        items = db.items[whole]
+        if db.n_items * values.size <= _DENSE_CELLS:
+            cell = items * values.size + np.repeat(at, long_len)
+            per_length = np.bincount(cell, minlength=db.n_items * values.size).reshape(db.n_items, values.size)
+            add = per_length @ digits
+        else:  # too many (item, length) cells for a dense table: one weighted count per digit
+            owner = np.repeat(at, long_len)
+            add = np.stack([np.bincount(items, weights=digits[owner, j], minlength=db.n_items)
+                            for j in range(_N_DIGITS)], axis=1).astype(np.int64)
         for j in range(_N_DIGITS):
-            sums[j] += np.bincount(items, weights=digits[owner, j], minlength=db.n_items).astype(np.int64)
+            sums[j] += add[:, j]
     return _digit_partial(sums)
+
+
+_DENSE_CELLS = 1 << 22  # (item, length) cells of one block counted in a dense table (32 MB of int64)
 
 
 def _projected(db: TransactionDB, items_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
