@@ -21,7 +21,8 @@ from ..data.transactions import TransactionDB
 
 __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_supports", "pair_counts", "basis_bins",
            "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
-           "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "prefix_cells",
+           "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "projected_length_histogram_of", "projection",
+           "bounded_pair_digits_of", "prefix_cells",
            "WEIGHT_SHIFT", "item_masks", "child_masks_range", "group_by_mask", "value_class_counts",
            "decode_value_counts", "table_children", "value_key", "prefix_hidden_digits"]
 
@@ -218,22 +219,38 @@ def projected_length_histogram(db: TransactionDB, items_sorted: np.ndarray) -> P
     """Records per m = |t & items| >= 1, keyed by m."""
     if db.n_records == 0:
         return _EMPTY
-    _, m = _projected(db, items_sorted)
+    return projected_length_histogram_of(_projected(db, items_sorted)[1])
+
+
+def projected_length_histogram_of(m: np.ndarray) -> Partial:
+    """:func:`projected_length_histogram` from the records' m (a block's :func:`projection`)."""
+    if m.size == 0:
+        return _EMPTY
     hist = np.bincount(m)
     hist[0] = 0
     return _one_key(hist)
 
 
+def projection(db: TransactionDB, items_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A block's projection onto ``items_sorted``: (the position of each occurrence of those items, record
+    order; each record's count m of them). What both pair passes of PrivBasis start from."""
+    return _projected(db, items_sorted)
+
+
 def bounded_pair_digits(db: TransactionDB, items_sorted: np.ndarray, ell: int) -> Partial:
     """Pair sums (pairs of ``items_sorted`` in ``np.triu_indices`` order) where record t adds
     min(1, ell/C(m, 2)) to each of its pairs, m = |t & items|: exact digit sums keyed (pair index, digit)."""
-    size = len(items_sorted)
-    if db.n_records == 0 or size < 2:
+    if db.n_records == 0 or len(items_sorted) < 2:
         return _EMPTY
     if db.n_records > _MAX_BLOCK:
         raise ValueError("block too large for exact digit sums")
     cols, m = _projected(db, items_sorted)
-    if not (m >= 2).any():  # no record with a pair of the items
+    return bounded_pair_digits_of(cols, m, len(items_sorted), ell)
+
+
+def bounded_pair_digits_of(cols: np.ndarray, m: np.ndarray, size: int, ell: int) -> Partial:
+    """:func:`bounded_pair_digits` from a block's :func:`projection` onto ``size`` items."""
+    if size < 2 or not (m >= 2).any():  # no record with a pair of the items
         return _EMPTY
     # a record's weight depends on its m only: per value of m, the pairs of those records are enumerated as one
     # (records, C(m, 2)) array and counted, then each count is multiplied by the digits of that m's weight

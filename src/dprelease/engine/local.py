@@ -40,6 +40,9 @@ class LocalTransactions(TransactionData):
         self.n_items = int(db.n_items)
         self._summary: LengthSummary | None = None
         self._item_supports: np.ndarray | None = None
+        # the last projection onto a set of items, per block: PrivBasis asks for the records' m and then for the
+        # pair sums over the same items, and the records do not change
+        self._projection: tuple[bytes, list[tuple[np.ndarray, np.ndarray]]] | None = None
 
     def summary(self) -> LengthSummary:
         if self._summary is None:
@@ -54,6 +57,39 @@ class LocalTransactions(TransactionData):
         if self._item_supports is None:  # the records do not change: one count serves every caller
             self._item_supports = self.db.item_supports()
         return self._item_supports.copy()
+
+    def _projected_blocks(self, items: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per block of ``PASS_ROWS`` records, its :func:`~dprelease.engine.kernels.projection` onto ``items``
+        (sorted), kept for the next call with the same items."""
+        key = items.tobytes()
+        if self._projection is None or self._projection[0] != key:
+            self._projection = (key, [kernels.projection(block, items) for block in record_views(self.db, PASS_ROWS)])
+        return self._projection[1]
+
+    def _merged(self, parts: Iterator[kernels.Partial]) -> kernels.Partial:
+        """Block partials added up as :meth:`run_pass` adds them."""
+        total = kernels.merge([])
+        pending: list[kernels.Partial] = []
+        for part in parts:
+            pending.append(part)
+            if len(pending) == MERGE_BLOCKS:
+                total = kernels.merge([total, *pending])
+                pending = []
+        return kernels.merge([total, *pending])
+
+    def projected_length_histogram(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        blocks = self._projected_blocks(np.sort(np.asarray(items, np.int64)))
+        m, _, counts = self._merged(kernels.projected_length_histogram_of(bm) for _, bm in blocks)
+        return m, counts
+
+    def bounded_pair_sums(self, items: np.ndarray, ell: int) -> np.ndarray:
+        items = np.asarray(items, dtype=np.int64)
+        n_pairs = items.size * (items.size - 1) // 2
+        if self.db.n_records == 0 or items.size < 2:
+            return np.zeros(n_pairs, dtype=np.float64)
+        blocks = self._projected_blocks(items)
+        part = self._merged(kernels.bounded_pair_digits_of(cols, bm, items.size, int(ell)) for cols, bm in blocks)
+        return kernels.exact_sums(part, n_pairs)
 
     def pair_supports(self, items: np.ndarray) -> np.ndarray:
         from ..data.passes import pair_supports
@@ -83,15 +119,9 @@ class LocalTransactions(TransactionData):
 
     def run_pass(self, kernel: Kernel, *extra: Any) -> kernels.Partial:
         """The kernel block by block (views of the CSR arrays, ``PASS_ROWS`` records each): its temporaries are
-        bounded by a block, and the integer partials add up to what Spark's tasks return."""
-        total = kernels.merge([])
-        pending: list[kernels.Partial] = []
-        for block in record_views(self.db, PASS_ROWS):
-            pending.append(kernel(block, *extra))
-            if len(pending) == MERGE_BLOCKS:  # a few blocks' partials beside the sum: one sort per batch
-                total = kernels.merge([total, *pending])
-                pending = []
-        return kernels.merge([total, *pending])
+        bounded by a block, and the integer partials add up to what Spark's tasks return (a few blocks' partials
+        are held beside the sum: one sort per batch)."""
+        return self._merged(kernel(block, *extra) for block in record_views(self.db, PASS_ROWS))
 
 
 def max_length(db: TransactionDB) -> int:

@@ -140,7 +140,10 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
     gen_sets = [(int(i),) for i in base_items.tolist()]
     length = 1
     while len(gen_sets) >= 2 and (max_length is None or length < max_length):
-        pairs = np.asarray(_candidate_pairs(gen_sets, row_of), dtype=np.int64).reshape(-1, 2)
+        if length == 1:  # the generators are the base items in order: every pair of them (Apriori's join)
+            pairs = np.stack(np.triu_indices(len(gen_sets), 1), axis=1).astype(np.int64)
+        else:
+            pairs = np.asarray(_candidate_pairs(gen_sets, row_of), dtype=np.int64).reshape(-1, 2)
         if pairs.shape[0] == 0:
             break
         sup = candidates.supports(gen_sets, pairs)
