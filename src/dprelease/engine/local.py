@@ -89,6 +89,7 @@ class LocalTransactions(TransactionData):
             return np.zeros(n_pairs, dtype=np.float64)
         blocks = self._projected_blocks(items)
         part = self._merged(kernels.bounded_pair_digits_of(cols, bm, items.size, int(ell)) for cols, bm in blocks)
+        self._projection = None  # the pair sums are the projection's last use: its memory is not kept
         return kernels.exact_sums(part, n_pairs)
 
     def pair_supports(self, items: np.ndarray) -> np.ndarray:
