@@ -268,6 +268,8 @@ def itemset_count(release: SetValuedRelease, itemset: Iterable[int], level: floa
 
 def _noise_only(value: float, sd: float, half: float, n_cells: int, ignores: str, level: float) -> Estimate:
     """A DiffPart-family itemset count's noise-only estimate and its label."""
+    # The manifest's text already points to the measured coverage; the label says it once, at its end.
+    ignores = ignores.removesuffix("; coverage measured in docs/accuracy.md")
     return Estimate(value, sd, max(0.0, value - half), value + half, level,
                     f"noise only: the noise of the {n_cells} released cells holding the itemset"
                     + (f"; ignores {ignores}" if ignores else "")
