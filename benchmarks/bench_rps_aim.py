@@ -38,25 +38,15 @@ SCHEMA = REPO / "examples" / "adult-schema.yaml"
 def aim_boxes(table, epsilon: float, seed: int, workload: str = "default"):
     """AIM fitted on the binned table and sampled i.i.d. (N rows), as the scorer's boxes; and its wall time."""
     import pandas as pd
-    from snsynth import Synthesizer
 
     from dprelease.evaluation.ranges import released_boxes
-    from dprelease.experiments.diffgen import _SampleMethod, _binned, _class_workload, _edges
+    from dprelease.experiments.diffgen import _binned, _edges, peer_sample
 
     schema = table.schema
     klass = schema.class_attribute
     frame = pd.DataFrame({**_binned(schema, table.columns), klass.name: table.y})
     np.random.seed(seed)  # snsynth/mbi draw from numpy's global generator
-    t0 = time.perf_counter()
-    synth = Synthesizer.create("aim", epsilon=float(epsilon), verbose=False)
-    if workload == "class":
-        synth.get_workload = _class_workload(len(frame.columns) - 1)
-    synth.fit(frame, preprocessor_eps=0.0, categorical_columns=list(frame.columns))
-    synth.synthesizer = _SampleMethod(synth.synthesizer)
-    sample = synth.sample(len(frame))
-    seconds = time.perf_counter() - t0
-    if not isinstance(sample, pd.DataFrame):
-        sample = pd.DataFrame(list(sample), columns=list(frame.columns))
+    sample, seconds = peer_sample("aim-class" if workload == "class" else "aim", frame, epsilon)
     out = {}
     for a in schema.attributes:
         codes = sample[a.name].to_numpy().astype(np.int64)

@@ -222,19 +222,12 @@ def _class_workload(class_column: int) -> Any:
     return get_workload
 
 
-def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int, bins: str = "equal") -> RunRow:
-    """MST or AIM (smartnoise-synth, optional) on the train split, sampled i.i.d.; the same tree on the synthetic data.
-
-    Same split as DiffGen's run ``run``; CA on the binned test split. Wall time is fit + sample. ``aim-class`` is
-    AIM with the marginals that contain the class as its workload (its set-up for classification) instead of its
-    default all 2-way marginals.
-    """
+def peer_sample(name: str, frame: Any, epsilon: float) -> tuple[Any, float]:
+    """MST, AIM or ``aim-class`` (smartnoise-synth) fitted on ``frame`` (every column categorical codes, the class
+    last) and sampled i.i.d., as many rows: the sample as a DataFrame, and the wall time of fit + sample."""
     import pandas as pd
     from snsynth import Synthesizer
 
-    train, test = split_table(table, seed, run)
-    schema = train.schema
-    frame = pd.DataFrame({**_binned(schema, train.columns, bins), schema.class_attribute.name: train.y})
     t0 = time.perf_counter()
     synth = Synthesizer.create("aim" if name == "aim-class" else name, epsilon=float(epsilon), verbose=False)
     if name == "aim-class":
@@ -245,6 +238,22 @@ def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int
     seconds = time.perf_counter() - t0
     if not isinstance(sample, pd.DataFrame):
         sample = pd.DataFrame(list(sample), columns=list(frame.columns))
+    return sample, seconds
+
+
+def run_peer(name: str, table: EncodedTable, epsilon: float, seed: int, run: int, bins: str = "equal") -> RunRow:
+    """MST or AIM (smartnoise-synth, optional) on the train split, sampled i.i.d.; the same tree on the synthetic data.
+
+    Same split as DiffGen's run ``run``; CA on the binned test split. Wall time is fit + sample. ``aim-class`` is
+    AIM with the marginals that contain the class as its workload (its set-up for classification) instead of its
+    default all 2-way marginals.
+    """
+    import pandas as pd
+
+    train, test = split_table(table, seed, run)
+    schema = train.schema
+    frame = pd.DataFrame({**_binned(schema, train.columns, bins), schema.class_attribute.name: train.y})
+    sample, seconds = peer_sample(name, frame, epsilon)
     fake = _bin_table(train, {c: sample[c].to_numpy() for c in frame.columns},
                       sample[schema.class_attribute.name].to_numpy(), bins)
     binned_test = _bin_table(test, _binned(schema, test.columns, bins), test.y, bins)
