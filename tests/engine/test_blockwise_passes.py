@@ -184,9 +184,13 @@ def test_projection_and_pair_matrix_equal_brute_force(db):
         assert got[a, b] == want == got[b, a]
 
 
-@pytest.mark.parametrize("width", [40, 120])  # at most 62 items in all (distinct union masks), and more
-def test_basis_bin_counts_equal_a_record_by_record_count(db, width):
+@pytest.mark.parametrize("width,groups", [(40, 8), (120, 8), (120, 1)])
+def test_basis_bin_counts_equal_a_record_by_record_count(db, width, groups, monkeypatch):
+    """At most 62 items in all (one int64 mask per record), more (groups of bases with 62 items or fewer, one
+    mask sweep each), and more with one group allowed (the sweep of all bases at once)."""
     from dprelease.data import passes
+
+    monkeypatch.setattr(passes, "MAX_MASK_GROUPS", groups)
 
     rng = np.random.default_rng(width)
     pool = rng.choice(300, size=width, replace=False)
@@ -199,6 +203,7 @@ def test_basis_bin_counts_equal_a_record_by_record_count(db, width):
             bins[sum(1 << j for j, i in enumerate(basis) if i in rec)] += 1
     got = passes.basis_bin_counts(db, bases)  # the fixture's ~1.4M items span two blocks of records
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    assert len(passes.mask_groups([np.asarray(b) for b in bases])) == (1 if width == 40 else 2)
 
 
 def test_nearest_floats_round_as_python_integers_do_ties_included():
@@ -241,3 +246,72 @@ def test_bounded_item_digits_without_the_dense_table_are_the_same(monkeypatch):
         monkeypatch.undo()
         assert all(np.array_equal(a, b) for a, b in zip(dense, sparse))
         assert dense[0].size > 0
+
+
+# --- a focused local engine: the passes over a subset of the focus read its projection, with the same numbers ----
+
+
+def _passes(data, items: np.ndarray, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """The passes PrivBasis makes over a subset of the items, as flat arrays (the bins read after the pair
+    sums, when the engine may still hold the projection onto ``items``)."""
+    from dprelease.itemsets import exact
+
+    m, n_m = data.projected_length_histogram(items)
+    pair_sums = data.bounded_pair_sums(items, 2)
+    bins = data.basis_bin_counts(bases)
+    top = exact.top_k_itemsets(data, 40)
+    return [m, n_m, pair_sums, *bins, np.asarray([c for _, c in top]),
+            np.asarray([i for s, _ in top for i in (*s, -1)])]
+
+
+@pytest.mark.parametrize("focus_share", ["inside", "outside", "too-large"])
+def test_focused_passes_equal_the_unfocused_ones(focus_share, monkeypatch):
+    from dprelease.engine import local as local_engine
+    from dprelease.itemsets.privbasis import focus_items
+
+    db = _sparse_db()
+    supports_ = db.item_supports()
+    focus = focus_items(supports_, 30)  # the 60 most frequent items
+    items = {"inside": focus[::2][:20], "outside": np.r_[focus[:10], np.flatnonzero(supports_ > 0)[-5:]],
+             "too-large": focus[:20]}[focus_share]
+    items = np.unique(items)
+    bases = [tuple(items[:6].tolist()), tuple(items[4:12].tolist()), tuple(items[10:].tolist())]
+    want = _passes(local_engine.LocalTransactions(db), items, bases)
+    data = local_engine.LocalTransactions(db)
+    if focus_share == "too-large":
+        focus = np.flatnonzero(supports_ > 0)  # every item: no projection is kept
+    else:  # (this small universe's 60 first items hold most occurrences)
+        monkeypatch.setattr(local_engine, "FOCUS_SHARE", 0.99)
+    with data.focused(focus):
+        assert (data._focus is not None) == (focus_share != "too-large")
+        got = _passes(data, items, bases)
+    assert data._focus is None and data._projection is None
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.tobytes() == w.tobytes()
+
+
+def test_bins_from_the_kept_projection_equal_the_pass_over_the_records(monkeypatch):
+    from dprelease.data.passes import basis_bin_counts
+    from dprelease.engine import local as local_engine
+
+    monkeypatch.setattr(local_engine, "FOCUS_SHARE", 1.0)
+    db = _sparse_db()
+    data = local_engine.LocalTransactions(db)
+    items = np.arange(0, 120, 2)  # 60 items: one int64 mask per record
+    bases = [tuple(items[j : j + 9].tolist()) for j in range(0, 60, 7)]
+    with data.focused(np.arange(db.n_items)):
+        data.bounded_pair_sums(items, 3)  # keeps the projection onto items inside the focus
+        assert data._projection is not None
+        got = data.basis_bin_counts(bases)
+    want = basis_bin_counts(db, bases)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    assert all(int(g.sum()) == db.n_records for g in got)
+
+
+def test_stable_order_is_numpys_stable_argsort():
+    from dprelease.engine.kernels import stable_order
+
+    rng = np.random.default_rng(1)
+    for values in (rng.integers(0, 40, 10_000), rng.integers(0, 1 << 20, 1_000), np.zeros(0, np.int64)):
+        assert np.array_equal(stable_order(values), np.argsort(values, kind="stable"))

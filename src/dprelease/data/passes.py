@@ -9,6 +9,8 @@ the mechanisms that consume them stay where they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
 from .transactions import TransactionDB
@@ -55,20 +57,27 @@ def pair_support_values(db: TransactionDB, items: np.ndarray) -> np.ndarray:
     return acc.data[acc.data > 0]
 
 
-def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
+def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]], n_records: int | None = None
+                     ) -> list[np.ndarray]:
     """Exact bin counts of every basis (PrivBasis Algorithm 1 lines 7-11): bin m of basis B holds the records
     whose intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted).
 
     All bases in one sweep per block: each occurrence of a basis item is repeated once per basis holding the
     item (its bit there), the masks of all (record, basis) pairs come from one bincount, and the bins of all
     bases from a second (the bases laid end to end): work grows with the occurrences and the touched records
-    times the bases, not with the occurrences times the bases."""
+    times the bases, not with the occurrences times the bases. ``n_records``: the records ``db`` was projected
+    from, when it holds only those touching the bases (the others fall in bin 0); by default ``db``'s own."""
     if not bases:
         return []
+    total_records = db.n_records if n_records is None else int(n_records)
     bases_arr = [np.asarray(b, dtype=np.int64) for b in bases]
-    union = np.unique(np.concatenate(bases_arr))
-    if union.size <= 62:
-        return _bins_from_union_masks(db, bases_arr, union)
+    groups = mask_groups(bases_arr)
+    if len(groups) <= MAX_MASK_GROUPS:
+        def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            return ((db.items[db.offsets[lo] : db.offsets[hi]], np.diff(db.offsets[lo : hi + 1]))
+                    for lo, hi in db.record_blocks())
+
+        return bins_by_masks(blocks, db.n_items, bases_arr, groups, total_records)
     w = len(bases_arr)
     sizes = np.asarray([1 << b.size for b in bases_arr], dtype=np.int64)
     first_bin = np.concatenate([[0], np.cumsum(sizes)])
@@ -103,40 +112,75 @@ def basis_bin_counts(db: TransactionDB, bases: list[tuple[int, ...]]) -> list[np
         total += np.bincount(np.tile(first_bin[:-1], n_touched) + masks, minlength=total.size)
     out = [total[first_bin[j] : first_bin[j + 1]].copy() for j in range(w)]
     for bins in out:
-        bins[0] += db.n_records - touched
+        bins[0] += total_records - touched
     return out
 
 
-def _bins_from_union_masks(db: TransactionDB, bases_arr: list[np.ndarray], union: np.ndarray) -> list[np.ndarray]:
-    """:func:`basis_bin_counts` when the bases hold at most 62 items in all: each record's int64 mask over the
-    union (OR of its items' bits, exact), grouped into distinct masks with their record counts, and each
-    basis's bins computed from the distinct masks only (few on short or repetitive records)."""
-    pos = np.full(db.n_items, -1, dtype=np.int64)
-    pos[union] = np.arange(union.size)
-    distinct, weights = [], []
-    for lo, hi in db.record_blocks():
-        a, b = int(db.offsets[lo]), int(db.offsets[hi])
-        p = pos[db.items[a:b]]
-        kept = np.flatnonzero(p >= 0)
-        if kept.size == 0:
-            continue
-        row = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(db.offsets[lo : hi + 1]))[kept]
-        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])  # entries are in record order
-        masks = np.bitwise_or.reduceat(np.left_shift(np.int64(1), p[kept]), starts)
-        u, c = np.unique(masks, return_counts=True)
-        distinct.append(u)
-        weights.append(c)
+MAX_MASK_GROUPS = 8  # basis_bin_counts: at most this many sweeps of int64 masks, else one sweep of all bases
+MASK_BITS = 62  # items per int64 mask (the bins of a basis are indexed by non-negative int64 masks)
+
+
+def mask_groups(bases_arr: list[np.ndarray]) -> list[list[int]]:
+    """The bases in consecutive groups whose items number at most ``MASK_BITS`` in all (a basis holds fewer)."""
+    groups: list[list[int]] = []
+    held: set[int] = set()
+    for j, basis in enumerate(bases_arr):
+        items = set(basis.tolist())
+        if not groups or len(held | items) > MASK_BITS:
+            groups.append([])
+            held = set()
+        groups[-1].append(j)
+        held |= items
+    return groups
+
+
+def bins_by_masks(blocks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]], n_items: int,
+                  bases_arr: list[np.ndarray], groups: list[list[int]], n_records: int) -> list[np.ndarray]:
+    """:func:`basis_bin_counts` by int64 masks: per group of bases (:func:`mask_groups`), one sweep over
+    ``blocks()`` (each block: its items in record order, and its records' lengths) forms each record's mask over
+    the group's items (OR of its items' bits, exact), groups the masks into distinct values with their record
+    counts, and computes each basis's bins from the distinct masks only (few on short or repetitive records)."""
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(bases_arr)
+    for group in groups:
+        union = np.unique(np.concatenate([bases_arr[j] for j in group]))
+        pos = np.full(n_items, -1, dtype=np.int64)
+        pos[union] = np.arange(union.size)
+        distinct, weights = [], []
+        for items, lengths in blocks():
+            p = pos[items]
+            kept = np.flatnonzero(p >= 0)
+            if kept.size == 0:
+                continue
+            if kept.size == p.size:  # every entry is a group item (a projection onto them): records start at once
+                starts = (np.cumsum(lengths) - lengths)[lengths > 0]
+            else:
+                row = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)[kept]
+                starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])  # entries are in record order
+                p = p[kept]
+            u, c = np.unique(np.bitwise_or.reduceat(np.left_shift(np.int64(1), p), starts), return_counts=True)
+            distinct.append(u)
+            weights.append(c)
+        for j, bins in zip(group, bins_of_masks(distinct, weights, [pos[bases_arr[j]] for j in group], n_records)):
+            out[j] = bins
+    return out
+
+
+def bins_of_masks(distinct: list[np.ndarray], weights: list[np.ndarray], bits: list[np.ndarray], n_records: int
+                  ) -> list[np.ndarray]:
+    """Basis bins from records' int64 masks: ``distinct[b]`` masks with ``weights[b]`` records each (per block,
+    records holding at least one masked item), basis j's item i at mask bit ``bits[j][i]``; the records of no
+    mask fall in bin 0 of every basis."""
     if distinct:
         u, at = np.unique(np.concatenate(distinct), return_inverse=True)
         c = np.bincount(at.reshape(-1), weights=np.concatenate(weights).astype(np.float64)).astype(np.int64)
     else:
         u, c = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     out = []
-    for basis in bases_arr:
+    for at_bits in bits:
         bm = np.zeros(u.size, dtype=np.int64)
-        for j, item in enumerate(basis.tolist()):
-            bm |= ((u >> pos[item]) & 1) << j
-        bins = np.bincount(bm, weights=c.astype(np.float64), minlength=1 << basis.size).astype(np.int64)
-        bins[0] += db.n_records - int(c.sum())
+        for j, bit in enumerate(at_bits.tolist()):
+            bm |= ((u >> bit) & 1) << j
+        bins = np.bincount(bm, weights=c.astype(np.float64), minlength=1 << at_bits.size).astype(np.int64)
+        bins[0] += n_records - int(c.sum())
         out.append(bins)
     return out

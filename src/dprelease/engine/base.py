@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -182,6 +183,13 @@ class TransactionData(ABC):
         out = np.zeros(2 * patterns.size, dtype=np.int64)
         np.add.at(out, part[0] * 2 + part[1], part[2])
         return out
+
+    def focused(self, items: np.ndarray) -> AbstractContextManager[None]:
+        """A hint for the passes made inside the ``with`` block: they are over subsets of ``items`` (a miner's
+        candidate items, projections, basis bins), except passes over every item. An engine may prepare for
+        them (the local engine keeps the records projected onto ``items`` and serves such passes from it); the
+        results are the same with or without the hint. By default: nothing."""
+        return nullcontext()
 
     def close(self) -> None:
         """Release cached data."""

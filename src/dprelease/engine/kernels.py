@@ -21,9 +21,10 @@ from ..data.transactions import TransactionDB
 
 __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_supports", "pair_counts", "basis_bins",
            "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
-           "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_pair_digits", "projected_length_histogram", "projected_length_histogram_of", "projection",
-           "bounded_pair_digits_of", "prefix_cells",
-           "WEIGHT_SHIFT", "item_masks", "child_masks_range", "group_by_mask", "value_class_counts",
+           "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_item_digit_table", "bounded_pair_digits",
+           "projected_length_histogram", "projected_length_histogram_of", "projection", "bounded_pair_digits_of",
+           "prefix_cells", "stable_order",
+           "WEIGHT_SHIFT", "UNIT_SHIFT", "item_masks", "child_masks_range", "group_by_mask", "value_class_counts",
            "decode_value_counts", "table_children", "value_key", "prefix_hidden_digits"]
 
 # (k0, k1, count): int64 arrays of one length; k1 is zeros for one-key aggregates.
@@ -70,6 +71,15 @@ def length_histogram(db: TransactionDB) -> Partial:
     return _one_key(np.bincount(db.lengths)) if db.n_records else _EMPTY
 
 
+def stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` of non-negative integers; on 16-bit copies when they fit (numpy
+    sorts those by radix, in linear time: record lengths, counts per record)."""
+    values = np.asarray(values)
+    if values.size and values.dtype.kind in "iu" and 0 <= int(values.min()) and int(values.max()) < 1 << 16:
+        return np.argsort(values.astype(np.uint16), kind="stable")
+    return np.argsort(values, kind="stable")
+
+
 # --- exact sums of weights (PrivBasis's bounded selection, DiffPart-Prefix's item order) ---------------------
 #
 # A record's weight w = min(1, l/len) is a float64 in [2^-40, 1], so w * 2^WEIGHT_SHIFT is an integer below 2^94:
@@ -82,6 +92,7 @@ _DIGIT_BITS = 24
 _N_DIGITS = 4  # 4 * 24 = 96 bits >= WEIGHT_SHIFT + 1
 _DIGIT_MASK = np.uint64((1 << _DIGIT_BITS) - 1)
 _MAX_BLOCK = 1 << 28  # records per block: a digit sum of a block stays below 2^52 (exact in float64)
+UNIT_SHIFT = WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1)  # a weight of 1 is digit 3 = 2^UNIT_SHIFT
 
 
 def weight_digits(w: np.ndarray) -> np.ndarray:
@@ -172,32 +183,47 @@ def bounded_item_digits(db: TransactionDB, ell: int) -> Partial:
     """Item sums where record t adds min(1, ell/|t|) to each of its items, as exact digit sums (keyed item, digit)."""
     if db.n_records == 0:
         return _EMPTY
+    table = bounded_item_digit_table(db, ell)
+    return _digit_partial([table[:, j] for j in range(_N_DIGITS)])
+
+
+def bounded_item_digit_table(db: TransactionDB, ell: int) -> np.ndarray:
+    """:func:`bounded_item_digits` as a dense (n_items, 4) int64 table of digit sums: tables of disjoint blocks
+    add up (exact integers), which is how the local engine sums its blocks without sorting keyed partials."""
+    sums = np.zeros((db.n_items, _N_DIGITS), dtype=np.int64)
+    if db.n_records == 0:
+        return sums
     if db.n_records > _MAX_BLOCK:
         raise ValueError("block too large for exact digit sums")
     lengths = db.lengths
     long_rec = lengths > ell  # weight ell/|t| < 1; the others add 1, i.e. digits (0, 0, 0, 2^21)
-    whole = np.repeat(long_rec, lengths)
-    sums = [np.zeros(db.n_items, np.int64) for _ in range(_N_DIGITS)]
-    sums[_N_DIGITS - 1] = np.bincount(db.items[~whole], minlength=db.n_items).astype(np.int64) << (
-        WEIGHT_SHIFT - _DIGIT_BITS * (_N_DIGITS - 1))
-    if long_rec.any():
-        # a weight depends on the record's length only: count the long records' items per (item, length), then
-        # weigh each length's count by its digits (exact integers: a count <= the block's records < 2^28)
-        long_len = lengths[long_rec]
-        values, at = np.unique(long_len, return_inverse=True)
-        digits = weight_digits(float(ell) / values.astype(np.float64))
-        items = db.items[whole]
-        if db.n_items * values.size <= _DENSE_CELLS:
-            cell = items * values.size + np.repeat(at, long_len)
-            per_length = np.bincount(cell, minlength=db.n_items * values.size).reshape(db.n_items, values.size)
-            add = per_length @ digits
-        else:  # too many (item, length) cells for a dense table: one weighted count per digit
-            owner = np.repeat(at, long_len)
-            add = np.stack([np.bincount(items, weights=digits[owner, j], minlength=db.n_items)
-                            for j in range(_N_DIGITS)], axis=1).astype(np.int64)
+    every = bool(long_rec.all())
+    if every:  # (a block of long records only: no split of the entries)
+        items = db.items
+    else:
+        whole = np.repeat(long_rec, lengths)
+        sums[:, _N_DIGITS - 1] = np.bincount(db.items[~whole], minlength=db.n_items).astype(np.int64) << UNIT_SHIFT
+        if not long_rec.any():
+            return sums
+        items = db.items[np.flatnonzero(whole)]
+    # a weight depends on the record's length only: count the long records' items per (item, length), then
+    # weigh each length's count by its digits (exact integers: a count <= the block's records < 2^28)
+    long_len = lengths if every else lengths[long_rec]
+    present = np.bincount(long_len) > 0
+    values = np.flatnonzero(present)
+    at = (np.cumsum(present) - 1)[long_len]  # each long record's length, as a position in values
+    digits = weight_digits(float(ell) / values.astype(np.float64))
+    if db.n_items * values.size <= _DENSE_CELLS:
+        cell = items * values.size + np.repeat(at, long_len)
+        per_length = np.bincount(cell, minlength=db.n_items * values.size).reshape(db.n_items, values.size)
+        sums += per_length @ digits
+    else:  # too many (item, length) cells for a dense table: one weighted count per non-zero digit
+        owner = np.repeat(at, long_len)
         for j in range(_N_DIGITS):
-            sums[j] += add[:, j]
-    return _digit_partial(sums)
+            if digits[:, j].any():
+                weights = digits[:, j].astype(np.float64)[owner]
+                sums[:, j] += np.bincount(items, weights=weights, minlength=db.n_items).astype(np.int64)
+    return sums
 
 
 _DENSE_CELLS = 1 << 22  # (item, length) cells of one block counted in a dense table (32 MB of int64)
@@ -212,7 +238,7 @@ def _projected(db: TransactionDB, items_sorted: np.ndarray) -> tuple[np.ndarray,
     keep = pos >= 0
     kept_before = np.zeros(pos.size + 1, dtype=np.int64)
     np.cumsum(keep, out=kept_before[1:])
-    return pos[keep], np.diff(kept_before[db.offsets - db.offsets[0]])
+    return pos[np.flatnonzero(keep)], np.diff(kept_before[db.offsets - db.offsets[0]])
 
 
 def projected_length_histogram(db: TransactionDB, items_sorted: np.ndarray) -> Partial:
@@ -258,7 +284,7 @@ def bounded_pair_digits_of(cols: np.ndarray, m: np.ndarray, size: int, ell: int)
     first = np.cumsum(m) - m  # each record's first entry among the projected ones (entries in record order)
     n_pairs = size * (size - 1) // 2
     sums = [np.zeros(n_pairs, dtype=np.int64) for _ in range(_N_DIGITS)]
-    by_m = np.argsort(m, kind="stable")
+    by_m = stable_order(m)
     bounds = np.flatnonzero(np.diff(m[by_m])) + 1
     values = m[by_m[np.r_[0, bounds]]]
     digits = weight_digits(np.minimum(1.0, float(ell) / np.maximum(values * (values - 1) / 2.0, 1.0)))

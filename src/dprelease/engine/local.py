@@ -6,6 +6,7 @@ computation, block by block where the temporaries would otherwise grow with the 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, overload
 
 import numpy as np
@@ -26,6 +27,7 @@ ENUMERATION_PER_WORD = 1  # level 2: enumerate the pairs while they are at most 
 MERGE_BLOCKS = 8  # block partials held before they are added to the running sum (exact integer sums)
 PASS_ROWS = 1 << 16  # records per block of a local kernel pass (as a Spark Arrow batch)
 LENGTH_ROWS = 1 << 20  # records per block of max_length (an int64 length each: 8 MB)
+FOCUS_SHARE = 0.6  # LocalTransactions.focused: the largest share of the occurrences worth a projection
 
 _NO_MASKS = np.zeros(0, dtype=np.int64)
 
@@ -43,6 +45,8 @@ class LocalTransactions(TransactionData):
         # the last projection onto a set of items, per block: PrivBasis asks for the records' m and then for the
         # pair sums over the same items, and the records do not change
         self._projection: tuple[bytes, list[tuple[np.ndarray, np.ndarray]]] | None = None
+        # inside :meth:`focused`: (the focused items, sorted; the records holding one of them, projected onto them)
+        self._focus: tuple[np.ndarray, TransactionDB] | None = None
 
     def summary(self) -> LengthSummary:
         if self._summary is None:
@@ -58,13 +62,65 @@ class LocalTransactions(TransactionData):
             self._item_supports = self.db.item_supports()
         return self._item_supports.copy()
 
+    @contextmanager
+    def focused(self, items: np.ndarray) -> Iterator[None]:
+        """The records holding one of ``items``, projected onto them once (one pass over every occurrence); inside
+        the block, a pass over a subset of ``items`` (candidates, projections, basis bins) reads that projection,
+        a fraction of the data, instead of the whole. Not kept when the items hold more than ``FOCUS_SHARE`` of
+        the occurrences: the projection would cost about what it saves. The passes' results are unchanged: a
+        record without any of the items adds nothing to them but its count, which comes from the whole data."""
+        items = np.unique(np.asarray(items, dtype=np.int64))
+        held = int(self.item_supports()[items].sum()) if items.size else 0
+        if 0 < held <= FOCUS_SHARE * int(self.db.offsets[-1]):
+            self._focus = (items, project(self.db, items, 1))
+        try:
+            yield
+        finally:
+            self._focus = None
+            self._projection = None
+
+    def _source(self, items: np.ndarray) -> tuple[TransactionDB, np.ndarray]:
+        """Where a pass over ``items`` (sorted) reads its records: the focused projection with the items' ids
+        there when it holds all of them (the ids keep the items' order), else the whole data with the items."""
+        if self._focus is not None and items.size:
+            focus, projected = self._focus
+            at = np.minimum(np.searchsorted(focus, items), focus.size - 1)
+            if np.array_equal(focus[at], items):
+                return projected, at
+        return self.db, items
+
     def _projected_blocks(self, items: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per block of ``PASS_ROWS`` records, its :func:`~dprelease.engine.kernels.projection` onto ``items``
-        (sorted), kept for the next call with the same items."""
+        (sorted), kept for the next call with the same items. Records outside the focus hold none of them."""
         key = items.tobytes()
         if self._projection is None or self._projection[0] != key:
-            self._projection = (key, [kernels.projection(block, items) for block in record_views(self.db, PASS_ROWS)])
+            db, ids = self._source(items)
+            self._projection = (key, [kernels.projection(block, ids) for block in record_views(db, PASS_ROWS)])
         return self._projection[1]
+
+    def bounded_item_sums(self, ell: int) -> np.ndarray:
+        """Only the long records (|t| > ell) are passed over: each block's dense digit table is added into one,
+        and the records of weight 1 come from the item supports (one count each, digit 3 = 2^21). Exact
+        integers throughout: the same totals, and floats, as the keyed partials :meth:`run_pass` would merge."""
+        ell = int(ell)
+        lengths = self.db.lengths
+        long_rec = lengths > ell
+        supports = self.item_supports()
+        table = np.zeros((self.n_items, 4), dtype=np.int64)
+        if long_rec.any():
+            rows = np.flatnonzero(long_rec)
+            offsets = np.zeros(rows.size + 1, dtype=np.int64)
+            np.cumsum(lengths[rows], out=offsets[1:])
+            long_db = TransactionDB(offsets, self.db.items[np.flatnonzero(np.repeat(long_rec, lengths))],
+                                    self.n_items)
+            for block in record_views(long_db, PASS_ROWS):
+                table += kernels.bounded_item_digit_table(block, ell)
+            supports -= np.bincount(long_db.items, minlength=self.n_items)
+        table[:, 3] += supports << kernels.UNIT_SHIFT
+        out = np.zeros(self.n_items, dtype=np.float64)
+        held = np.flatnonzero(table.any(axis=1))
+        out[held] = kernels.nearest_floats(table[held])
+        return out
 
     def _merged(self, parts: Iterator[kernels.Partial]) -> kernels.Partial:
         """Block partials added up as :meth:`run_pass` adds them."""
@@ -89,8 +145,28 @@ class LocalTransactions(TransactionData):
             return np.zeros(n_pairs, dtype=np.float64)
         blocks = self._projected_blocks(items)
         part = self._merged(kernels.bounded_pair_digits_of(cols, bm, items.size, int(ell)) for cols, bm in blocks)
-        self._projection = None  # the pair sums are the projection's last use: its memory is not kept
+        if self._focus is None:  # inside a focus, the basis bins may still read it; else its memory is freed
+            self._projection = None
         return kernels.exact_sums(part, n_pairs)
+
+    def _bins_from_projection(self, bases: list[tuple[int, ...]], union: np.ndarray) -> list[np.ndarray] | None:
+        """The basis bins from the kept projection (PrivBasis's F, whose items hold every basis) when it holds
+        ``union``: its blocks are the records reduced to F's positions (a fraction of the data), and the
+        records holding none of F fall in bin 0."""
+        from ..data.passes import MAX_MASK_GROUPS, bins_by_masks, mask_groups
+
+        if self._projection is None:
+            return None
+        items = np.frombuffer(self._projection[0], dtype=np.int64)
+        at = np.minimum(np.searchsorted(items, union), max(items.size - 1, 0))
+        if not np.array_equal(items[at], union):
+            return None
+        local = [np.searchsorted(items, np.asarray(b, dtype=np.int64)) for b in bases]
+        groups = mask_groups(local)
+        if len(groups) > MAX_MASK_GROUPS:
+            return None
+        blocks = self._projection[1]
+        return bins_by_masks(lambda: iter(blocks), int(items.size), local, groups, self.db.n_records)
 
     def pair_supports(self, items: np.ndarray) -> np.ndarray:
         from ..data.passes import pair_supports
@@ -104,6 +180,15 @@ class LocalTransactions(TransactionData):
     def basis_bin_counts(self, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
         from ..data.passes import basis_bin_counts
 
+        if bases:
+            union = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in bases]))
+            held = self._bins_from_projection(bases, union)
+            if held is not None:
+                return held
+            db, ids = self._source(union)
+            if db is not self.db:  # the ids keep the order of the items, so each basis's bits are unchanged
+                local = [tuple(ids[np.searchsorted(union, b)].tolist()) for b in bases]
+                return basis_bin_counts(db, local, n_records=self.db.n_records)
         return basis_bin_counts(self.db, bases)
 
     def itemset_supports(self, itemsets: list[tuple[int, ...]]) -> np.ndarray:
@@ -116,7 +201,8 @@ class LocalTransactions(TransactionData):
         return LocalPartitioner(self.db)
 
     def candidates(self, base_items: np.ndarray) -> "LocalCandidates":
-        return LocalCandidates(self.db, base_items)
+        base_items = np.asarray(base_items, dtype=np.int64)
+        return LocalCandidates(self.db, base_items, self._source(base_items))
 
     def run_pass(self, kernel: Kernel, *extra: Any) -> kernels.Partial:
         """The kernel block by block (views of the CSR arrays, ``PASS_ROWS`` records each): its temporaries are
@@ -193,24 +279,37 @@ class LocalCandidates(Candidates):
     one per base item, and one per generator (the AND of its items' columns), kept from level to level,
     built only when needed."""
 
-    def __init__(self, db: TransactionDB, base_items: np.ndarray):
+    def __init__(self, db: TransactionDB, base_items: np.ndarray,
+                 source: tuple[TransactionDB, np.ndarray] | None = None):
         self.db = db
         self.base_items = np.asarray(base_items, dtype=np.int64)
+        # where the records are projected from: (records, the base items' ids there, in the same order)
+        self._source = source if source is not None else (db, self.base_items)
         self._projected: TransactionDB | None = None
         self._columns: np.ndarray | None = None
         self._generators: np.ndarray | None = None
         self._advances: list[np.ndarray] = []  # generator steps not applied to the bit columns yet
+        self._have = np.zeros(0, dtype=bool)  # which base items' columns are built
 
     def _records(self) -> TransactionDB:
         if self._projected is None:
-            self._projected = project(self.db, self.base_items, 2)
+            records, ids = self._source
+            self._projected = project(records, ids, 2)
         return self._projected
 
-    def _built(self) -> tuple[np.ndarray, np.ndarray]:
+    def _built(self, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The base items' bit columns and the generators' for counting ``pairs``. A column is built when first
+        needed: by a generator (its items) or a candidate (its added item). Every item of a later level's
+        generator or candidate is one of these, so the other base items' columns are never built."""
         if self._columns is None or self._generators is None:
             projected = self._records()
-            self._columns, _ = bit_columns(projected, np.arange(projected.n_items, dtype=np.int64))
+            first = self._advances[0][:, 0] if self._advances else pairs[:, 0]  # rows of single-item generators
+            self._columns = np.zeros((projected.n_items, -(-projected.n_records // 64)), dtype=np.uint64)
+            self._have = np.zeros(projected.n_items, dtype=bool)
+            self._add_columns(first)
             self._generators = self._columns
+        for step in [*self._advances, pairs]:
+            self._add_columns(step[:, 1])
         columns, gen_bits = self._columns, self._generators
         for pairs in self._advances:
             nxt = np.empty((pairs.shape[0], columns.shape[1]), dtype=np.uint64)  # row by row: no second temporary
@@ -232,8 +331,17 @@ class LocalCandidates(Candidates):
                 matrix = pair_matrix(projected)
                 out: np.ndarray = matrix[row[pairs[:, 0]], pairs[:, 1]].astype(np.int64)
                 return out
-        columns, gen_bits = self._built()
+        columns, gen_bits = self._built(pairs)
         return and_supports(gen_bits, columns, pairs)
+
+    def _add_columns(self, rows: np.ndarray) -> None:
+        """Build the bit columns of the base items at ``rows`` not built yet."""
+        assert self._columns is not None
+        missing = np.unique(rows)
+        missing = missing[~self._have[missing]]
+        if missing.size:
+            self._columns[missing], _ = bit_columns(self._records(), missing)
+            self._have[missing] = True
 
     def advance(self, pairs: np.ndarray) -> None:
         self._advances.append(np.asarray(pairs, dtype=np.int64).reshape(-1, 2))

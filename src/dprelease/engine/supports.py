@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..data.transactions import TransactionDB
+from .kernels import stable_order
 
 __all__ = ["SupportCounter", "itemset_supports", "bit_columns", "and_supports", "BIT_BLOCK_ROWS", "AND_BATCH_WORDS"]
 
@@ -317,13 +318,14 @@ def project(db: TransactionDB, items: np.ndarray, min_items: int = 1) -> Transac
         a, b = int(db.offsets[lo]), int(db.offsets[hi])
         pos = local[db.items[a:b]]
         keep = pos >= 0
-        kept_before = np.zeros(b - a + 1, dtype=np.int64)
+        kept_before = np.zeros(b - a + 1, dtype=np.int32 if b - a < 2**31 else np.int64)
         np.cumsum(keep, out=kept_before[1:])
         m = np.diff(kept_before[db.offsets[lo : hi + 1] - a])
         enough = m >= max(1, int(min_items))
-        keep &= np.repeat(enough, np.diff(db.offsets[lo : hi + 1]))
+        if min_items > 1:  # (with at most one: every kept entry's record is taken)
+            keep &= np.repeat(enough, np.diff(db.offsets[lo : hi + 1]))
         lengths.append(m[enough])
-        kept_items.append(pos[keep])
+        kept_items.append(pos[np.flatnonzero(keep)])  # (faster than a boolean index on long blocks)
     n = int(sum(x.size for x in lengths))
     offsets = np.zeros(n + 1, dtype=np.int64)
     if n:
@@ -343,7 +345,7 @@ def pair_matrix(db: TransactionDB) -> np.ndarray:
     m = db.n_items
     flat = np.zeros(m * m, dtype=np.int64)
     lengths = db.lengths
-    order = np.argsort(lengths, kind="stable")
+    order = stable_order(lengths)
     sorted_lengths = lengths[order]
     bounds = np.flatnonzero(np.diff(sorted_lengths)) + 1
     for group in np.split(order, bounds):
@@ -385,7 +387,6 @@ def bit_columns(db: TransactionDB, items: np.ndarray, min_items: int = 0) -> tup
     else:
         taken = db.n_records
     out = np.zeros((items.size, -(-taken // 64)), dtype=np.uint64)
-    flags = np.zeros((items.size, step + 64), dtype=bool)
     base = 0  # bits written so far
     for lo, hi, which, rows in _block_hits(db, local, step):
         if min_items > 0:
@@ -397,13 +398,23 @@ def bit_columns(db: TransactionDB, items: np.ndarray, min_items: int = 0) -> tup
         else:
             n_here = hi - lo
         rows = rows + base % 64  # the block starts inside the word base // 64
-        flags[which, rows] = True
         width = -(-(base % 64 + n_here) // 64)
-        packed = np.packbits(flags[:, : width * 64], axis=1, bitorder="little").view(np.uint64)
-        out[:, base // 64 : base // 64 + width] |= packed
-        flags[which, rows] = False
+        out[:, base // 64 : base // 64 + width] |= _packed_words(which, rows, items.size, width)
         base += n_here
     return out, {int(i): j for j, i in enumerate(items.tolist())}
+
+
+def _packed_words(which: np.ndarray, rows: np.ndarray, n_rows: int, width: int) -> np.ndarray:
+    """(n_rows, width) uint64 words with bit ``rows[e] % 64`` of word ``rows[e] // 64`` of row ``which[e]`` set.
+    No entry repeats, so a word is the sum of its distinct bits: two weighted counts, one per 32-bit half,
+    each exact in float64 (a half's sum stays below 2^32)."""
+    key = which.astype(np.int64) * width + (rows >> 6)
+    bit = (rows & 63).astype(np.int64)
+    low = bit < 32
+    size = n_rows * width
+    halves = [np.bincount(key[part], weights=np.ldexp(1.0, bit[part] - shift), minlength=size).astype(np.uint64)
+              for part, shift in ((low, 0), (~low, 32))]
+    return ((halves[1] << np.uint64(32)) | halves[0]).reshape(n_rows, width)
 
 
 def _block_hits(db: TransactionDB, local: np.ndarray, step: int

@@ -513,14 +513,11 @@ def combine_estimates(nc1: float, v1: float, nc2: float, v2: float) -> tuple[flo
 def basis_bin_counts(db: TransactionDB | TransactionData, bases: list[tuple[int, ...]]) -> list[np.ndarray]:
     """Exact bin counts of every basis (Algorithm 1 lines 7-11): bin m of basis B holds the records whose
     intersection with B is the subset with bit mask m (bit j = the j-th item of B, sorted). Non-private.
-    Computed block by block of records (:func:`dprelease.data.passes.basis_bin_counts`)."""
-    from ..data.passes import basis_bin_counts as blockwise_basis_bin_counts
-    from ..engine.local import unwrap
+    One engine pass (in memory: block by block, :func:`dprelease.data.passes.basis_bin_counts`, or from the
+    records' projection onto F when the engine still holds it)."""
+    from ..engine.local import as_transaction_data
 
-    db = unwrap(db)
-    if isinstance(db, TransactionData):  # another engine: one pass there (dprelease.engine)
-        return db.basis_bin_counts(bases)
-    return blockwise_basis_bin_counts(db, bases)
+    return as_transaction_data(db).basis_bin_counts(bases)
 
 
 def _cut_empty_bins(noisy: np.ndarray, sizes: list[int], scale: float, expected: float,
@@ -713,9 +710,10 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
     scope = accountant.root()
     trace: dict[str, object] = {}
     split: dict[str, object] = {}
-    bases, eps5 = _steps_1_to_4(db, k, eps, params, scope, noise, split, trace)
-    # Step 5: BasisFreq (or the direct bounded counts) and the top-k selection.
-    result, count_sd = _step_5(db, bases, eps5, params, scope, noise, split)
+    with db.focused(focus_items(db.item_supports(), int(math.ceil(k * params.eta - 1e-9)))):
+        bases, eps5 = _steps_1_to_4(db, k, eps, params, scope, noise, split, trace)
+        # Step 5: BasisFreq (or the direct bounded counts) and the top-k selection.
+        result, count_sd = _step_5(db, bases, eps5, params, scope, noise, split)
     top = select_top_k(result, k)
     counts = result.counts[top]
     n_hat = result.n_estimate
@@ -745,6 +743,22 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
                 "biased upward); coverage measured in docs/accuracy.md")
     return ItemsetRelease([result.itemsets[t] for t in top], counts, freqs, universe, manifest=manifest_parts,
                           trace=trace, accountant=accountant, errors=errors)
+
+
+FOCUS_FACTOR = 2  # the passes of steps 1-5 are focused on the items down to the (FOCUS_FACTOR * k1)-th support
+
+
+def focus_items(item_counts: np.ndarray, k1: int) -> np.ndarray:
+    """The items that the passes of steps 1-5 mostly touch: those at least as frequent as the
+    (``FOCUS_FACTOR`` * k1)-th item (:meth:`~dprelease.engine.base.TransactionData.focused`; speed only, every
+    count is the same). Step 1's miner counts pairs of items above the k1-th support, all among them; F and
+    the bases, picked by noisy counts, usually are, and a pass over an item outside them reads the whole data."""
+    present = item_counts[item_counts > 0]
+    n = FOCUS_FACTOR * int(k1)
+    if present.size <= n:
+        return np.flatnonzero(item_counts > 0)
+    cut = np.partition(present, present.size - n)[present.size - n]
+    return np.flatnonzero(item_counts >= cut)
 
 
 def _steps_1_to_4(db: TransactionData, k: int, eps: float, params: PrivBasisParams, scope: BudgetScope,
