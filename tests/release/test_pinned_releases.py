@@ -30,6 +30,9 @@ CASES: dict[str, list[str]] = {
     "diffpart-default": ["diffpart", "{baskets}", "--universe", "1..12", "-e", "1"],
     "diffpart-faithful": ["diffpart", "{baskets}", "--universe", "1..12", "-e", "1", "--method", "faithful"],
     "diffpart-kosarak": ["diffpart", "{kosarak}", "--universe", "1..400", "-e", "1"],
+    # the bare generalized records (the default before "auto"): the same pins as that default had
+    "diffpart-bare": ["diffpart", "{baskets}", "--universe", "1..12", "-e", "1", "--shape-share", "0"],
+    "diffpart-kosarak-bare": ["diffpart", "{kosarak}", "--universe", "1..400", "-e", "1", "--shape-share", "0"],
     "diffpart-kosarak-faithful": ["diffpart", "{kosarak}", "--universe", "1..400", "-e", "2", "--method", "faithful"],
     "basic": ["basic", "{baskets}", "--universe", "1..12", "-e", "1"],
     "privbasis-default": ["privbasis", "{kosarak}", "--universe", "1..400", "-e", "1", "-k", "20"],

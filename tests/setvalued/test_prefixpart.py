@@ -154,9 +154,14 @@ def test_seeded_release_is_pinned():
     b = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5), shape_share=FILL_SHAPE_SHARE)
     assert _as_counter(a) == _as_counter(b)
     assert a.n_records == PINNED_RECORDS and len(a.itemsets) == PINNED_DISTINCT
-    # without the fill (the default): the bare generalized records, as this method released them before the fill
-    bare = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5))
+    # without the fill: the bare generalized records, as this method released them before the fill
+    bare = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5), shape_share=0)
     assert bare.n_records == 371 and len(bare.itemsets) == 33
+    # the default ("auto"): 9 items, records of ~4: dense, so no fill; the length histogram was paid first
+    auto = prefix_diffpart(db, Universe.from_range(1, 9), 1.0, noise=SeededNoise(5))
+    shape = auto.manifest["release"]["shape"]
+    assert shape["filled"] is False and shape["density"] ** 2 > 1e-3
+    assert auto.n_records == 364 and len(auto.itemsets) == 33
 
 
 PINNED_RECORDS = 378

@@ -101,6 +101,8 @@ def _range_notes(args: argparse.Namespace, n_items: int) -> list[str]:
         return limits.diffpart_range_notes(n_items, args.fanout, args.epsilon, args.c1, args.c2, args.spurious_bound)
     sel = DEFAULT_SELECTION_SHARE if args.selection_share is None else args.selection_share
     shape = DEFAULT_SHAPE_SHARE if getattr(args, "shape_share", None) is None else args.shape_share
+    if isinstance(shape, str):  # "auto": the shares as they are when it fills (the most it spends before the counts)
+        shape = FILL_SHAPE_SHARE
     struct = args.structure_share
     if struct is None:
         struct = DEFAULT_SHAPED_STRUCTURE_SHARE if shape > 0 else DEFAULT_STRUCTURE_SHARE

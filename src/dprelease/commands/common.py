@@ -82,6 +82,11 @@ def seed_arg(text: str) -> int:
     return value
 
 
+def share_or_auto(text: str) -> float | str:
+    """A budget share in [0, 1), or "auto" (the algorithm decides from a noisy statistic it pays for)."""
+    return "auto" if text.strip().lower() == "auto" else share_or_zero(text)
+
+
 def share_or_zero(text: str) -> float:
     """A budget share in [0, 1) (0: the step it pays for is skipped)."""
     try:

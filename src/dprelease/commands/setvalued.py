@@ -13,11 +13,11 @@ from ..setvalued.basic import DEFAULT_MAX_ITEMS
 from ..setvalued.diffpart import DEFAULT_BRANCHING_BOUND, DEFAULT_C1, DEFAULT_C2, DEFAULT_FANOUT, MAX_FANOUT
 from ..setvalued.prefixpart import (
     DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, MAX_PREFIX_ITEMS,
-    DEFAULT_SHAPE_SHARE, DEFAULT_SHAPED_STRUCTURE_SHARE, FILL_SHAPE_SHARE,
+    DEFAULT_SHAPED_STRUCTURE_SHARE, AUTO_LENGTH_SHARE, FILL_PAIR_SHARE,
 )
 from ..errors import ParameterError
 from .common import (
-    share_or_zero,
+    share_or_auto,
     FAITHFUL, RECOMMENDED, add_method, add_engine, add_epsilon, add_force, add_ledger, add_limits, add_output, add_quiet, add_seed, add_universe,
     at_least_one, cli_reporter, epsilon_list, release_cost,
     int_list, load_transactions, positive_float, positive_int, prepare_output, print_json,
@@ -263,14 +263,16 @@ def _prefix_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--structure-share", type=positive_float, default=None, metavar="X",
                    help=f"share of epsilon, in (0, 1), for the PrivTree decisions that build the prefix hierarchy "
                         f"(default {DEFAULT_STRUCTURE_SHARE}, {DEFAULT_SHAPED_STRUCTURE_SHARE} with a --shape-share "
-                        "above 0); the rest goes to the released counts")
-    g.add_argument("--shape-share", type=share_or_zero, default=None, metavar="X",
+                        "above 0 or when auto fills; auto without the fill: 0.5/0.85 of what the selection and the "
+                        "length histogram leave); the rest goes to the released counts")
+    g.add_argument("--shape-share", type=share_or_auto, default=None, metavar="X|auto",
                    help=f"share of epsilon, in [0, 1), for the record length histogram and the supports of the "
                         f"frequent items generalized records drop (half each), from which the records get their "
-                        f"dropped items back: basket lengths like the raw ones, at 10-40x the run time and with "
-                        f"invented co-occurrences on dense data (default {DEFAULT_SHAPE_SHARE}: the bare generalized "
-                        f"records, shorter than the raw ones; {FILL_SHAPE_SHARE} is the share measured in "
-                        "docs/diffpart.md)")
+                        f"dropped items back (basket lengths like the raw ones); 0: the bare generalized records, "
+                        f"shorter than the raw ones. Default auto: {AUTO_LENGTH_SHARE} for the length histogram, "
+                        f"then the fill (with as much again) only where (noisy mean length / |I|)^2 <= "
+                        f"{FILL_PAIR_SHARE}: on sparse baskets, not on dense data where independent draws would "
+                        "invent co-occurrences (docs/diffpart.md)")
     g.add_argument("--record-bound", type=positive_int, default=None, metavar="L",
                    help=f"a record adds min(1, L/|t|) to each of its items' supports, so L bounds its influence "
                         f"on the item order (default {DEFAULT_RECORD_BOUND})")

@@ -38,9 +38,45 @@ def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> n
     A function of the released values only, so the order of a release reveals nothing the values do not
     (in particular not which cells were real and which were test-and-generated, DiffPart Procedure 1).
     """
-    keys = [tuple(np.asarray(s, dtype=np.int64).tolist()) for s in itemsets]
-    c = np.asarray(counts, dtype=np.int64).tolist()
-    return np.asarray(sorted(range(len(keys)), key=lambda j: (keys[j], c[j])), dtype=np.int64)
+    c = np.asarray(counts, dtype=np.int64)
+    n = len(itemsets)
+    lengths = np.fromiter((len(s) for s in itemsets), dtype=np.int64, count=n)
+    width = int(lengths.max()) if n else 0
+    if n == 0 or n * width > _PADDED_CELLS:
+        keys = [tuple(np.asarray(s, dtype=np.int64).tolist()) for s in itemsets]
+        cl = c.tolist()
+        return np.asarray(sorted(range(n), key=lambda j: (keys[j], cl[j])), dtype=np.int64)
+    # Tuples padded with -1 (below every item id: a tuple sorts before its extensions, as Python compares
+    # them), then one lexsort whose primary key is the first item and whose last key is the count.
+    padded = np.full((n, width), -1, dtype=np.int64)
+    if width:
+        flat = np.concatenate([np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets])
+        rows = np.repeat(np.arange(n), lengths)
+        padded[rows, np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = flat
+    return np.lexsort((c, *[padded[:, j] for j in range(width - 1, -1, -1)])).astype(np.int64)
+
+
+_PADDED_CELLS = 1 << 26  # canonical_itemset_order: itemsets x longest length held as one padded int64 table
+
+
+def _sorted_itemsets(itemsets: list[np.ndarray]) -> list[np.ndarray]:
+    """Each itemset as an int64 array with its items ascending; the ones already ascending (every algorithm's,
+    as a rule) are checked at once, over one flat array, and only the others sorted."""
+    sets = [np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets]
+    if not sets:
+        return sets
+    lengths = np.fromiter((s.size for s in sets), dtype=np.int64, count=len(sets))
+    flat = np.concatenate(sets)
+    if flat.size < 2:
+        return sets
+    down = np.flatnonzero(flat[1:] <= flat[:-1]) + 1  # positions where an item does not rise from the previous
+    starts = np.cumsum(lengths) - lengths
+    inside = down[~np.isin(down, starts)]  # (a record's first item may be below the previous record's last)
+    if inside.size == 0:
+        return sets
+    for j in np.unique(np.searchsorted(starts, inside, side="right") - 1).tolist():
+        sets[j] = np.sort(sets[j])
+    return sets
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +109,7 @@ class SetValuedRelease:
             raise ValueError("pair_sd and pair_half go together, one value per itemset")
         if not _CANONICAL_ORDER:
             return
-        sets = [np.sort(np.asarray(s, dtype=np.int64)) for s in self.itemsets]
+        sets = _sorted_itemsets(self.itemsets)
         order = canonical_itemset_order(sets, counts)
         object.__setattr__(self, "itemsets", [sets[j] for j in order.tolist()])
         object.__setattr__(self, "counts", counts[order])

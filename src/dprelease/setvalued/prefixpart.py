@@ -63,7 +63,7 @@ from ..privacy import BudgetAccountant, BudgetScope, NoiseSource, check_epsilon,
 from ..privacy.privtree import PrivTreeSplitter
 from ..privacy.mechanisms import laplace_scale
 from ..privacy.uncertainty import manifest_section
-from .shape import length_edges, noisy_length_bins, shaped_release
+from .shape import length_distribution, length_edges, noisy_length_bins, shaped_release
 from ..release import (
     SetValuedRelease, add_notes, build_manifest, records_run_start, release_size_note, NEIGHBOURS_LINE,
 )
@@ -71,7 +71,8 @@ from ..release import (
 __all__ = [
     "prefix_diffpart", "PrefixLevel", "MAX_PREFIX_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_SELECTION_SHARE",
     "DEFAULT_STRUCTURE_SHARE", "DEFAULT_RECORD_BOUND", "DEFAULT_BETA", "DEFAULT_THETA", "DEFAULT_MERGE_BELOW",
-    "DEFAULT_SHAPE_SHARE", "DEFAULT_SHAPED_STRUCTURE_SHARE", "FILL_SHAPE_SHARE",
+    "DEFAULT_SHAPE_SHARE", "DEFAULT_SHAPED_STRUCTURE_SHARE", "FILL_SHAPE_SHARE", "AUTO", "AUTO_LENGTH_SHARE",
+    "FILL_PAIR_SHARE", "auto_bare_structure_share",
     "PrefixTree", "build_prefix_tree", "build_prefix_tree_levelwise",
 ]
 
@@ -89,12 +90,21 @@ DEFAULT_SELECTION_FALSE = 1.0
 # generalized records. With it the structure share defaults to 0.45 (0.5 without), so the counts keep 0.3.
 # Chosen on retail, MSNBC, mushroom (epsilon 0.5 and 1, 3 seeds; structure 0.4 / 0.45 / 0.5 and a length-only
 # share of 0.03 / 0.05 tried) and checked on the generated long-baskets and dense-ties sets: docs/diffpart.md.
-# The fill (records given back their dropped items) is opt-in: measured in docs/diffpart.md ("Baskets that keep
-# their shape"), it brings the released basket lengths to the raw ones and raises top-100 utility on retail, but
-# it invents co-occurrences on dense data (mushroom's random counting error 0.16 -> 1.4, worse than an empty
-# release) and costs 10-40x the run time, so the default release stays the bare generalized records.
-DEFAULT_SHAPE_SHARE = 0.0
+# The fill (records given back their dropped items), measured in docs/diffpart.md ("Baskets that keep their shape"),
+# brings the released basket lengths to the raw ones and lowers the error on the frequent itemsets on every set
+# measured, but its items are drawn independently given the class, so where records hold a large share of the
+# universe it invents co-occurrences (mushroom's random counting error 0.16 -> 1.4, worse than an empty release).
+# The default ("auto") therefore decides from a noisy statistic: it pays AUTO_LENGTH_SHARE of B for the record
+# length histogram first; d = the noisy mean length / |I| is the chance that a record holds a given item on
+# average, so two items drawn independently meet in about d^2 of the records: the fill runs iff d^2 is at most
+# FILL_PAIR_SHARE (0.1 % of the records, the sanity bound of the counting workload: below it an invented pair
+# stays within the error a workload tolerates). Then the hidden supports get as much again, as with 0.1.
+# Otherwise the rest of B is split between the structure and the counts as without the fill.
+AUTO = "auto"
+DEFAULT_SHAPE_SHARE: float | str = AUTO
 FILL_SHAPE_SHARE = 0.1  # the share docs/diffpart.md measured with the fill (``--shape-share 0.1``)
+AUTO_LENGTH_SHARE = FILL_SHAPE_SHARE / 2  # "auto": the length histogram, paid before the decision
+FILL_PAIR_SHARE = 1e-3  # "auto": fill iff (noisy mean length / |I|)^2 is at most this
 DEFAULT_SHAPED_STRUCTURE_SHARE = 0.45
 
 
@@ -147,7 +157,7 @@ def prefix_diffpart(
     theta: int = DEFAULT_THETA,
     merge_below: float = DEFAULT_MERGE_BELOW,
     selection_false: float = DEFAULT_SELECTION_FALSE,
-    shape_share: float = DEFAULT_SHAPE_SHARE,
+    shape_share: float | str = DEFAULT_SHAPE_SHARE,
     keep_trace: bool = False,
     level_wise: bool | None = None,
 ) -> SetValuedRelease:
@@ -159,15 +169,24 @@ def prefix_diffpart(
     build (:func:`build_prefix_tree`) sorts the records once by their prefix keys instead; both sum the weighted
     supports exactly, so they give the same release too.
 
-    ``shape_share`` (default 0.1) of B pays for a noisy record length histogram and noisy supports of the
+    A number ``shape_share`` > 0 of B pays for a noisy record length histogram and noisy supports of the
     frequent items the generalized records drop (half each); the records then get their dropped items back by
     post-processing (:mod:`dprelease.setvalued.shape`). 0 releases the bare generalized records (this method's
     release before the fill, byte for byte with a seed). ``structure_share`` defaults to
-    ``DEFAULT_SHAPED_STRUCTURE_SHARE`` with the fill and ``DEFAULT_STRUCTURE_SHARE`` without."""
+    ``DEFAULT_SHAPED_STRUCTURE_SHARE`` with the fill and ``DEFAULT_STRUCTURE_SHARE`` without.
+
+    ``shape_share="auto"`` (the default) pays ``AUTO_LENGTH_SHARE`` of B for the length histogram first and fills
+    only where the noisy mean length is a small share of the universe (``FILL_PAIR_SHARE``; the comment at
+    ``AUTO``): then as with 0.1; else the rest of B is split between the structure and the counts in the
+    proportions of the bare release (the structure share, when given, is kept either way)."""
+    auto = isinstance(shape_share, str)
+    if auto and shape_share != AUTO:
+        raise ParameterError(f"--shape-share must be a number in [0, 1) or {AUTO!r}, got {shape_share!r}")
+    given_structure = structure_share
     if structure_share is None:
-        structure_share = DEFAULT_SHAPED_STRUCTURE_SHARE if shape_share > 0 else DEFAULT_STRUCTURE_SHARE
+        structure_share = DEFAULT_SHAPED_STRUCTURE_SHARE if auto or shape_share > 0 else DEFAULT_STRUCTURE_SHARE
     B = _validate(epsilon, selection_share, structure_share, record_bound, max_items, beta, theta, merge_below,
-                  shape_share)
+                  FILL_SHAPE_SHARE if auto else float(shape_share))
     if level_wise is None:
         level_wise = not isinstance(db, (TransactionDB, LocalTransactions))
     if isinstance(db, LocalTransactions) and not level_wise:
@@ -180,9 +199,23 @@ def prefix_diffpart(
     accountant = BudgetAccountant(B, keep_ledger=keep_trace)
     scope = accountant.root()
     eps_order = selection_share * B
+    bins = None
+    shape_info: dict[str, object] = {}
+    if auto:
+        # The length histogram first: whether to fill is a function of it (a noisy value) and of |I| (public).
+        eps_lengths = AUTO_LENGTH_SHARE * B
+        bins = _length_bins(db, n, eps_lengths, scope=scope, noise=noise)
+        fill, shape_info = _fill_decision(bins, n, eps_lengths)
+        if not fill and given_structure is None:
+            structure_share = auto_bare_structure_share(selection_share)
+        eps_hidden = eps_lengths if fill else 0.0
+        applied_share = (eps_lengths + eps_hidden) / B
+    else:
+        eps_lengths = float(shape_share) * B / 2  # and as much for the hidden frequent-item supports
+        eps_hidden = eps_lengths
+        applied_share = float(shape_share)
     eps_tree = structure_share * B
-    eps_lengths = shape_share * B / 2  # and as much for the hidden frequent-item supports
-    eps_counts = B - eps_order - eps_tree - 2 * eps_lengths  # the five add up to B on every chain
+    eps_counts = B - eps_order - eps_tree - eps_lengths - eps_hidden  # they add up to B on every chain
 
     trace: list[PrefixLevel] = []
     options = dict(scope=scope, noise=noise, record_bound=record_bound, max_items=max_items, beta=beta, theta=theta,
@@ -194,10 +227,14 @@ def prefix_diffpart(
     m = tree.m
     total, merge_at = _class_counts(tree, node_counts, eps_counts, merge_below, scope=scope, noise=noise)
     shaped = None
-    if eps_lengths > 0:
+    if eps_hidden > 0:
         cutoff = (record_bound / eps_order) * math.log(n / (2.0 * selection_false)) if n > max_items else 0.0
-        shaped = _shaped(db, tree, total, merge_at, eps_lengths, record_bound=record_bound, cutoff=cutoff,
-                         scope=scope, noise=noise)
+        if bins is None:
+            bins = _length_bins(db, n, eps_lengths, scope=scope, noise=noise)
+        shaped = _shaped(db, tree, total, merge_at, bins, eps_lengths, eps_hidden, record_bound=record_bound,
+                         cutoff=cutoff, scope=scope, noise=noise)
+    if auto:
+        shape_info["filled"] = shaped is not None
     itemsets, counts = shaped if shaped is not None else tree.release(total, merge_at)
     n_released = int(counts.sum()) if counts.size else 0
     cap = limits.current().max_output_records
@@ -211,27 +248,36 @@ def prefix_diffpart(
         notes=[size_note] if size_note else None,
         parameters={"selection_share": selection_share, "structure_share": structure_share,
                     "record_bound": int(record_bound), "max_items": int(max_items), "beta": float(beta),
-                    "theta": int(theta), "merge_below": float(merge_below), "shape_share": float(shape_share)},
+                    "theta": int(theta), "merge_below": float(merge_below),
+                    "shape_share": AUTO if auto else float(shape_share)},
         noise=noise,
         accountant=accountant,
         domain=universe.describe(),
         release={"records": n_released, "distinct_records": len(itemsets),
-                 "frequent_items": m, "privtree_scale": tree.lam, "privtree_depth_bias": tree.delta},
+                 "frequent_items": m, "privtree_scale": tree.lam, "privtree_depth_bias": tree.delta,
+                 **({"shape": shape_info} if auto else {})},
         budget_split={
             "item_order": f"{selection_share} B: weighted item supports, Laplace(l/eps) with l = record_bound",
             "structure": f"{structure_share} B: PrivTree split decisions over the whole trie (one charge, any depth)",
-            "lengths": f"{shape_share} B: records per length bin, discrete Laplace (sensitivity 1); the generalized "
-                       "records get their dropped items back from it and the noisy supports (post-processing)",
+            "lengths": (f"{AUTO_LENGTH_SHARE} B first: records per length bin, discrete Laplace (sensitivity 1); "
+                        f"the fill runs iff (noisy mean length / |I|)^2 <= {FILL_PAIR_SHARE}, and then as much "
+                        "again for the hidden frequent-item supports (else the structure and the counts share the "
+                        "rest)" if auto else
+                        f"{shape_share} B: records per length bin, discrete Laplace (sensitivity 1), and the hidden "
+                        "frequent-item supports (half each)")
+                       + "; the generalized records get their dropped items back from them (post-processing)",
             "counts": "the rest: one discrete Laplace count per disjoint class (sensitivity 1)",
             "chain_total": "exactly B on every chain (sequential composition of the four)",
         },
         privacy_unit="record", neighbours=NEIGHBOURS_LINE,
     )
     # budget shares past their useful range (public rules of dprelease.limits; the CLI also says them on stderr)
-    default_structure, default_shape = ((DEFAULT_SHAPED_STRUCTURE_SHARE, FILL_SHAPE_SHARE) if shape_share > 0
+    default_structure, default_shape = ((DEFAULT_SHAPED_STRUCTURE_SHARE, FILL_SHAPE_SHARE) if applied_share > 0
                                         else (DEFAULT_STRUCTURE_SHARE, 0.0))
+    if auto:
+        default_structure, default_shape = structure_share, applied_share
     add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share, DEFAULT_SELECTION_SHARE,
-                                                  default_structure, shape_share, default_shape))
+                                                  default_structure, applied_share, default_shape))
     manifest["uncertainty"] = manifest_section(  # public: the count budget's scale
         accounts_for="the discrete Laplace noise of each released class count (a cell merged from several classes "
                      "carries more)",
@@ -255,27 +301,52 @@ def _class_counts(tree: "PrefixTree", node_counts: np.ndarray, eps_counts: float
     return total, merge_at
 
 
-def _shaped(db: TransactionData | TransactionDB, tree: "PrefixTree", total: np.ndarray, merge_at: int,
-            eps_lengths: float, *, record_bound: int, cutoff: float, scope: BudgetScope, noise: NoiseSource
-            ) -> tuple[list[np.ndarray], np.ndarray] | None:
-    """Step 4, two mechanisms at ``eps_lengths`` each: the record length histogram (discrete Laplace, sensitivity 1:
-    a record is in one bin) and, for the public trie, each frequent item's support among the records whose class
-    drops it (Laplace, sensitivity ``record_bound``: a record's h such items get min(1, record_bound/h) each).
-    Then the generalized records are filled to them (post-processing of these, the noisy class totals and the
-    noisy item supports; shape.py). None when the noisy histogram holds nothing: the bare classes are released."""
+def auto_bare_structure_share(selection_share: float) -> float:
+    """"auto" without the fill: the structure's share of what the selection and the length histogram leave, in
+    the bare release's proportion structure : counts = 0.5 : 0.35."""
+    rest = 1.0 - selection_share - AUTO_LENGTH_SHARE
+    return rest * DEFAULT_STRUCTURE_SHARE / (1.0 - DEFAULT_SELECTION_SHARE)
+
+
+def _length_bins(db: TransactionData | TransactionDB, n_items: int, eps_lengths: float, *, scope: BudgetScope,
+                 noise: NoiseSource) -> np.ndarray:
+    """The record length histogram over the public bins of ``length_edges(n_items)``, discrete Laplace at
+    ``eps_lengths`` (sensitivity 1: a record is in one bin)."""
     if isinstance(db, TransactionDB):
         lengths, counts = np.unique(db.lengths, return_counts=True)
     else:
         lengths, counts = db.length_histogram()
+    return noisy_length_bins(lengths, counts, length_edges(n_items), eps_lengths, scope=scope, noise=noise)
+
+
+def _fill_decision(bins: np.ndarray, n_items: int, eps_lengths: float) -> tuple[bool, dict[str, object]]:
+    """"auto": fill iff the noisy length distribution is non-empty and (its mean / |I|)^2 <= ``FILL_PAIR_SHARE``
+    (post-processing of the noisy histogram and the public |I|); with the values it was decided on."""
+    dist = length_distribution(bins, length_edges(n_items), eps_lengths)
+    mass = float(dist.sum())
+    mean = float((dist * np.arange(dist.size)).sum() / mass) if mass > 0 else 0.0
+    density = mean / n_items
+    fill = mass > 0 and density**2 <= FILL_PAIR_SHARE
+    return fill, {"noisy_mean_length": round(mean, 3), "density": density,
+                  "rule": f"fill iff (noisy mean length / |I|)^2 <= {FILL_PAIR_SHARE}"}
+
+
+def _shaped(db: TransactionData | TransactionDB, tree: "PrefixTree", total: np.ndarray, merge_at: int,
+            bins: np.ndarray, eps_lengths: float, eps_hidden: float, *, record_bound: int, cutoff: float,
+            scope: BudgetScope, noise: NoiseSource) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """Step 4: given the noisy length ``bins`` (:func:`_length_bins` at ``eps_lengths``), for the public trie,
+    each frequent item's support among the records whose class drops it (Laplace at ``eps_hidden``, sensitivity
+    ``record_bound``: a record's h such items get min(1, record_bound/h) each). Then the generalized records are
+    filled to them (post-processing of these, the noisy class totals and the noisy item supports; shape.py). None
+    when the noisy histogram holds nothing: the bare classes are released."""
     edges = length_edges(tree.n_items)
-    bins = noisy_length_bins(lengths, counts, edges, eps_lengths, scope=scope, noise=noise)
     merged = tree.merged(total, merge_at)
     out = np.flatnonzero(merged >= merge_at)
     data = LocalTransactions(db) if isinstance(db, TransactionDB) else db
     rank = np.full(tree.n_items, -1, dtype=np.int64)
     rank[tree.F] = np.arange(tree.m)
     hidden = noisy_values(data.prefix_hidden_sums(rank, tree.child, tree.is_class, tree.level, record_bound),
-                          eps_lengths, scope=scope, noise=noise, label="hidden frequent-item supports",
+                          eps_hidden, scope=scope, noise=noise, label="hidden frequent-item supports",
                           sensitivity=float(record_bound))
     return shaped_release(tree.pattern[out], merged[out], tree.level[out], tree.F, tree.noisy_support, bins, edges,
                           eps_lengths, record_bound=record_bound, cutoff=cutoff, noise=noise, hidden_f=hidden)

@@ -76,7 +76,7 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
     from ...data.universe import Universe
     from ...privacy.privtree import privtree_scale
     from ...setvalued.prefixpart import DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, \
-        DEFAULT_SHAPED_STRUCTURE_SHARE
+        FILL_PAIR_SHARE, auto_bare_structure_share
     from ...setvalued.shape import length_edges
 
     cases: list[AuditCase] = []
@@ -89,8 +89,9 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
         description="universe 1..6; D = 12 x {1,2} + 8 x {3} + 5 x {4,5}; D' adds {1,...,6} (every support, "
                     "one path through all levels)"))
 
-    # depth-1 cell "with the first item" at the split threshold: count - delta = theta = 0
-    _, delta = privtree_scale(DEFAULT_SHAPED_STRUCTURE_SHARE * epsilon, DEFAULT_BETA)
+    # depth-1 cell "with the first item" at the split threshold: count - delta = theta = 0 (two items: the
+    # default does not fill, so the structure has the bare split of what the length histogram leaves)
+    _, delta = privtree_scale(auto_bare_structure_share(DEFAULT_SELECTION_SHARE) * epsilon, DEFAULT_BETA)
     u2 = Universe.from_range(1, 2)
     at = [[0]] * delta
     cases.append(AuditCase(
@@ -187,6 +188,25 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
         description=f"universe 1..{n10}, shape share 0.6: D = 30 x {{1}} + 24 x {{2}} + 12 x each of {{3}}..{{10}}; "
                     "D' adds {1..10}, whose class drops 8 frequent items (hidden supports, sensitivity 5); "
                     "events: released records per length and item supports"))
+
+    # The default's fill decision: (noisy mean length / |I|)^2 <= FILL_PAIR_SHARE. Universe 1..64, records of
+    # mean length 2, just under the threshold sqrt(FILL_PAIR_SHARE) * 64 = 2.02; D' adds a 4-item record, which
+    # moves the mean past it. Events: the decision, and the release with each length and item support.
+    n64 = 64
+    dec = [[0, 1]] * 30 + [[2, 3]] * 10
+    assert 2.0 < math.sqrt(FILL_PAIR_SHARE) * n64 < (2 * len(dec) + 4) / (len(dec) + 1)
+    shape_events = _shape_events(range(0, 40, 4))
+
+    def decision_events(release) -> list[str]:
+        return shape_events(release) + [f"filled {release.manifest['release']['shape']['filled']}"]
+
+    cases.append(AuditCase(
+        "diffpart-prefix/fill-decision", TransactionDB.from_lists(dec, n64),
+        TransactionDB.from_lists(dec + [[4, 5, 6, 7]], n64), epsilon, _run(Universe.from_range(1, n64), epsilon),
+        decision_events,
+        description=f"universe 1..{n64}, the default shape (auto): D = 30 x {{1,2}} + 10 x {{3,4}} (noisy mean "
+                    f"length near the fill threshold {math.sqrt(FILL_PAIR_SHARE) * n64:.3g}); D' adds {{5..8}}; "
+                    "events: the fill decision, released records per length and item supports"))
 
     u4 = Universe.from_range(1, 4)
     emp = [[0, 1]] * 5 + [[2]]
