@@ -47,13 +47,16 @@ def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> n
         cl = c.tolist()
         return np.asarray(sorted(range(n), key=lambda j: (keys[j], cl[j])), dtype=np.int64)
     # Tuples padded with -1 (below every item id: a tuple sorts before its extensions, as Python compares
-    # them), then one lexsort whose primary key is the first item and whose last key is the count.
-    padded = np.full((n, width), -1, dtype=np.int64)
+    # them) and the count as a last column; each row then becomes one byte string whose byte order is the rows'
+    # order (sign bit flipped, big-endian), and one stable sort of those strings is the lexicographic order.
+    padded = np.full((n, width + 1), -1, dtype=np.int64)
     if width:
         flat = np.concatenate([np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets])
         rows = np.repeat(np.arange(n), lengths)
         padded[rows, np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = flat
-    return np.lexsort((c, *[padded[:, j] for j in range(width - 1, -1, -1)])).astype(np.int64)
+    padded[:, width] = c
+    keys = (padded.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8")
+    return np.argsort(keys.view(np.dtype((np.void, 8 * (width + 1)))).reshape(-1), kind="stable").astype(np.int64)
 
 
 _PADDED_CELLS = 1 << 26  # canonical_itemset_order: itemsets x longest length held as one padded int64 table
