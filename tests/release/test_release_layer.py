@@ -150,3 +150,26 @@ def test_report_evaluation_and_release_import_only_down():
     breaks = [b for b in _breaks() if b.startswith(("dprelease/report/", "dprelease/evaluation/",
                                                     "dprelease/release/"))]
     assert breaks == []
+
+
+def test_canonical_itemset_order_is_pythons_tuple_then_count_order(monkeypatch):
+    """The canonical order of (itemset, count) pairs, computed on arrays, is Python's sort of (items tuple,
+    count), ties kept in input order: random itemsets with repeats, empty ones, negative counts, and the
+    padded table's fallback to Python tuples."""
+    from dprelease.release import setvalued as sv
+
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        n = int(rng.integers(0, 300))
+        sets = [np.sort(rng.choice(60, size=int(rng.integers(0, 9)), replace=False)) for _ in range(n)]
+        sets += [s.copy() for s in sets[: int(rng.integers(0, 6))]]
+        counts = rng.integers(-3, 5, len(sets))
+        keys = [tuple(s.tolist()) for s in sets]
+        want = sorted(range(len(sets)), key=lambda j: (keys[j], int(counts[j])))
+        if trial % 4 == 0:
+            monkeypatch.setattr(sv, "_PADDED_CELLS", 0)  # the Python-tuple path
+        else:
+            monkeypatch.setattr(sv, "_PADDED_CELLS", 1 << 26)
+        assert sv.canonical_itemset_order(sets, counts).tolist() == want
+    unsorted = [np.array([5, 2, 9]), np.array([1]), np.array([3, 3 + 1])]
+    assert [s.tolist() for s in sv._sorted_itemsets(unsorted)] == [[2, 5, 9], [1], [3, 4]]
