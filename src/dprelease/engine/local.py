@@ -306,10 +306,11 @@ class LocalCandidates(Candidates):
             first = self._advances[0][:, 0] if self._advances else pairs[:, 0]  # rows of single-item generators
             self._columns = np.zeros((projected.n_items, -(-projected.n_records // 64)), dtype=np.uint64)
             self._have = np.zeros(projected.n_items, dtype=bool)
-            self._add_columns(first)
             self._generators = self._columns
-        for step in [*self._advances, pairs]:
-            self._add_columns(step[:, 1])
+        else:
+            first = pairs[:0, 0]
+        # one pass over the records for every column this level needs
+        self._add_columns(np.concatenate([first, *[step[:, 1] for step in [*self._advances, pairs]]]))
         columns, gen_bits = self._columns, self._generators
         for pairs in self._advances:
             nxt = np.empty((pairs.shape[0], columns.shape[1]), dtype=np.uint64)  # row by row: no second temporary
