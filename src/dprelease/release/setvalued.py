@@ -55,8 +55,9 @@ def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> n
         rows = np.repeat(np.arange(n), lengths)
         padded[rows, np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = flat
     padded[:, width] = c
-    keys = (padded.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8")
-    return np.argsort(keys.view(np.dtype((np.void, 8 * (width + 1)))).reshape(-1), kind="stable").astype(np.int64)
+    ordered = (padded.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8")
+    rows_as_bytes = ordered.view(np.dtype((np.void, 8 * (width + 1)))).reshape(-1)
+    return np.argsort(rows_as_bytes, kind="stable").astype(np.int64)
 
 
 _PADDED_CELLS = 1 << 26  # canonical_itemset_order: itemsets x longest length held as one padded int64 table
