@@ -484,26 +484,18 @@ def random_itemsets(n_items: int, k: int, seed: int) -> list[tuple[int, ...]]:
 
 
 def uniform_table_error(raw: Path, schema_path: Path, out: Path, queries: int) -> dict[str, float]:
-    """Range-count error of the uniform table over the schema's domain (``evaluate ranges``' workload)."""
-    import csv
-
+    """Range-count error of the uniform table over the schema's domain on ``evaluate ranges``' workload: the
+    library's baseline (``evaluation.ranges.range_baselines``, which ``evaluate ranges`` prints beside a release).
+    ``out`` is unused (kept for the call site): nothing is written."""
     from dprelease.data.table import load_schema, read_table
-    from dprelease.evaluation.ranges import evaluate_ranges, make_range_workload, read_released, table_data
+    from dprelease.evaluation.ranges import make_range_workload, range_baselines, table_data
     from dprelease.relational.rps import table_domain
 
-    schema = load_schema(schema_path)
+    schema = load_schema(schema_path, require_class=False)  # a class attribute is optional for a table release
     table = table_data(read_table(raw, schema))
-    n = table.total
-    klass = schema.class_attribute
-    roots = [a.taxonomy.labels[0] if a.kind == "categorical" else f"[{a.lo:g}-{a.hi:g})" for a in schema.attributes]
-    with open(out, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow([a.name for a in schema.attributes] + [klass.name, "count"])
-        for value in klass.values:
-            w.writerow(roots + [value, n / len(klass.values)])
-    released = read_released(out, schema)
-    workload = make_range_workload(table_domain(schema), queries, seed=0)
-    return {"range_error": float(evaluate_ranges(table, released, workload)["mean_relative_error"])}
+    domain = table_domain(schema)
+    workload = make_range_workload(domain, queries, seed=0)
+    return {"range_error": float(range_baselines(table, domain, workload)["uniform"]["mean_relative_error"])}
 
 
 # -- helpers ----------------------------------------------------------------------------------------------------
