@@ -160,12 +160,12 @@ def bins_by_masks(blocks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
             u, c = np.unique(np.bitwise_or.reduceat(np.left_shift(np.int64(1), p), starts), return_counts=True)
             distinct.append(u)
             weights.append(c)
-        for j, bins in zip(group, bins_of_masks(distinct, weights, [pos[bases_arr[j]] for j in group], n_records)):
+        for j, bins in zip(group, _bins_of_masks(distinct, weights, [pos[bases_arr[j]] for j in group], n_records)):
             out[j] = bins
     return out
 
 
-def bins_of_masks(distinct: list[np.ndarray], weights: list[np.ndarray], bits: list[np.ndarray], n_records: int
+def _bins_of_masks(distinct: list[np.ndarray], weights: list[np.ndarray], bits: list[np.ndarray], n_records: int
                   ) -> list[np.ndarray]:
     """Basis bins from records' int64 masks: ``distinct[b]`` masks with ``weights[b]`` records each (per block,
     records holding at least one masked item), basis j's item i at mask bit ``bits[j][i]``; the records of no

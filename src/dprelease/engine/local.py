@@ -82,10 +82,10 @@ class LocalTransactions(TransactionData):
     def _source(self, items: np.ndarray) -> tuple[TransactionDB, np.ndarray]:
         """Where a pass over ``items`` (sorted) reads its records: the focused projection with the items' ids
         there when it holds all of them (the ids keep the items' order), else the whole data with the items."""
-        if self._focus is not None and items.size:
+        if self._focus is not None:
             focus, projected = self._focus
-            at = np.minimum(np.searchsorted(focus, items), focus.size - 1)
-            if np.array_equal(focus[at], items):
+            at = _positions(focus, items)
+            if at is not None:
                 return projected, at
         return self.db, items
 
@@ -158,8 +158,7 @@ class LocalTransactions(TransactionData):
         if self._projection is None:
             return None
         items = np.frombuffer(self._projection[0], dtype=np.int64)
-        at = np.minimum(np.searchsorted(items, union), max(items.size - 1, 0))
-        if not np.array_equal(items[at], union):
+        if _positions(items, union) is None:
             return None
         local = [np.searchsorted(items, np.asarray(b, dtype=np.int64)) for b in bases]
         groups = mask_groups(local)
@@ -209,6 +208,15 @@ class LocalTransactions(TransactionData):
         bounded by a block, and the integer partials add up to what Spark's tasks return (a few blocks' partials
         are held beside the sum: one sort per batch)."""
         return self._merged(kernel(block, *extra) for block in record_views(self.db, PASS_ROWS))
+
+
+def _positions(held: np.ndarray, items: np.ndarray) -> np.ndarray | None:
+    """The positions of ``items`` in ``held`` (both sorted), or None when ``held`` lacks one of them (or either
+    is empty)."""
+    if held.size == 0 or items.size == 0:
+        return None
+    at = np.minimum(np.searchsorted(held, items), held.size - 1)
+    return at if np.array_equal(held[at], items) else None
 
 
 def max_length(db: TransactionDB) -> int:

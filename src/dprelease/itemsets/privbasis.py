@@ -710,7 +710,7 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
     scope = accountant.root()
     trace: dict[str, object] = {}
     split: dict[str, object] = {}
-    with db.focused(focus_items(db.item_supports(), int(math.ceil(k * params.eta - 1e-9)))):
+    with db.focused(focus_items(db.item_supports(), _k1(k, params))):
         bases, eps5 = _steps_1_to_4(db, k, eps, params, scope, noise, split, trace)
         # Step 5: BasisFreq (or the direct bounded counts) and the top-k selection.
         result, count_sd = _step_5(db, bases, eps5, params, scope, noise, split)
@@ -745,6 +745,11 @@ def privbasis(db: TransactionDB | TransactionData, universe: Universe, k: int, e
                           trace=trace, accountant=accountant, errors=errors)
 
 
+def _k1(k: int, params: PrivBasisParams) -> int:
+    """k1 = ceil(k * eta) (Algorithm 3, line 20): the rank whose exact support step 1 compares lambda with."""
+    return int(math.ceil(k * params.eta - 1e-9))
+
+
 FOCUS_FACTOR = 2  # the passes of steps 1-5 are focused on the items down to the (FOCUS_FACTOR * k1)-th support
 
 
@@ -768,7 +773,7 @@ def _steps_1_to_4(db: TransactionData, k: int, eps: float, params: PrivBasisPara
     budget left for step 5 (the whole minus what steps 1-3 spent, fixed in advance on every path)."""
     item_counts = db.item_supports()
     # Step 1 (alpha1 * eps): lambda. k1 = ceil(k * eta) (line 20); its count is non-private and stays inside.
-    k1 = int(math.ceil(k * params.eta - 1e-9))
+    k1 = _k1(k, params)
     c_k1 = kth_support(db, k1)
     max_lambda = k1 if params.lambda_range == "k1" else None
     lam = get_lambda(item_counts, c_k1, db.n_records, params.alpha1 * eps, scope=scope, noise=noise,
