@@ -68,7 +68,7 @@ __all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DEGREE_MODELS", "EDGE_LIST", "
            "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees", "check_theta", "check_model",
            "default_degree_depth", "check_degree_depth", "degree_sensitivities", "released_degrees",
            "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "neighbours_text", "HAY_NODE_SHARE",
-           "degrees_manifest", "CUMULATIVE_LEAVES", "FINE_DEGREES", "geometric_leaves", "grid_tail_counts",
+           "degrees_manifest", "CUMULATIVE_LEAVES", "FINE_DEGREES", "NARROW_LEAVES_ABOVE", "geometric_leaves", "grid_tail_counts",
            "spread_evenly"]
 
 DEGREE_METHODS = ("rps", "hay", "cumulative")
@@ -80,9 +80,14 @@ HAY_NODE_SHARE = 0.1
 CUMULATIVE_LEAVES = ("every", "geometric")
 # the geometric leaves: every degree up to FINE_DEGREES is its own leaf (most nodes of sparse graphs sit there and
 # KS is decided there); above it a leaf starting at a is a // LEAF_WIDTH_DIVISOR degrees wide (16 leaves per
-# doubling), so the tail counts cost min(L, theta) + theta instead of 2 theta at large theta
+# doubling), so the tail counts cost min(L, theta) + theta instead of 2 theta at large theta. Above
+# NARROW_LEAVES_ABOVE the divisor doubles (32 leaves per doubling: widths 2-3 below 128 instead of 4-7): there a
+# wide leaf spreads a crowded stretch of degrees evenly and pools fewer noisy points than Day et al.'s single
+# degrees, and over 150 seeds on seven graphs (docs/rps.md, benchmarks/bench_degree_leaves.py) the a // 16 leaves
+# lost to Day et al. on a near-regular graph at theta = 128 while the a // 32 leaves won on every graph
 FINE_DEGREES = 32
 LEAF_WIDTH_DIVISOR = 16
+NARROW_LEAVES_ABOVE = 64
 
 
 def check_theta(theta: object) -> int:
@@ -197,16 +202,18 @@ def sorted_top(projected: np.ndarray, m: int) -> np.ndarray:
 def geometric_leaves(theta: int, model: str = EDGE_LIST) -> np.ndarray:
     """The lower ends of the recommended summary's leaves, a function of theta and the model only.
 
-    Edge list: 1, 2, ..., then a_{i+1} = a_i + max(1, a_i // 16): single degrees up to :data:`FINE_DEGREES`,
-    then leaves about 1/16 of their lower end wide. Declared nodes: every degree 0..theta (cumulative counts cost
-    theta + 1 whatever the leaves, so coarser leaves would only lose resolution)."""
+    Edge list: 1, 2, ..., then a_{i+1} = a_i + max(1, a_i // D): single degrees up to :data:`FINE_DEGREES`,
+    then leaves about 1/D of their lower end wide, D = 16 up to theta = :data:`NARROW_LEAVES_ABOVE` and 32 above
+    it. Declared nodes: every degree 0..theta (cumulative counts cost theta + 1 whatever the leaves, so coarser
+    leaves would only lose resolution)."""
     theta = check_theta(theta)
     if check_model(model) == DECLARED_NODES:
         return np.arange(0, theta + 1, dtype=np.int64)
+    divisor = LEAF_WIDTH_DIVISOR if theta <= NARROW_LEAVES_ABOVE else 2 * LEAF_WIDTH_DIVISOR
     ends = [1]
     while True:
         a = ends[-1]
-        nxt = a + (1 if a < FINE_DEGREES else max(1, a // LEAF_WIDTH_DIVISOR))
+        nxt = a + (1 if a < FINE_DEGREES else max(1, a // divisor))
         if nxt >= theta:  # theta is a leaf of its own: the projection piles the cut nodes there
             return np.asarray(ends + [theta] if a < theta else ends, dtype=np.int64)
         ends.append(nxt)
