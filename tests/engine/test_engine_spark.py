@@ -86,6 +86,13 @@ def test_spark_passes_and_seeded_releases_match_local(spark, tmp_path):
     for level, patterns in ((0, [0]), (1, [1, 0]), (2, [1, 3])):
         assert (remote.prefix_level_counts(rank, np.array(patterns), level).tolist()
                 == local.prefix_level_counts(rank, np.array(patterns), level).tolist())
+    # ... and past one 62-bit word: F of 70 items, cells at level 65 (two-word patterns)
+    wide = TransactionDB.from_lists([list(range(70)), list(range(0, 70, 2)), list(range(64)) + [65, 66], [69], []], 70)
+    wl, wr = LocalTransactions(wide), SparkTransactions.from_db(wide)
+    ranks = np.arange(70)
+    full = np.array([[(1 << 62) - 1, 7], [(1 << 62) - 1, 3], [sum(1 << b for b in range(0, 62, 2)), 1]])
+    assert (wr.prefix_level_counts(ranks, full, 65).tolist() == wl.prefix_level_counts(ranks, full, 65).tolist()
+            == [0, 1, 0, 1, 0, 0])
 
     # 2. seeded releases on samples of the real datasets: byte-identical bodies
     cases = [("msnbc", dataset("msnbc", "msnbc.dat"), 20000, "1..17"),

@@ -175,3 +175,27 @@ def test_prefix_trie_levelwise_equals_in_memory_build():
     assert a.F.tolist() == b.F.tolist() and a.pattern.tolist() == b.pattern.tolist() and a.n_nodes > 20
     assert a.is_class.tolist() == b.is_class.tolist() and ca.tolist() == cb.tolist()
     assert ca.sum() == int((db.lengths > 0).sum())
+
+
+def test_prefix_release_past_62_items_is_the_same_in_memory_and_level_wise():
+    """F of 100 items (masks of two words): the in-memory build (sorted byte-string keys) and the engine passes
+    (one per level) give the same release, the fill's hidden supports included."""
+    from dprelease.data.transactions import TransactionDB
+    from dprelease.data.universe import Universe
+    from dprelease.engine.local import LocalTransactions
+    from dprelease.setvalued.prefixpart import prefix_diffpart
+
+    rng = np.random.default_rng(8)
+    p = 1.0 / np.arange(1, 301) ** 0.5
+    records = [sorted(rng.choice(300, size=int(rng.integers(1, 25)), replace=False, p=p / p.sum()).tolist())
+               for _ in range(4000)]
+    records += [list(range(90))] * 150  # a deep path
+    db = TransactionDB.from_lists(records, 300)
+    universe = Universe.from_range(0, 299)
+    kw = dict(max_items=100, selection_false=150.0, shape_share=0.1)
+    a = prefix_diffpart(db, universe, 2.0, noise=make_noise(seed=3), level_wise=False, **kw)
+    b = prefix_diffpart(LocalTransactions(db), universe, 2.0, noise=make_noise(seed=3), level_wise=True, **kw)
+    assert a.manifest["release"]["frequent_items"] == 100
+    assert [x.tolist() for x in a.itemsets] == [x.tolist() for x in b.itemsets]
+    assert a.counts.tolist() == b.counts.tolist()
+    assert max(len(x) for x in a.itemsets) > 62

@@ -183,14 +183,14 @@ def test_expand_classes_worked_example():
 
     tree = SimpleNamespace(m=2, F=np.array([0, 1]), noisy_support=np.array([60.0, 30.0]))
     pats, cnts = expand_classes(tree, np.array([0b01, 0b11, 0b00]), np.array([40, 20, 40]), np.array([2, 2, 1]), 100)
-    assert sorted(zip(pats.tolist(), cnts.tolist())) == [(0b00, 30), (0b01, 40), (0b10, 10), (0b11, 20)]
+    assert sorted(zip(pats[:, 0].tolist(), cnts.tolist())) == [(0b00, 30), (0b01, 40), (0b10, 10), (0b11, 20)]
     # the released total scales the supports: twice the records now -> twice the support of b is expected
     pats, cnts = expand_classes(tree, np.array([0b01, 0b11, 0b00]), np.array([80, 40, 80]), np.array([2, 2, 1]), 100)
-    assert sorted(zip(pats.tolist(), cnts.tolist())) == [(0b00, 60), (0b01, 80), (0b10, 20), (0b11, 40)]
+    assert sorted(zip(pats[:, 0].tolist(), cnts.tolist())) == [(0b00, 60), (0b01, 80), (0b10, 20), (0b11, 40)]
     # counts are conserved, and a support below the known count adds nothing (p clipped at 0)
     tree.noisy_support = np.array([60.0, 5.0])
     pats, cnts = expand_classes(tree, np.array([0b01, 0b11, 0b00]), np.array([40, 20, 40]), np.array([2, 2, 1]), 100)
-    assert sorted(zip(pats.tolist(), cnts.tolist())) == [(0b00, 40), (0b01, 40), (0b11, 20)]
+    assert sorted(zip(pats[:, 0].tolist(), cnts.tolist())) == [(0b00, 40), (0b01, 40), (0b11, 20)]
 
 
 def test_prefix_stream_expand_is_post_processing():

@@ -16,7 +16,7 @@ from dprelease.cli import main
 from dprelease.data import TransactionDB, Universe
 from dprelease.errors import ParameterError
 from dprelease.privacy import SeededNoise
-from dprelease.engine.kernels import item_masks
+from dprelease.engine.bitmasks import item_masks
 from dprelease.setvalued.prefixpart import FILL_SHAPE_SHARE, prefix_diffpart
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,38 +112,88 @@ def test_item_masks_cover_62_bits():
     rank = np.full(70, -1)
     rank[:62] = np.arange(62)
     masks = item_masks(db, rank)
-    assert masks.tolist() == [(1 << 62) - 1, 1 | (1 << 61), (1 << 30) | (1 << 31) | (1 << 32)]
+    assert masks.shape == (3, 1)
+    assert masks[:, 0].tolist() == [(1 << 62) - 1, 1 | (1 << 61), (1 << 30) | (1 << 31) | (1 << 32)]
+
+
+def test_item_masks_take_a_word_per_62_ranks():
+    db = TransactionDB.from_lists([list(range(130)), [0, 62, 124, 129], [61, 63], []], 140)
+    rank = np.full(140, -1)
+    rank[:130] = np.arange(130)
+    masks = item_masks(db, rank)
+    assert masks.shape == (4, 3)
+    assert masks[0].tolist() == [(1 << 62) - 1, (1 << 62) - 1, (1 << 6) - 1]
+    assert masks[1].tolist() == [1, 1, 1 | (1 << 5)] and masks[2].tolist() == [1 << 61, 1 << 1, 0]
+    assert masks[3].tolist() == [0, 0, 0]
+    from dprelease.engine import bitmasks
+
+    assert bitmasks.mask_bits(masks, 130)[1].nonzero()[0].tolist() == [0, 62, 124, 129]
+    assert bitmasks.popcount(masks).tolist() == [130, 4, 2, 0]
+    assert bitmasks.bit_column(masks, 63).tolist() == [1, 0, 1, 0]
+    low = masks & bitmasks.low_bits(np.array([63, 63, 63, 63]), 3)
+    assert low[2].tolist() == [1 << 61, 0, 0] and low[1].tolist() == [1, 1, 0]
+    assert bitmasks.with_bit(masks[3:], 125, np.ones(1))[0].tolist() == [0, 0, 1 << 1]
+
+
+def test_prefix_keys_sort_rows_by_rank_zero_first_across_words():
+    """The trie's order: rows compared rank by rank from rank 0, across word boundaries (one word: uint64)."""
+    from dprelease.engine import bitmasks
+
+    rng = np.random.default_rng(4)
+    for m in (40, 62, 63, 150):
+        bits = rng.random((300, m)) < 0.3
+        bits[:20, : m // 2] = False  # shared prefixes, so later words decide
+        masks = np.zeros((300, bitmasks.n_words(m)), dtype=np.int64)
+        for r in range(m):
+            masks = bitmasks.with_bit(masks, r, bits[:, r])
+        keys = bitmasks.prefix_keys(masks)
+        want = sorted(range(300), key=lambda i: tuple(bool(b) for b in bits[i]))
+        got = np.argsort(keys, kind="stable").tolist()
+        assert [tuple(bits[i]) for i in got] == [tuple(bits[i]) for i in want], m
 
 
 def test_reverse_bits_moves_rank_r_to_bit_63_minus_r():
-    from dprelease.setvalued.prefixpart import _reverse_bits
+    from dprelease.engine.bitmasks import reverse_bits
 
     values = np.array([1, 2, (1 << 61) | 1, 0, (1 << 62) - 1], dtype=np.int64)
-    got = _reverse_bits(values.copy()).tolist()
+    got = reverse_bits(values.copy()).tolist()
     want = [int(f"{v:064b}"[::-1], 2) for v in values.tolist()]
     assert got == want and got[0] == 1 << 63 and got[1] == 1 << 62
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_sorted_key_cells_equal_following_each_record(monkeypatch, seed):
+@pytest.mark.parametrize("seed,n_items,max_items", [(0, 40, None), (1, 40, None), (2, 40, None),
+                                                    (3, 220, 150), (4, 160, 124)])
+def test_sorted_key_cells_equal_following_each_record(monkeypatch, seed, n_items, max_items):
     """The in-memory trie (records as sorted prefix keys, cells as ranges, masks filled in tiny blocks) gives
-    every class the records that follow the trie one by one (``classes_of``); empty records belong to none."""
-    from dprelease.engine import local
+    every class the records that follow the trie one by one (``classes_of``); empty records belong to none.
+    Also with F past one 62-bit word (masks of two and three words)."""
+    from dprelease.engine import bitmasks, local
     from dprelease.privacy import BudgetAccountant
     from dprelease.setvalued import prefixpart
 
     monkeypatch.setattr(local, "PASS_ROWS", 7)
-    monkeypatch.setattr(prefixpart, "_KEY_CHUNK", 5)
+    monkeypatch.setattr(bitmasks, "_KEY_CHUNK", 5)
     rng = np.random.default_rng(seed)
-    records = [sorted(rng.choice(40, size=int(rng.integers(0, 7)), replace=False).tolist()) for _ in range(900)]
-    db = TransactionDB.from_lists(records, 40)
+    selection_false = 1.0
+    if max_items is None:
+        records = [sorted(rng.choice(40, size=int(rng.integers(0, 7)), replace=False).tolist()) for _ in range(900)]
+        max_items = int(rng.integers(3, 20))
+    else:
+        selection_false = n_items / 2  # a cutoff of 0: F is the max_items items of largest noisy support  # Zipf-like item popularity, so that the trie goes deep (past rank 62) on some paths
+        p = 1.0 / np.arange(1, n_items + 1) ** 0.6
+        records = [sorted(rng.choice(n_items, size=int(rng.integers(0, 30)), replace=False, p=p / p.sum()).tolist())
+                   for _ in range(3000)]
+        records += [list(range(100))] * 200  # a heavy path that holds the 100 most popular items: past rank 62
+    db = TransactionDB.from_lists(records, n_items)
     scope = BudgetAccountant(3.0).root()
-    tree, counts = prefixpart.build_prefix_tree(db, 40, 1.0, 2.0, scope=scope, noise=SeededNoise(seed),
-                                                max_items=int(rng.integers(3, 20)), beta=2.0)
+    tree, counts = prefixpart.build_prefix_tree(db, n_items, 1.0, 2.0, scope=scope, noise=SeededNoise(seed),
+                                                max_items=max_items, beta=2.0, selection_false=selection_false)
     follow = tree.classes_of(db)
     assert tree.n_nodes > 10 and counts.sum() == int((db.lengths > 0).sum())
     assert counts.tolist() == np.bincount(follow[follow >= 0], minlength=tree.n_nodes).tolist()
     assert not counts[~tree.is_class].any()
+    if n_items > 62:
+        assert tree.m > 62 and tree.pattern.shape[1] == bitmasks.n_words(tree.m) and tree.level.max() > 62
 
 
 def test_seeded_release_is_pinned():
@@ -170,7 +220,7 @@ PINNED_DISTINCT = 152
 
 @pytest.mark.parametrize("bad", [{"epsilon": 0}, {"selection_share": 0}, {"structure_share": 1.0},
                                  {"selection_share": 0.6, "structure_share": 0.4}, {"record_bound": 0},
-                                 {"max_items": 63}, {"beta": 1.0}, {"theta": 0.5}, {"merge_below": -1},
+                                 {"max_items": 497}, {"beta": 1.0}, {"theta": 0.5}, {"merge_below": -1},
                                  {"shape_share": -0.1}, {"shape_share": 1.0},
                                  {"selection_share": 0.3, "structure_share": 0.6, "shape_share": 0.1}])
 def test_parameter_errors(bad):

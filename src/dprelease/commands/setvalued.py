@@ -15,6 +15,7 @@ from ..setvalued.prefixpart import (
     DEFAULT_BETA, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE, DEFAULT_STRUCTURE_SHARE, MAX_PREFIX_ITEMS,
     DEFAULT_SHAPED_STRUCTURE_SHARE, AUTO_LENGTH_SHARE, FILL_PAIR_SHARE,
 )
+from ..setvalued.prefixpart import DEFAULT_MAX_ITEMS as DEFAULT_PREFIX_ITEMS
 from ..errors import ParameterError
 from .common import (
     share_or_auto,
@@ -278,7 +279,8 @@ def _prefix_options(p: argparse.ArgumentParser) -> None:
                         f"on the item order (default {DEFAULT_RECORD_BOUND})")
     g.add_argument("--max-items", type=positive_int, default=None, metavar="M",
                    help=f"at most M items, the most frequent by noisy support, form the hierarchy; records keep only "
-                        f"these (default and maximum {MAX_PREFIX_ITEMS})")
+                        f"these (default {DEFAULT_PREFIX_ITEMS}, maximum {MAX_PREFIX_ITEMS}; more items did not help "
+                        f"where measured, docs/diffpart.md)")
     g.add_argument("--beta", type=positive_float, default=None, metavar="X",
                    help=f"PrivTree's beta (> 1): an empty cell is kept with probability below 1/X; larger X needs "
                         f"more records per level (default {DEFAULT_BETA:g})")

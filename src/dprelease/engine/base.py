@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import kernels
+from . import bitmasks, kernels
 from .kernels import Partial
 
 __all__ = ["TransactionData", "Partitioner", "LevelOp", "LengthSummary", "Candidates", "CountedCandidates",
@@ -175,12 +175,15 @@ class TransactionData(ABC):
         return kernels.exact_sums(part, m)
 
     def prefix_level_counts(self, rank: np.ndarray, patterns: np.ndarray, level: int) -> np.ndarray:
-        """DiffPart-Prefix, level ``level`` of the trie: for the kept cells with prefix ``patterns`` (item-rank
-        bits below ``level``), the non-empty records per (cell, bit ``level``), as the vector 2*cell + bit."""
+        """DiffPart-Prefix, level ``level`` of the trie: for the kept cells with prefix ``patterns`` ((cells, words)
+        masks of the item-rank bits below ``level``, :mod:`.bitmasks`), the non-empty records per (cell, bit
+        ``level``), as the vector 2*cell + bit. A 1-D ``patterns`` is one word per cell."""
         patterns = np.asarray(patterns, dtype=np.int64)
-        order = np.argsort(patterns, kind="stable")
+        if patterns.ndim == 1:
+            patterns = patterns[:, None]
+        order = np.argsort(bitmasks.prefix_keys(patterns), kind="stable")
         part = self.run_pass(kernels.prefix_cells, np.asarray(rank, np.int64), patterns[order], order, int(level))
-        out = np.zeros(2 * patterns.size, dtype=np.int64)
+        out = np.zeros(2 * patterns.shape[0], dtype=np.int64)
         np.add.at(out, part[0] * 2 + part[1], part[2])
         return out
 

@@ -7,7 +7,7 @@ sum over records). :func:`merge` adds partials with equal keys and sorts them by
 runs the same computations over the whole database (:mod:`dprelease.data.passes`).
 
 Below the kernels, the record-level helpers the passes are built from and the algorithms use directly on
-in-memory records: each record's bit mask over ranked items (:func:`item_masks`, DiffPart-Prefix), its child
+in-memory records: each record's bit mask over ranked items (:func:`bitmasks.item_masks`, DiffPart-Prefix), its child
 mask under a taxonomy node (:func:`child_masks_range`, DiffPart) and the grouping of records by mask
 (:func:`group_by_mask`). They live here, below the algorithms, so that an executor runs them without importing
 an algorithm module.
@@ -18,13 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.transactions import TransactionDB
+from . import bitmasks
 
 __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_supports", "pair_counts", "basis_bins",
            "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
            "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_item_digit_table", "bounded_pair_digits",
            "projected_length_histogram", "projected_length_histogram_of", "projection", "bounded_pair_digits_of",
            "prefix_cells", "stable_order",
-           "WEIGHT_SHIFT", "UNIT_SHIFT", "item_masks", "child_masks_range", "group_by_mask", "value_class_counts",
+           "WEIGHT_SHIFT", "UNIT_SHIFT", "child_masks_range", "group_by_mask", "value_class_counts",
            "decode_value_counts", "table_children", "value_key", "prefix_hidden_digits"]
 
 # (k0, k1, count): int64 arrays of one length; k1 is zeros for one-key aggregates.
@@ -305,19 +306,21 @@ def bounded_pair_digits_of(cols: np.ndarray, m: np.ndarray, size: int, ell: int)
 
 
 def prefix_cells(db: TransactionDB, rank: np.ndarray, patterns: np.ndarray, order: np.ndarray, level: int) -> Partial:
-    """DiffPart-Prefix, one level of the trie: the non-empty records whose first ``level`` bits (item ranks) equal
-    one of the kept cells' ``patterns`` (sorted; ``order[i]`` is pattern i's position among the cells), counted
-    by (that position, the record's bit ``level``)."""
+    """DiffPart-Prefix, one level of the trie: the non-empty records whose ranks below ``level`` equal one of the
+    kept cells' ``patterns`` ((cells, words) masks, sorted by :func:`bitmasks.prefix_keys`; ``order[i]`` is
+    pattern i's position among the cells), counted by (that position, the record's bit ``level``)."""
     nonempty = np.flatnonzero(db.lengths > 0)
-    if nonempty.size == 0 or patterns.size == 0:
+    if nonempty.size == 0 or patterns.shape[0] == 0:
         return _EMPTY
-    masks = item_masks(db, rank)[nonempty]
-    low = masks & np.int64((1 << level) - 1)
-    at = np.minimum(np.searchsorted(patterns, low), patterns.size - 1)
-    found = patterns[at] == low
+    words = patterns.shape[1]
+    masks = bitmasks.item_masks(db, rank, words)[nonempty]
+    keys = bitmasks.prefix_keys(masks & bitmasks.low_bits(np.full(1, level), words))
+    table = bitmasks.prefix_keys(patterns)
+    at = np.minimum(np.searchsorted(table, keys), table.size - 1)
+    found = table[at] == keys
     pos = np.asarray(order, dtype=np.int64)[at[found]]
-    bit = (masks[found] >> np.int64(level)) & 1
-    return merge([(pos, bit.astype(np.int64), np.ones(pos.size, np.int64))])
+    bit = bitmasks.bit_column(masks[found], level)
+    return merge([(pos, bit, np.ones(pos.size, np.int64))])
 
 
 def prefix_hidden_digits(db: TransactionDB, rank: np.ndarray, child: np.ndarray, is_class: np.ndarray,
@@ -329,26 +332,26 @@ def prefix_hidden_digits(db: TransactionDB, rank: np.ndarray, child: np.ndarray,
         return _EMPTY
     if db.n_records > _MAX_BLOCK:
         raise ValueError("block too large for exact digit sums")
-    masks = item_masks(db, rank)
+    m = int(np.count_nonzero(rank >= 0))
+    words = bitmasks.n_words(m)
+    masks = bitmasks.item_masks(db, rank, words)
     node = np.zeros(db.n_records, dtype=np.int64)
-    open_ = ~is_class[node] & (masks != 0)
-    for j in range(int(np.count_nonzero(rank >= 0))):
+    open_ = ~is_class[node] & masks.any(axis=1)
+    for j in range(m):
         idx = np.flatnonzero(open_)
         if idx.size == 0:
             break
-        nxt = child[node[idx], (masks[idx] >> np.int64(j)) & 1]
+        nxt = child[node[idx], bitmasks.bit_column(masks[idx], j)]
         node[idx] = nxt
         open_[idx] = ~is_class[nxt]
-    low = (np.int64(1) << level[node]) - np.int64(1)  # bits below the class's level: known to the pattern
-    hidden = masks & ~low
-    many = np.flatnonzero(hidden)
+    hidden = masks & ~bitmasks.low_bits(level[node], words)  # ranks below the class's level: known to the pattern
+    many = np.flatnonzero(hidden.any(axis=1))
     if many.size == 0:
         return _EMPTY
     hidden = hidden[many]
-    h = np.bitwise_count(hidden).astype(np.float64)
+    h = bitmasks.popcount(hidden).astype(np.float64)
     digits = weight_digits(np.minimum(1.0, float(ell) / h))
-    m = int(np.count_nonzero(rank >= 0))
-    bits = ((hidden[:, None] >> np.arange(m, dtype=np.int64)[None, :]) & 1).astype(np.int64)
+    bits = bitmasks.mask_bits(hidden, m).astype(np.int64)
     return _digit_partial([digits[:, j] @ bits for j in range(_N_DIGITS)])
 
 
@@ -483,22 +486,6 @@ def table_children(pids: np.ndarray, column: np.ndarray, leaves: np.ndarray, m: 
 
 
 # --- record-level helpers (DiffPart's partitions, DiffPart-Prefix's trie) --------------------------------
-
-
-def item_masks(db: TransactionDB, rank: np.ndarray) -> np.ndarray:
-    """Each record as an int64 bit mask over ranked items: bit r set iff the record has the item of rank r
-    (``rank[item]`` in [0, 62), -1 for an unranked item)."""
-    r = rank[db.items]
-    keep = r >= 0
-    rows = db.row_ids()[keep]
-    r = r[keep].astype(np.int64)
-    masks = np.zeros(db.n_records, dtype=np.int64)
-    for lo in (0, 31):  # two exact float64 sums of < 2^31 each (distinct bits: a sum is an OR)
-        sel = (r >= lo) & (r < lo + 31)
-        if sel.any():
-            part = np.bincount(rows[sel], weights=np.ldexp(1.0, r[sel] - lo), minlength=db.n_records)
-            masks |= part.astype(np.int64) << np.int64(lo)
-    return masks
 
 
 def child_masks_range(db: TransactionDB, rows: np.ndarray, lo: int, hi: int, span: int,

@@ -41,17 +41,21 @@ import numpy as np
 
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
+from ..engine import bitmasks
 from ..errors import BudgetExceededError, ParameterError
 from ..privacy import BudgetAccountant, NoiseSource, check_epsilon, noisy_counts
 from ..privacy.uncertainty import manifest_section
 from ..release import SetValuedRelease, build_manifest
 from .inctdpart import StreamAccounting, _NoiseInfo, resolve_privacy_unit
 from .prefixpart import (
-    DEFAULT_BETA, DEFAULT_MAX_ITEMS, DEFAULT_MERGE_BELOW, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE,
+    DEFAULT_BETA, DEFAULT_MERGE_BELOW, DEFAULT_RECORD_BOUND, DEFAULT_SELECTION_SHARE,
     DEFAULT_STRUCTURE_SHARE, PrefixTree, _patterns_to_itemsets, build_prefix_tree,
 )
 
-__all__ = ["PrefixStream", "DEFAULT_REFINE_AT", "STREAM_SHARES", "expand_classes"]
+__all__ = ["PrefixStream", "DEFAULT_REFINE_AT", "STREAM_SHARES", "STREAM_MAX_ITEMS", "expand_classes"]
+
+# the stream's F: one 62-bit word of ranks, so that the state keeps each trie pattern as one INTEGER
+STREAM_MAX_ITEMS = bitmasks.WORD_BITS
 
 DEFAULT_REFINE_AT = 8.0  # noise scales: a class this far above zero has records to refine
 # Under parallel accounting the first append spends more on the structure than a one-off DiffPart-Prefix
@@ -124,7 +128,7 @@ class PrefixStream(StreamAccounting):
             eps_counts = eps * (1.0 - self.selection_share - self.structure_share)
             self.tree, true_all = build_prefix_tree(
                 db, self.n_items, self.selection_share * eps, self.structure_share * eps, scope=scope,
-                noise=noise, record_bound=DEFAULT_RECORD_BOUND, max_items=DEFAULT_MAX_ITEMS, beta=self.beta)
+                noise=noise, record_bound=DEFAULT_RECORD_BOUND, max_items=STREAM_MAX_ITEMS, beta=self.beta)
             self.psum = np.zeros(self.tree.n_nodes, dtype=np.int64)
             self.inv2 = np.zeros(self.tree.n_nodes)
             self.n = np.zeros(self.tree.n_nodes, dtype=np.int64)
@@ -159,7 +163,7 @@ class PrefixStream(StreamAccounting):
         j = t.level[cand]  # the next level's item rank
         bits = np.tile(np.array([0, 1], dtype=np.int64), cand.size)
         par = np.repeat(cand, 2)
-        t.pattern = np.concatenate([t.pattern, t.pattern[par] | (bits << np.repeat(j, 2))])
+        t.pattern = np.concatenate([t.pattern, bitmasks.with_bit(t.pattern[par], np.repeat(j, 2), bits)])
         t.parent = np.concatenate([t.parent, par])
         t.level = np.concatenate([t.level, np.repeat(j + 1, 2)])
         t.is_class = np.concatenate([t.is_class, np.ones(2 * cand.size, dtype=bool)])
@@ -233,7 +237,7 @@ def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, l
                    initial_total: int) -> tuple[np.ndarray, np.ndarray]:
     """Fill in the items a generalized class dropped (post-processing of noisy values only; module docstring).
 
-    ``patterns``/``counts``/``levels``: the released classes (bit masks over F, noisy totals, the level at which
+    ``patterns``/``counts``/``levels``: the released classes ((classes, words) bit masks over F, noisy totals, the level at which
     each stopped: bits of rank < level are known). For rank r, p_r = (S_r - known_r) / hidden_r, clipped to
     [0, 1]: S_r the noisy weighted support of F[r] from append 0 scaled by (released total / ``initial_total``),
     known_r the released count with bit r set among classes that know bit r, hidden_r the count of those that
@@ -242,6 +246,8 @@ def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, l
     """
     m = tree.m
     pats = np.asarray(patterns, dtype=np.int64)
+    if pats.ndim == 1:  # one word per class
+        pats = pats[:, None]
     cnts = np.asarray(counts, dtype=np.int64)
     levs = np.asarray(levels, dtype=np.int64)
     total = int(cnts.sum())
@@ -250,7 +256,7 @@ def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, l
     support = np.clip(tree.noisy_support[tree.F], 0.0, None) * (total / float(initial_total))
     for r in range(m):
         knows = levs > r
-        known = float(cnts[knows & (((pats >> np.int64(r)) & 1) == 1)].sum())
+        known = float(cnts[knows & (bitmasks.bit_column(pats, r) == 1)].sum())
         hidden_at = np.flatnonzero(~knows)
         hidden = float(cnts[hidden_at].sum())
         if hidden <= 0:
@@ -261,7 +267,7 @@ def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, l
         if not add.any():
             continue
         cnts[hidden_at] -= w
-        pats = np.concatenate([pats, pats[hidden_at[add]] | (np.int64(1) << np.int64(r))])
+        pats = np.concatenate([pats, bitmasks.with_bit(pats[hidden_at[add]], r, np.ones(int(add.sum())))])
         cnts = np.concatenate([cnts, w[add]])
         levs = np.concatenate([levs, levs[hidden_at[add]]])
         keep = cnts > 0

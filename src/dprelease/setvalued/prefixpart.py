@@ -54,7 +54,7 @@ import numpy as np
 from ..data.transactions import TransactionDB
 from ..data.universe import Universe
 from ..engine.base import TransactionData
-from ..engine.kernels import item_masks
+from ..engine import bitmasks
 from ..engine import local as local_engine
 from ..engine.local import LocalTransactions, as_transaction_data
 from .. import limits
@@ -76,7 +76,9 @@ __all__ = [
     "PrefixTree", "build_prefix_tree", "build_prefix_tree_levelwise",
 ]
 
-MAX_PREFIX_ITEMS = 62  # records are int64 bit masks over F
+# records and trie patterns are bit masks over F in int64 words of 62 bits (engine/bitmasks.py); eight words
+# bound the trie's depth and the masks' memory (64 bytes per record) before the data is read
+MAX_PREFIX_ITEMS = 8 * bitmasks.WORD_BITS
 DEFAULT_MAX_ITEMS = 62
 DEFAULT_SELECTION_SHARE = 0.15
 DEFAULT_STRUCTURE_SHARE = 0.5
@@ -356,7 +358,8 @@ def _shaped(db: TransactionData | TransactionDB, tree: "PrefixTree", total: np.n
 class PrefixTree:
     """The public structure of a DiffPart-Prefix run: the ordered frequent items and the trie of cells.
 
-    Node 0 is the root (empty prefix); node v has ``pattern[v]`` (bit r: the item of rank r), ``parent[v]``,
+    Node 0 is the root (empty prefix); node v has ``pattern[v]`` (a row of int64 words, :mod:`..engine.bitmasks`:
+    rank r's bit set iff the prefix holds the item of rank r), ``parent[v]``,
     ``level[v]`` and, when it was kept below the last level, its two cells ``child[v] = (without, with)``.
     ``is_class[v]``: records end in v (a failed cell, or a kept cell of the last level). Everything here is a
     function of public inputs and noisy values (the item order, the PrivTree decisions).
@@ -379,21 +382,21 @@ class PrefixTree:
 
     @property
     def n_nodes(self) -> int:
-        return int(self.pattern.size)
+        return int(self.pattern.shape[0])
 
     def classes_of(self, db: TransactionDB) -> np.ndarray:
         """The class of every record of ``db``: its path through the kept cells (deterministic, no noise);
         -1 for an empty record (it belongs to no class)."""
         rank = np.full(self.n_items, -1, dtype=np.int64)
         rank[self.F] = np.arange(self.m)
-        masks = item_masks(db, rank)
+        masks = bitmasks.item_masks(db, rank, self.pattern.shape[1])
         node = np.zeros(db.n_records, dtype=np.int64)
         open_ = ~self.is_class[node] & (db.lengths > 0)
         for j in range(self.m):
             idx = np.flatnonzero(open_)
             if idx.size == 0:
                 break
-            nxt = self.child[node[idx], (masks[idx] >> np.int64(j)) & 1]
+            nxt = self.child[node[idx], bitmasks.bit_column(masks[idx], j)]
             node[idx] = nxt
             open_[idx] = ~self.is_class[nxt]
         node[db.lengths == 0] = -1
@@ -438,7 +441,8 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
     del supports
     rank = np.full(n_items, -1, dtype=np.int64)
     rank[F] = np.arange(F.size)
-    cells = _SortedCells(prefix_sort_keys(db, rank), int(np.count_nonzero(db.lengths == 0)))
+    cells = _SortedCells(prefix_sort_keys(db, rank, bitmasks.n_words(F.size)),
+                         int(np.count_nonzero(db.lengths == 0)))
     return _grow_tree(F, noisy_support, n_items, cells, eps_tree, scope=scope, noise=noise, beta=beta, theta=theta,
                       trace=trace)
 
@@ -475,32 +479,21 @@ def _item_order(supports: np.ndarray, n_items: int, eps_order: float, *, scope: 
     return order.astype(np.int64), noisy_support
 
 
-_BYTE_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
-_KEY_CHUNK = 1 << 20  # entries per chunk of the in-place bit reversal
-
-
-def _reverse_bits(values: np.ndarray) -> np.ndarray:
-    """In place: each 64-bit value with its bit r moved to bit 63 - r (returned as a uint64 view)."""
-    keys = values.view(np.uint64)
-    for lo in range(0, keys.size, _KEY_CHUNK):
-        raw = keys[lo : lo + _KEY_CHUNK].view(np.uint8)
-        raw[:] = _BYTE_REVERSED[raw]
-    keys.byteswap(inplace=True)  # bits reversed within each byte, then the bytes: the whole word reversed
-    return keys
-
-
-def prefix_sort_keys(db: TransactionDB, rank: np.ndarray) -> np.ndarray:
-    """Every record's :func:`item_masks` bits reversed (rank r -> bit 63 - r), sorted (uint64, one per record).
+def prefix_sort_keys(db: TransactionDB, rank: np.ndarray, words: int) -> np.ndarray:
+    """Every record's :func:`bitmasks.item_masks` row as its :func:`bitmasks.prefix_keys` key, sorted (one per
+    record: uint64 with one word, a byte string of 8 bytes per word with more).
 
     Sorted so, the records of a trie cell at level j (those whose ranks below j form one pattern) are one
-    contiguous range, and the cell's two children split it where bit 63 - j turns on. Empty records (key 0)
-    come first. The masks are filled block by block (no per-occurrence array of the whole database)."""
-    masks = np.empty(db.n_records, dtype=np.int64)
+    contiguous range, and the cell's two children split it where rank j's bit turns on. Records with no ranked
+    item (key 0) come first. The masks are filled block by block (no per-occurrence array of the whole
+    database)."""
+    masks = np.empty((db.n_records, words), dtype=np.int64)
     lo = 0
     for block in local_engine.record_views(db, local_engine.PASS_ROWS):
-        masks[lo : lo + block.n_records] = item_masks(block, rank)
+        masks[lo : lo + block.n_records] = bitmasks.item_masks(block, rank, words)
         lo += block.n_records
-    keys = _reverse_bits(masks)
+    keys = bitmasks.prefix_keys(masks)
+    del masks
     keys.sort()
     return keys
 
@@ -521,7 +514,7 @@ class _SortedCells:
         return int(self.hi[0] - self.lo[0])
 
     def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
-        split_key = _reverse_bits(np.asarray(active_pattern, dtype=np.int64).copy()) | np.uint64(1 << (63 - level))
+        split_key = bitmasks.prefix_keys(bitmasks.with_bit(active_pattern, level, np.ones(len(active_pattern))))
         # keys of a cell share its top `level` bits, so the first key >= split_key lies inside [lo, hi]
         split = np.searchsorted(self.keys, split_key).astype(np.int64)
         self._cell_lo = np.stack([self.lo, split], axis=1).reshape(-1)  # cells (parent order, bit), as numbered
@@ -543,7 +536,7 @@ class _EngineCells:
         return int(counts[lengths > 0].sum())
 
     def counts(self, level: int, active_pattern: np.ndarray) -> np.ndarray:
-        if active_pattern.size == 0:  # every record is in a class already: no pass
+        if active_pattern.shape[0] == 0:  # every record is in a class already: no pass
             return np.zeros(0, dtype=np.int64)
         return self.data.prefix_level_counts(self.rank, active_pattern, level)
 
@@ -559,17 +552,18 @@ def _grow_tree(F: np.ndarray, noisy_support: np.ndarray, n_items: int, cells, ep
     tree and the exact non-empty records per node, non-zero at class nodes only: a class's count is its cell's
     count at the level where it stopped (or the last level's), so no pass is needed for them."""
     m = int(F.size)
+    words = bitmasks.n_words(m)
     splitter = PrivTreeSplitter(eps_tree, beta=beta, theta=int(theta), scope=scope, noise=noise,
                                 label="prefix structure (PrivTree)")
     # nodes: 0 = root (empty prefix); every tested cell becomes a node (kept: internal; failed: a class)
-    pattern = [np.zeros(1, dtype=np.int64)]
+    pattern = [np.zeros((1, words), dtype=np.int64)]
     parent = [np.full(1, -1, dtype=np.int64)]
     level_of = [np.zeros(1, dtype=np.int64)]
     is_class = [np.zeros(1, dtype=bool)]
     child_rows: list[tuple[np.ndarray, np.ndarray]] = []  # (parent ids, their first cell id)
     n_nodes = 1
     active = np.zeros(1, dtype=np.int64)  # node ids of the kept cells of the last level
-    active_pattern = np.zeros(1, dtype=np.int64)
+    active_pattern = np.zeros((1, words), dtype=np.int64)
     class_ids: list[np.ndarray] = []
     class_counts: list[np.ndarray] = []
     active_counts = np.array([cells.root_count()]) if m == 0 else np.zeros(0, dtype=np.int64)
@@ -580,7 +574,7 @@ def _grow_tree(F: np.ndarray, noisy_support: np.ndarray, n_items: int, cells, ep
         ids = n_nodes + np.arange(n_cells, dtype=np.int64)  # cells numbered by (parent order, bit): public
         child_rows.append((active, ids[0::2]))
         cell_bit = np.tile(np.array([0, 1], dtype=np.int64), active.size)
-        cell_pattern = np.repeat(active_pattern, 2) | (cell_bit << np.int64(j))
+        cell_pattern = bitmasks.with_bit(np.repeat(active_pattern, 2, axis=0), j, cell_bit)
         pattern.append(cell_pattern)
         parent.append(np.repeat(active, 2))
         level_of.append(np.full(n_cells, j + 1, dtype=np.int64))
@@ -628,13 +622,14 @@ def _patterns_to_itemsets(patterns: np.ndarray, counts: np.ndarray, F: np.ndarra
     """Item-id sets of the released patterns, canonically ordered; the empty pattern becomes single outside items."""
     m = F.size
     merged: dict[tuple[int, ...], int] = {}
-    bits = np.arange(m, dtype=np.int64)
-    for p, c in zip(patterns.tolist(), counts.tolist()):
-        if p == 0:
-            continue
-        key = tuple(sorted(int(x) for x in F[((p >> bits) & 1) == 1].tolist()))
-        merged[key] = merged.get(key, 0) + int(c)
-    empty = int(counts[patterns == 0].sum()) if counts.size else 0
+    bits = bitmasks.mask_bits(patterns, m)
+    held = bits.sum(axis=1)
+    items = F[np.nonzero(bits)[1]]  # row by row, ranks ascending
+    for its, c in zip(np.split(items, np.cumsum(held)[:-1]), counts.tolist()):
+        if its.size:
+            key = tuple(sorted(its.tolist()))
+            merged[key] = merged.get(key, 0) + int(c)
+    empty = int(counts[held == 0].sum()) if counts.size else 0
     if empty > 0 and m < n_items:
         # post-processing of noisy values: records with no item of F become one outside item each, shared
         # out in proportion to the clipped noisy supports (deterministic: a re-emitted release is the same)

@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from ..engine import bitmasks
 from ..privacy import BudgetScope, NoiseSource, noisy_counts
 
 __all__ = ["EXACT_LENGTHS", "length_edges", "binned_lengths", "noisy_length_bins", "length_distribution",
@@ -171,6 +172,14 @@ def item_deficits(known_weight: np.ndarray, F: np.ndarray, noisy_support: np.nda
     return deficit
 
 
+def _merged_unique(held: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """``np.unique`` of ``held`` (sorted, distinct) and ``new``: the sorted new keys appended, one stable sort
+    (a merge of two sorted runs), adjacent repeats dropped. The same array, without unique's hashing."""
+    keys = np.concatenate([held, np.sort(new)])
+    keys.sort(kind="stable")
+    return keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if keys.size else keys
+
+
 def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: NoiseSource
                    ) -> tuple[np.ndarray, np.ndarray]:
     """need[r] distinct items for each record r (at most the number of items of positive weight), drawn
@@ -192,7 +201,7 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
         if rec.size == 0:
             break
         items = np.minimum(np.searchsorted(cdf, noise.uniform(rec.size), side="right"), n_items - 1)
-        held = np.unique(np.concatenate([held, rec * n_items + items]))
+        held = _merged_unique(held, rec * n_items + items)
         full = np.bincount(held // n_items, minlength=need.size) >= need
         finished = full[held // n_items]  # records with all their items leave the working set
         done_keys.append(held[finished])
@@ -258,7 +267,7 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
                    noisy_support: np.ndarray, noisy_bins: np.ndarray, edges: np.ndarray, eps_lengths: float, *,
                    record_bound: int, cutoff: float, noise: NoiseSource, hidden_f: np.ndarray | None = None
                    ) -> tuple[list[np.ndarray], np.ndarray] | None:
-    """Post-processing of the released classes (bit ``patterns`` over ``F``, noisy ``counts`` > 0, the
+    """Post-processing of the released classes (``patterns``: (classes, words) bit masks over ``F``, noisy ``counts`` > 0, the
     ``levels`` they stopped at), the noisy length bins and the noisy weighted item supports: the filled
     records as distinct itemsets and their multiplicities (canonical order is left to the release), or None
     when the noisy length histogram holds nothing (then the classes are released as they are)."""
@@ -269,7 +278,7 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
         return None
     n_items = int(noisy_support.size)
     m = int(F.size)
-    bits = ((patterns[:, None] >> np.arange(m, dtype=np.int64)[None, :]) & 1).astype(bool)
+    bits = bitmasks.mask_bits(patterns, m)
     k = bits.sum(axis=1).astype(np.int64)
     node_of, rank_of = np.nonzero(bits)
     table = target_lengths(k, counts, dist)
@@ -305,10 +314,12 @@ _HASH_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F
 
 
 def _distinct_records(rows: np.ndarray, items: np.ndarray, n_rows: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """(row, item) pairs as distinct non-empty itemsets (items ascending) with the number of rows holding each.
+    """(row, item) pairs as distinct non-empty itemsets (items ascending) with the number of rows holding each,
+    in no particular order (the release sorts them).
 
-    Rows are grouped by (length, two 64-bit polynomial hashes of their items), then every row is checked item by
-    item against its group's first row, so the grouping is exact (a hash collision falls back to a dict)."""
+    Rows are grouped by one 64-bit key mixing their length and two polynomial hashes of their items, then every
+    row is checked, length and item by item, against its group's first row, so the grouping is exact (a hash
+    collision falls back to a dict)."""
     order = np.lexsort((items, rows))
     rows, items = rows[order], items[order]
     length = np.bincount(rows, minlength=n_rows)
@@ -317,17 +328,24 @@ def _distinct_records(rows: np.ndarray, items: np.ndarray, n_rows: int) -> tuple
     if nonempty.size == 0:
         return [], np.zeros(0, dtype=np.int64)
     pos = np.arange(items.size) - np.repeat(start[:-1], length)
-    keys = [length[nonempty].astype(np.uint64)]
     with np.errstate(over="ignore"):
-        for mult in _HASH_MULTIPLIERS:
+        key = length[nonempty].astype(np.uint64) * _HASH_MULTIPLIERS[1]
+        for j, mult in enumerate(_HASH_MULTIPLIERS):
             power = np.cumprod(np.full(int(length.max()), mult, dtype=np.uint64))
             term = (items.astype(np.uint64) + np.uint64(1)) * power[pos]
-            keys.append(np.add.reduceat(term, start[nonempty]))
-    _, first, group = np.unique(np.stack(keys, axis=1), axis=0, return_index=True, return_inverse=True)
-    group = group.reshape(-1)
+            h = np.add.reduceat(term, start[nonempty])
+            key ^= (h << np.uint64(j)) | (h >> np.uint64(64 - j)) if j else h
+    # groups of equal keys, first occurrence each (a stable argsort: np.unique's result, without its hashing)
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    head = np.concatenate([[True], sk[1:] != sk[:-1]])
+    first = order[head]
+    group = np.empty(key.size, dtype=np.int64)
+    group[order] = np.cumsum(head) - 1
     rep = nonempty[first[group]]  # each row's group representative
-    same = items == items[np.repeat(start[rep], length[nonempty]) + pos]
-    if not bool(same.all()):  # a hash collision: group by the item tuples themselves
+    same = (length[rep] == length[nonempty]).all() and bool(
+        (items == items[np.repeat(start[rep], length[nonempty]) + pos]).all())
+    if not same:  # a hash collision: group by the item tuples themselves
         merged: dict[tuple[int, ...], int] = {}
         flat = items.tolist()
         for r in nonempty.tolist():

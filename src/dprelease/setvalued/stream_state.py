@@ -306,7 +306,7 @@ def _prefix_from(conn: sqlite3.Connection, meta: dict[str, object]) -> PrefixStr
             support[int(item)] = float(value)
         params = meta.get("prefix_tree") or {}
         ints = lambda c: np.asarray(c, dtype=np.int64)  # noqa: E731
-        stream.tree = PrefixTree(F, stream.n_items, ints(cols[3]), ints(cols[1]), ints(cols[2]),
+        stream.tree = PrefixTree(F, stream.n_items, ints(cols[3]).reshape(-1, 1), ints(cols[1]), ints(cols[2]),
                                  np.asarray(cols[4], dtype=bool), np.stack([ints(cols[5]), ints(cols[6])], axis=1),
                                  support, float(params.get("lam", 0.0)), int(params.get("delta", 0)))
         total0 = params.get("initial_total")
@@ -318,6 +318,8 @@ def _prefix_from(conn: sqlite3.Connection, meta: dict[str, object]) -> PrefixStr
 def _save_prefix(conn: sqlite3.Connection, stream: PrefixStream, first: bool) -> None:
     t = stream.tree
     assert t is not None
+    if t.pattern.shape[1] != 1:  # the stream's F holds at most one word's ranks (incprefix.STREAM_MAX_ITEMS)
+        raise ValueError("a stream's trie patterns must fit one 62-bit word")
     if first:
         conn.executemany("INSERT INTO prefix_items VALUES (?, ?)", list(enumerate(t.F.tolist())))
         conn.executemany("INSERT INTO prefix_support VALUES (?, ?)", list(enumerate(t.noisy_support.tolist())))
@@ -326,7 +328,7 @@ def _save_prefix(conn: sqlite3.Connection, stream: PrefixStream, first: bool) ->
                                   "initial_total": stream.initial_total}),))
     conn.execute("DELETE FROM prefix_nodes")
     conn.executemany("INSERT INTO prefix_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     zip(range(t.n_nodes), t.parent.tolist(), t.level.tolist(), t.pattern.tolist(),
+                     zip(range(t.n_nodes), t.parent.tolist(), t.level.tolist(), t.pattern[:, 0].tolist(),
                          t.is_class.astype(int).tolist(), t.child[:, 0].tolist(), t.child[:, 1].tolist(),
                          stream.psum.tolist(), stream.n.tolist(), stream.inv2.tolist()))
 

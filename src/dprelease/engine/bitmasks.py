@@ -1,0 +1,115 @@
+"""Records and trie patterns as bit masks over ranked items, in as many 64-bit words as the ranks need.
+
+DiffPart-Prefix's trie is over F, the frequent items in noisy-support order: level j splits on the item of rank j.
+A record (or a trie cell's pattern) is a row of ``W = n_words(|F|)`` int64 words; rank r is bit ``r % WORD_BITS``
+of word ``r // WORD_BITS``. A word holds :data:`WORD_BITS` = 62 bits so that :func:`item_masks` can fill it as
+two exact float64 sums of 31 bits each (distinct bits: a sum is an OR) and no word uses the sign bit. With one
+word (|F| <= 62) every array here is the one int64 mask per record the trie used before, as an (n, 1) array.
+
+Order: :func:`prefix_keys` makes each row a key whose sort order is the trie's (rank 0 most significant, then
+rank 1, ...), so the records of a trie cell are one contiguous range of the sorted keys and its two children
+split that range where the next rank's bit turns on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.transactions import TransactionDB
+
+__all__ = ["WORD_BITS", "n_words", "item_masks", "bit_column", "with_bit", "low_bits", "mask_bits", "popcount",
+           "prefix_keys", "reverse_bits"]
+
+WORD_BITS = 62
+
+
+def n_words(m: int) -> int:
+    """Words per row for ranks 0..m-1 (at least one, so that an empty F still has rows of one word)."""
+    return max(1, -(-int(m) // WORD_BITS))
+
+
+def item_masks(db: TransactionDB, rank: np.ndarray, words: int | None = None) -> np.ndarray:
+    """Each record as an (n_records, words) int64 mask over ranked items: rank r is bit r % 62 of word r // 62
+    (``rank[item]`` >= 0; -1 for an unranked item). ``words`` defaults to what the largest rank needs."""
+    rank = np.asarray(rank, dtype=np.int64)
+    if words is None:
+        words = n_words(int(rank.max(initial=-1)) + 1)
+    r = rank[db.items]
+    keep = r >= 0
+    rows = db.row_ids()[keep]
+    r = r[keep]
+    masks = np.zeros((db.n_records, words), dtype=np.int64)
+    word, bit = np.divmod(r, WORD_BITS)
+    for w in range(words):
+        in_word = word == w
+        for lo in (0, 31):  # two exact float64 sums of < 2^31 each
+            sel = in_word & (bit >= lo) & (bit < lo + 31)
+            if sel.any():
+                part = np.bincount(rows[sel], weights=np.ldexp(1.0, bit[sel] - lo), minlength=db.n_records)
+                masks[:, w] |= part.astype(np.int64) << np.int64(lo)
+    return masks
+
+
+def bit_column(masks: np.ndarray, j: int) -> np.ndarray:
+    """Rank j's bit of every row (int64 0 / 1)."""
+    return (masks[:, j // WORD_BITS] >> np.int64(j % WORD_BITS)) & np.int64(1)
+
+
+def with_bit(patterns: np.ndarray, j: int | np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """A copy of ``patterns`` with rank ``j`` (one rank, or one per row) set in the rows where ``bits`` is 1."""
+    out = np.array(patterns, dtype=np.int64, copy=True)
+    j = np.broadcast_to(np.asarray(j, dtype=np.int64), (out.shape[0],))
+    word, bit = np.divmod(j, WORD_BITS)
+    out[np.arange(out.shape[0]), word] |= np.asarray(bits, dtype=np.int64) << bit
+    return out
+
+
+def low_bits(level: np.ndarray, words: int) -> np.ndarray:
+    """Per row, the mask of the ranks below ``level[i]`` (the ranks a trie cell of that level has decided)."""
+    level = np.asarray(level, dtype=np.int64)
+    below = np.clip(level[:, None] - WORD_BITS * np.arange(words, dtype=np.int64)[None, :], 0, WORD_BITS)
+    return (np.int64(1) << below) - np.int64(1)
+
+
+def mask_bits(masks: np.ndarray, m: int) -> np.ndarray:
+    """(rows, m) booleans: bit r of row i is rank r's bit."""
+    ranks = np.arange(int(m), dtype=np.int64)
+    if masks.shape[0] == 0 or m == 0:
+        return np.zeros((masks.shape[0], int(m)), dtype=bool)
+    return ((masks[:, ranks // WORD_BITS] >> (ranks % WORD_BITS)[None, :]) & 1).astype(bool)
+
+
+def popcount(masks: np.ndarray) -> np.ndarray:
+    """Set bits per row (int64)."""
+    counts: np.ndarray = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)
+    return counts
+
+
+_BYTE_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
+_KEY_CHUNK = 1 << 20  # entries per chunk of the in-place bit reversal
+
+
+def reverse_bits(values: np.ndarray) -> np.ndarray:
+    """In place: each 64-bit value with its bit r moved to bit 63 - r (returned as a uint64 view)."""
+    keys = values.view(np.uint64)
+    for lo in range(0, keys.size, _KEY_CHUNK):
+        raw = keys[lo : lo + _KEY_CHUNK].view(np.uint8)
+        raw[:] = _BYTE_REVERSED[raw]
+    keys.byteswap(inplace=True)  # bits reversed within each byte, then the bytes: the whole word reversed
+    return keys
+
+
+def prefix_keys(masks: np.ndarray) -> np.ndarray:
+    """One sort key per row, in the trie's order (rank 0 most significant). One word: the word's bits reversed,
+    as uint64 (the keys DiffPart-Prefix sorted before masks had several words). Several words: each word's bits
+    reversed, written big-endian one after the other, as one fixed-width byte string per row (numpy compares
+    them byte by byte, unsigned: the same order)."""
+    masks = np.ascontiguousarray(masks, dtype=np.int64)
+    if masks.ndim != 2:
+        raise ValueError("masks must be a (rows, words) array")
+    words = masks.shape[1]
+    rev = reverse_bits(masks.copy().reshape(-1)).reshape(masks.shape)
+    if words == 1:
+        return rev[:, 0].copy()
+    big = rev.astype(">u8")
+    return big.view(np.dtype((np.void, 8 * words))).reshape(-1)
