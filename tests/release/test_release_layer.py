@@ -154,14 +154,17 @@ def test_report_evaluation_and_release_import_only_down():
 
 def test_canonical_itemset_order_is_pythons_tuple_then_count_order(monkeypatch):
     """The canonical order of (itemset, count) pairs, computed on arrays, is Python's sort of (items tuple,
-    count), ties kept in input order: random itemsets with repeats, empty ones, negative counts, and the
-    padded table's fallback to Python tuples."""
+    count), ties kept in input order: random itemsets with repeats, empty ones, negative counts, item ids of one
+    to eight bytes, and the padded table's fallback to Python tuples."""
     from dprelease.release import setvalued as sv
 
     rng = np.random.default_rng(0)
     for trial in range(40):
         n = int(rng.integers(0, 300))
-        sets = [np.sort(rng.choice(60, size=int(rng.integers(0, 9)), replace=False)) for _ in range(n)]
+        top = (60, 255, 256, 70_000, 1 << 40)[trial % 5]  # item ids held in 1, 2, 4 and 8 bytes
+        sets = [np.unique(rng.integers(0, top, int(rng.integers(0, 9)))) for _ in range(n)]
+        if trial % 5 == 2 and sets:
+            sets[0] = np.array([255])  # id + 1 = 256: the first id that needs two bytes
         sets += [s.copy() for s in sets[: int(rng.integers(0, 6))]]
         counts = rng.integers(-3, 5, len(sets))
         keys = [tuple(s.tolist()) for s in sets]

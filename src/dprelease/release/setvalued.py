@@ -46,17 +46,23 @@ def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> n
         keys = [tuple(np.asarray(s, dtype=np.int64).tolist()) for s in itemsets]
         cl = c.tolist()
         return np.asarray(sorted(range(n), key=lambda j: (keys[j], cl[j])), dtype=np.int64)
-    # Tuples padded with -1 (below every item id: a tuple sorts before its extensions, as Python compares
-    # them) and the count as a last column; each row then becomes one byte string whose byte order is the rows'
-    # order (sign bit flipped, big-endian), and one stable sort of those strings is the lexicographic order.
-    padded = np.full((n, width + 1), -1, dtype=np.int64)
+    # Tuples padded (a tuple sorts before its extensions, as Python compares them), then the count; each row
+    # becomes one byte string whose byte order is the rows' order, and one stable sort of those strings is the
+    # lexicographic order. Items are written as id + 1 (padding 0) in the fewest big-endian bytes that hold the
+    # largest id, so the strings stay short; the count as 8 bytes, sign bit flipped.
     if width:
         flat = np.concatenate([np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets])
+        top = int(flat.max(initial=0)) + 1
+        size = next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
+        padded = np.zeros((n, width), dtype=f">u{size}")
         rows = np.repeat(np.arange(n), lengths)
-        padded[rows, np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = flat
-    padded[:, width] = c
-    ordered = (padded.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8")
-    rows_as_bytes = ordered.view(np.dtype((np.void, 8 * (width + 1)))).reshape(-1)
+        padded[rows, np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = flat + 1
+        item_bytes = padded.view(np.uint8).reshape(n, width * size)
+    else:
+        item_bytes = np.zeros((n, 0), dtype=np.uint8)
+    count_bytes = (c.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8").view(np.uint8).reshape(n, 8)
+    key = np.ascontiguousarray(np.concatenate([item_bytes, count_bytes], axis=1))
+    rows_as_bytes = key.view(np.dtype((np.void, key.shape[1]))).reshape(-1)
     return np.argsort(rows_as_bytes, kind="stable").astype(np.int64)
 
 

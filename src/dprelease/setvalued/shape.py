@@ -320,8 +320,14 @@ def _distinct_records(rows: np.ndarray, items: np.ndarray, n_rows: int) -> tuple
     Rows are grouped by one 64-bit key mixing their length and two polynomial hashes of their items, then every
     row is checked, length and item by item, against its group's first row, so the grouping is exact (a hash
     collision falls back to a dict)."""
-    order = np.lexsort((items, rows))
-    rows, items = rows[order], items[order]
+    n_items = int(items.max(initial=0)) + 1
+    if n_rows * n_items < 1 << 62:  # one int64 key per pair: a single sort instead of a two-key lexsort
+        pair = rows.astype(np.int64) * n_items + items
+        pair.sort()
+        rows, items = np.divmod(pair, n_items)
+    else:
+        order = np.lexsort((items, rows))
+        rows, items = rows[order], items[order]
     length = np.bincount(rows, minlength=n_rows)
     start = np.concatenate([[0], np.cumsum(length)])
     nonempty = np.flatnonzero(length)
