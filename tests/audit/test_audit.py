@@ -344,3 +344,29 @@ def test_tight_privtree_path_sits_at_the_threshold():
     deep = [sum("deepest pattern 6" in case.events(case.run(data, SeededNoise(s))) for s in range(300))
             for data in (case.d, case.d_prime)]
     assert deep[0] < deep[1]
+
+
+def test_tight_path_past_62_items_finds_no_violation():
+    """The 66-item tight path: its trie goes past rank 62 (records and patterns of two 62-bit words)."""
+    case = _case("diffpart-prefix", "diffpart-prefix/privtree-tight-path-past-62-items")
+    assert set(case.d.splitlines()) == {" ".join(str(i) for i in range(1, 67))}
+    res = audit_case(case, runs=2000, seed=2026, n_cases=len(cases_for("diffpart-prefix", 1.0)))
+    assert not res.violation and not res.error, res.as_json()
+
+
+@pytest.mark.slow
+def test_tight_path_past_62_items_flags_a_privtree_with_too_little_noise(monkeypatch):
+    """The same pair flags the release when PrivTree draws an eighth of the noise it charges for (its cell at
+    depth 65 then passes on D about 9 times in 10 and on D' 99 times in 100: a loss near 2.4 on that event)."""
+    import dprelease.setvalued.prefixpart as prefixpart
+    from dprelease.privacy.privtree import PrivTreeSplitter
+
+    class Quiet(PrivTreeSplitter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.lam /= 8
+
+    case = _case("diffpart-prefix", "diffpart-prefix/privtree-tight-path-past-62-items")
+    monkeypatch.setattr(prefixpart, "PrivTreeSplitter", Quiet)
+    res = audit_case(case, runs=10000, seed=2026, n_cases=len(cases_for("diffpart-prefix", 1.0)))
+    assert res.violation and res.epsilon_lower_bound > 1.0, res.as_json()

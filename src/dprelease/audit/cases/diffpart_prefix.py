@@ -130,19 +130,20 @@ def _prefix_cases(epsilon: float) -> list[AuditCase]:
     # pattern's length); the fill is off (shape share 0), since it would give the dropped item back.
     s_struct, s_sel = 0.8, 0.05
     _, d_tight = privtree_scale(s_struct * epsilon, DEFAULT_BETA)
-    n_path = 6
-    c_path = (n_path - 1) * d_tight
-    path = [list(range(n_path))] * c_path
-    cases.append(AuditCase(
-        "diffpart-prefix/privtree-tight-path", TransactionDB.from_lists(path, n_path),
-        TransactionDB.from_lists(path + [list(range(n_path))], n_path), epsilon,
-        _run(Universe.from_range(1, n_path), epsilon, structure_share=s_struct, selection_share=s_sel,
-             shape_share=0.0),
-        _deepest_events(range(max(0, c_path - 12), c_path + 14, 2)),
-        description=f"universe 1..{n_path}, structure share {s_struct}, selection {s_sel}: D = {c_path} x "
-                    f"{{1..{n_path}}} (delta = {d_tight}: the cell at depth d has biased count theta + "
-                    f"({n_path - 1} - d) delta, depth {n_path - 1} at the threshold); D' adds {{1..{n_path}}}; "
-                    "event: the deepest kept cell"))
+    # n_path = 6, and 66: past rank 62, where records and patterns take a second 62-bit word (engine/bitmasks.py)
+    for n_path, name in ((6, "privtree-tight-path"), (66, "privtree-tight-path-past-62-items")):
+        c_path = (n_path - 1) * d_tight
+        path = [list(range(n_path))] * c_path
+        cases.append(AuditCase(
+            f"diffpart-prefix/{name}", TransactionDB.from_lists(path, n_path),
+            TransactionDB.from_lists(path + [list(range(n_path))], n_path), epsilon,
+            _run(Universe.from_range(1, n_path), epsilon, structure_share=s_struct, selection_share=s_sel,
+                 shape_share=0.0, max_items=n_path),
+            _deepest_events(range(max(0, c_path - 12), c_path + 14, 2)),
+            description=f"universe 1..{n_path}, structure share {s_struct}, selection {s_sel}: D = {c_path} x "
+                        f"{{1..{n_path}}} (delta = {d_tight}: the cell at depth d has biased count theta + "
+                        f"({n_path - 1} - d) delta, depth {n_path - 1} at the threshold); D' adds {{1..{n_path}}}; "
+                        "event: the deepest kept cell"))
 
     # Contribution bounding at the selection cutoff: a 60-item record holding the cutoff item adds only
     # record_bound/60 to its weighted support (record_bound in all), however many items it has.
