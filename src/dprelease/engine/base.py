@@ -181,7 +181,7 @@ class TransactionData(ABC):
         patterns = np.asarray(patterns, dtype=np.int64)
         if patterns.ndim == 1:
             patterns = patterns[:, None]
-        order = np.argsort(bitmasks.prefix_keys(patterns), kind="stable")
+        order = np.argsort(bitmasks.row_keys(patterns), kind="stable")
         part = self.run_pass(kernels.prefix_cells, np.asarray(rank, np.int64), patterns[order], order, int(level))
         out = np.zeros(2 * patterns.shape[0], dtype=np.int64)
         np.add.at(out, part[0] * 2 + part[1], part[2])

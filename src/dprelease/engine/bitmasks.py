@@ -8,7 +8,8 @@ word (|F| <= 62) every array here is the one int64 mask per record the trie used
 
 Order: :func:`prefix_keys` makes each row a key whose sort order is the trie's (rank 0 most significant, then
 rank 1, ...), so the records of a trie cell are one contiguous range of the sorted keys and its two children
-split that range where the next rank's bit turns on.
+split that range where the next rank's bit turns on. :func:`row_keys` are cheaper keys for exact look-ups only
+(a level's cells found by their patterns).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from ..data.transactions import TransactionDB
 
 __all__ = ["WORD_BITS", "n_words", "item_masks", "bit_column", "with_bit", "low_bits", "mask_bits", "popcount",
-           "prefix_keys", "reverse_bits"]
+           "prefix_keys", "row_keys", "reverse_bits"]
 
 WORD_BITS = 62
 
@@ -113,3 +114,13 @@ def prefix_keys(masks: np.ndarray) -> np.ndarray:
         return rev[:, 0].copy()
     big = rev.astype(">u8")
     return big.view(np.dtype((np.void, 8 * words))).reshape(-1)
+
+
+def row_keys(masks: np.ndarray) -> np.ndarray:
+    """One key per row for exact look-ups (sort a table of rows by these keys, ``searchsorted`` rows in it): the
+    word itself with one word, the row's raw bytes with more. Their order is not the trie's (:func:`prefix_keys`
+    is), only consistent: equal rows have equal keys and the table and the queries are compared alike."""
+    masks = np.ascontiguousarray(masks, dtype=np.int64)
+    if masks.shape[1] == 1:
+        return masks[:, 0].copy()
+    return masks.view(np.dtype((np.void, 8 * masks.shape[1]))).reshape(-1)

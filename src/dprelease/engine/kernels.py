@@ -307,15 +307,15 @@ def bounded_pair_digits_of(cols: np.ndarray, m: np.ndarray, size: int, ell: int)
 
 def prefix_cells(db: TransactionDB, rank: np.ndarray, patterns: np.ndarray, order: np.ndarray, level: int) -> Partial:
     """DiffPart-Prefix, one level of the trie: the non-empty records whose ranks below ``level`` equal one of the
-    kept cells' ``patterns`` ((cells, words) masks, sorted by :func:`bitmasks.prefix_keys`; ``order[i]`` is
+    kept cells' ``patterns`` ((cells, words) masks, sorted by :func:`bitmasks.row_keys`; ``order[i]`` is
     pattern i's position among the cells), counted by (that position, the record's bit ``level``)."""
     nonempty = np.flatnonzero(db.lengths > 0)
     if nonempty.size == 0 or patterns.shape[0] == 0:
         return _EMPTY
     words = patterns.shape[1]
     masks = bitmasks.item_masks(db, rank, words)[nonempty]
-    keys = bitmasks.prefix_keys(masks & bitmasks.low_bits(np.full(1, level), words))
-    table = bitmasks.prefix_keys(patterns)
+    keys = bitmasks.row_keys(masks & bitmasks.low_bits(np.full(1, level), words))
+    table = bitmasks.row_keys(patterns)
     at = np.minimum(np.searchsorted(table, keys), table.size - 1)
     found = table[at] == keys
     pos = np.asarray(order, dtype=np.int64)[at[found]]
