@@ -245,7 +245,8 @@ def _register_degrees(sub: argparse._SubParsersAction) -> None:
     add_output(p)
     add_method(p, DEGREES_METHOD_NAMES,
                help_text="recommended (the default): Day et al.'s cumulative counts on geometric degree ranges "
-                         "(single degrees up to 32, then about 1/16 of their lower end wide; less noise at large "
+                         "(single degrees up to 32, then about 1/16 of their lower end wide, 1/32 above theta = "
+                         "64; less noise at large "
                          "theta, docs/rps.md); faithful: RPS (Qardaji and Li, ASIACCS 2012) on the degree domain as "
                          "the paper describes it, a noisy count per range; rps: RPS with cumulative counts at the "
                          "range ends (--summarize); hay: Hay et al.'s sorted sequence + isotonic regression (ICDM "
