@@ -72,6 +72,28 @@ def test_small_candidate_batches_give_the_same_counts(monkeypatch):
     assert SupportCounter(raw).count_flat(items, lengths).tolist() == whole.tolist()
 
 
+@pytest.mark.parametrize("dense_share", [0, 8, 10**9])  # record lists only; the default; bit columns for all
+def test_dense_queries_by_bit_columns_give_the_per_query_counts(monkeypatch, dense_share):
+    """Queries whose rarest item is frequent are counted by AND-ing packed bit columns (dense data), the others
+    by record lists; either way, and with the columns' memory bound hit midway, the counts are the reference's."""
+    import dprelease.engine.supports as counting
+    from dprelease.data.generators import dense_near_ties
+
+    raw = dense_near_ties(n_records=1_500, seed=3)  # 1,500 records: 24 words per column
+    rng = np.random.default_rng(dense_share)
+    n = raw.n_items
+    queries = [np.sort(rng.choice(n, size=int(rng.integers(2, 9)), replace=False)) for _ in range(600)]
+    queries += [np.sort(rng.choice(raw.record(r), size=min(raw.record(r).size, int(rng.integers(2, 12))),
+                                   replace=False)) for r in rng.integers(0, raw.n_records, 300).tolist()]
+    expected = ReferenceSupportCounter(raw).count_many(queries).tolist()
+    monkeypatch.setattr(counting, "_DENSE_SHARE", dense_share)
+    monkeypatch.setattr(counting, "_AND_WORDS", 100)  # a few queries per AND batch
+    assert SupportCounter(raw).count_many(queries).tolist() == expected
+    if dense_share == 8:  # columns capped below what the queries need: the record lists take over
+        monkeypatch.setattr(counting, "_COLUMN_BYTES", 24 * 8 * 5)
+        assert SupportCounter(raw).count_many(queries).tolist() == expected
+
+
 @pytest.mark.parametrize("n_items", [17, 500])
 def test_evaluate_counting_numbers_unchanged(n_items):
     raw = kosarak_like(4_000, n_items, 5.0, seed=7)

@@ -21,6 +21,13 @@ __all__ = ["SupportCounter", "itemset_supports", "bit_columns", "and_supports", 
 _ZETA_MAX_ITEMS = 24
 _MAX_CANDIDATES = 1 << 21  # (query, record) pairs held at once while intersecting
 _QUERY_BATCH = 1 << 18  # query items sorted at once
+# Dense queries: a query whose rarest item's support times _DENSE_SHARE passes the words of a bit column (the
+# records / 64) is counted by AND-ing packed bit columns (one word op per 64 records and item) rather than by
+# filtering its rarest item's record list (a binary search per candidate and item); the columns are built for
+# the items such queries hold, up to _COLUMN_BYTES of them (past that, the record lists as before).
+_DENSE_SHARE = 8
+_COLUMN_BYTES = 1 << 28
+_AND_WORDS = 1 << 22  # words AND-ed at once (32 MB)
 
 
 def _item_lists(db: TransactionDB, supports: np.ndarray, listed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,6 +143,10 @@ class SupportCounter:
             self._listed = np.zeros(db.n_items, dtype=bool)
             self._tid_start = np.zeros(db.n_items + 1, dtype=np.int64)
             self._tids = np.zeros(0, dtype=np.int32)
+            # packed bit columns of the items of dense queries, built on demand (_dense_counts)
+            self._words = -(-db.n_records // 64)
+            self._column_of = np.full(db.n_items, -1, dtype=np.int64)
+            self._columns = np.zeros((0, self._words), dtype=np.uint64)
 
     def prepare(self, queries: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Build, in one pass, the record lists that the query batches ``queries`` (each: items cut into runs
@@ -279,6 +290,9 @@ class SupportCounter:
         rarest[nonempty] = supports[start[nonempty]]
         out[lengths == 1] = rarest[lengths == 1]
         work = np.flatnonzero((lengths >= 2) & (rarest > 0))
+        dense = work[rarest[work] * _DENSE_SHARE > self._words]
+        if dense.size and self._dense_counts(dense, items, lengths, start, out):
+            work = work[rarest[work] * _DENSE_SHARE <= self._words]
         self._need_lists(items[start[work]])
         # batches of queries whose candidate lists together stay below _MAX_CANDIDATES
         edges = np.searchsorted(np.cumsum(rarest[work]), np.arange(_MAX_CANDIDATES, int(rarest[work].sum()) + 1,
@@ -304,6 +318,33 @@ class SupportCounter:
                 cand_q, cand_row = cand_q[hit], cand_row[hit]
                 k += 1
         return out
+
+    def _dense_counts(self, queries: np.ndarray, items: np.ndarray, lengths: np.ndarray, start: np.ndarray,
+                      out: np.ndarray) -> bool:
+        """Supports of ``queries`` (their items at ``items[start[q] : start[q] + lengths[q]]``) into ``out`` by
+        AND-ing the items' packed bit columns and counting the bits; False (nothing done) when their columns
+        would pass _COLUMN_BYTES."""
+        flat = items[np.repeat(start[queries], lengths[queries])
+                     + (np.arange(int(lengths[queries].sum()))
+                        - np.repeat(np.cumsum(lengths[queries]) - lengths[queries], lengths[queries]))]
+        need = np.unique(flat)
+        missing = need[self._column_of[need] < 0]
+        if (self._columns.shape[0] + missing.size) * self._words * 8 > _COLUMN_BYTES:
+            return False
+        if missing.size:
+            cols, _ = bit_columns(self._db, missing)
+            self._column_of[missing] = self._columns.shape[0] + np.arange(missing.size)
+            self._columns = np.concatenate([self._columns, cols])
+        rows = max(1, _AND_WORDS // max(self._words, 1))
+        for L in np.unique(lengths[queries]).tolist():
+            group = queries[lengths[queries] == L]
+            for lo in range(0, group.size, rows):
+                q = group[lo : lo + rows]
+                acc = self._columns[self._column_of[items[start[q]]]]
+                for k in range(1, L):
+                    acc &= self._columns[self._column_of[items[start[q] + k]]]
+                out[q] = np.bitwise_count(acc).sum(axis=1, dtype=np.int64)
+        return True
 
 
 def project(db: TransactionDB, items: np.ndarray, min_items: int = 1) -> TransactionDB:
