@@ -14,6 +14,8 @@ split that range where the next rank's bit turns on. :func:`row_keys` are cheape
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..data.transactions import TransactionDB
@@ -100,20 +102,23 @@ def reverse_bits(values: np.ndarray) -> np.ndarray:
     return keys
 
 
-def prefix_keys(masks: np.ndarray) -> np.ndarray:
+def prefix_keys(masks: np.ndarray, *, inplace: bool = False) -> np.ndarray:
     """One sort key per row, in the trie's order (rank 0 most significant). One word: the word's bits reversed,
     as uint64 (the keys DiffPart-Prefix sorted before masks had several words). Several words: each word's bits
-    reversed, written big-endian one after the other, as one fixed-width byte string per row (numpy compares
-    them byte by byte, unsigned: the same order)."""
-    masks = np.ascontiguousarray(masks, dtype=np.int64)
+    reversed and its bytes big-endian, the row's words one after the other, as one fixed-width byte string per
+    row (numpy compares them byte by byte, unsigned: the same order). ``inplace``: ``masks`` (C-contiguous int64)
+    becomes the keys' storage, so no copy of the masks is made."""
     if masks.ndim != 2:
         raise ValueError("masks must be a (rows, words) array")
+    if not (inplace and masks.dtype == np.int64 and masks.flags.c_contiguous):
+        masks = np.array(masks, dtype=np.int64, order="C")
     words = masks.shape[1]
-    rev = reverse_bits(masks.copy().reshape(-1)).reshape(masks.shape)
+    rev = reverse_bits(masks.reshape(-1))
     if words == 1:
-        return rev[:, 0].copy()
-    big = rev.astype(">u8")
-    return big.view(np.dtype((np.void, 8 * words))).reshape(-1)
+        return rev
+    if sys.byteorder == "little":
+        rev.byteswap(inplace=True)  # each word's bytes most significant first
+    return masks.view(np.dtype((np.void, 8 * words))).reshape(-1)
 
 
 def row_keys(masks: np.ndarray) -> np.ndarray:

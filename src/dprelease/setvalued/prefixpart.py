@@ -492,8 +492,7 @@ def prefix_sort_keys(db: TransactionDB, rank: np.ndarray, words: int) -> np.ndar
     for block in local_engine.record_views(db, local_engine.PASS_ROWS):
         masks[lo : lo + block.n_records] = bitmasks.item_masks(block, rank, words)
         lo += block.n_records
-    keys = bitmasks.prefix_keys(masks)
-    del masks
+    keys = bitmasks.prefix_keys(masks, inplace=True)  # the masks' memory holds the keys
     keys.sort()
     return keys
 
