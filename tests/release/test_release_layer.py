@@ -155,7 +155,7 @@ def test_report_evaluation_and_release_import_only_down():
 def test_canonical_itemset_order_is_pythons_tuple_then_count_order(monkeypatch):
     """The canonical order of (itemset, count) pairs, computed on arrays, is Python's sort of (items tuple,
     count), ties kept in input order: random itemsets with repeats, empty ones, negative counts, item ids of one
-    to eight bytes, and the padded table's fallback to Python tuples."""
+    to eight bytes, and windows of one to sixteen items per pass."""
     from dprelease.release import setvalued as sv
 
     rng = np.random.default_rng(0)
@@ -169,10 +169,7 @@ def test_canonical_itemset_order_is_pythons_tuple_then_count_order(monkeypatch):
         counts = rng.integers(-3, 5, len(sets))
         keys = [tuple(s.tolist()) for s in sets]
         want = sorted(range(len(sets)), key=lambda j: (keys[j], int(counts[j])))
-        if trial % 4 == 0:
-            monkeypatch.setattr(sv, "_PADDED_CELLS", 0)  # the Python-tuple path
-        else:
-            monkeypatch.setattr(sv, "_PADDED_CELLS", 1 << 26)
+        monkeypatch.setattr(sv, "_WINDOW", (1, 2, 3, 16)[trial % 4])  # one to many passes
         assert sv.canonical_itemset_order(sets, counts).tolist() == want
     unsorted = [np.array([5, 2, 9]), np.array([1]), np.array([3, 3 + 1])]
     assert [s.tolist() for s in sv._sorted_itemsets(unsorted)] == [[2, 5, 9], [1], [3, 4]]

@@ -33,40 +33,77 @@ _CANONICAL_ORDER = True
 
 
 def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
-    """The canonical order of (itemset, count) pairs: by the sorted item-id tuple, then by count.
+    """The canonical order of (itemset, count) pairs: by the sorted item-id tuple, then by count (ties kept in
+    input order: Python's stable sort of (tuple, count)).
 
     A function of the released values only, so the order of a release reveals nothing the values do not
     (in particular not which cells were real and which were test-and-generated, DiffPart Procedure 1).
     """
     c = np.asarray(counts, dtype=np.int64)
     n = len(itemsets)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
     lengths = np.fromiter((len(s) for s in itemsets), dtype=np.int64, count=n)
-    width = int(lengths.max()) if n else 0
-    if n == 0 or n * width > _PADDED_CELLS:
-        keys = [tuple(np.asarray(s, dtype=np.int64).tolist()) for s in itemsets]
-        cl = c.tolist()
-        return np.asarray(sorted(range(n), key=lambda j: (keys[j], cl[j])), dtype=np.int64)
-    # Tuples padded (a tuple sorts before its extensions, as Python compares them), then the count; each row
-    # becomes one byte string whose byte order is the rows' order, and one stable sort of those strings is the
-    # lexicographic order. Items are written as id + 1 (padding 0) in the fewest big-endian bytes that hold the
-    # largest id, so the strings stay short; the count as 8 bytes, sign bit flipped.
-    if width:
-        flat = np.concatenate([np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets])
-        top = int(flat.max(initial=0)) + 1
-        size = next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
-        padded = np.zeros((n, width), dtype=f">u{size}")
-        rows = np.repeat(np.arange(n), lengths)
-        padded[rows, np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = flat + 1
-        item_bytes = padded.view(np.uint8).reshape(n, width * size)
-    else:
-        item_bytes = np.zeros((n, 0), dtype=np.uint8)
-    count_bytes = (c.view(np.uint64) ^ np.uint64(1 << 63)).astype(">u8").view(np.uint8).reshape(n, 8)
-    key = np.ascontiguousarray(np.concatenate([item_bytes, count_bytes], axis=1))
-    rows_as_bytes = key.view(np.dtype((np.void, key.shape[1]))).reshape(-1)
-    return np.argsort(rows_as_bytes, kind="stable").astype(np.int64)
+    flat = (np.concatenate([np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets]) if lengths.sum()
+            else np.zeros(0, dtype=np.int64))
+    return _lexicographic_order(flat, lengths, c)
 
 
-_PADDED_CELLS = 1 << 26  # canonical_itemset_order: itemsets x longest length held as one padded int64 table
+_WINDOW = 16  # canonical order: items compared per pass
+
+
+def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Rows (``flat`` cut into runs of ``lengths``) ordered as Python orders (tuple, count), stably.
+
+    Pass by pass over windows of :data:`_WINDOW` positions: each window of a row becomes one byte string (item
+    id + 1 in the fewest big-endian bytes that hold the largest id, 0 past the row's end, so a tuple sorts
+    before its extensions), and the rows still tied after the earlier windows are sorted by it, a stable sort
+    inside each tied run. Runs that stay tied go on to the next window only while their rows go on; rows tied to
+    the end are the same itemset and are ordered by count. Most rows part in the first window, so the later
+    passes touch few rows, and no table of the longest row's width is made."""
+    n = lengths.size
+    start = np.cumsum(lengths) - lengths
+    top = int(flat.max(initial=0)) + 1
+    size = next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
+    order = np.arange(n, dtype=np.int64)
+    seg_lo, seg_hi = np.zeros(1, dtype=np.int64), np.full(1, n, dtype=np.int64)  # tied runs of ``order``
+    same_lo: list[np.ndarray] = []  # runs of identical itemsets
+    same_hi: list[np.ndarray] = []
+    k = 0
+    while seg_lo.size:
+        sizes = seg_hi - seg_lo
+        pos = np.repeat(seg_lo, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+        rows = order[pos]
+        seg = np.repeat(np.arange(seg_lo.size), sizes)
+        w = max(1, min(_WINDOW, int(lengths[rows].max()) - k))
+        cols = k + np.arange(w)
+        inside = cols[None, :] < lengths[rows][:, None]
+        window = np.zeros((rows.size, w), dtype=f">u{size}")
+        window[inside] = flat[(start[rows][:, None] + cols[None, :])[inside]] + 1
+        keys = np.ascontiguousarray(window).view(np.dtype((np.void, w * size))).reshape(-1)
+        by_key = np.argsort(keys, kind="stable")
+        perm = by_key[np.argsort(seg[by_key], kind="stable")]  # by run, then by key, stably
+        order[pos] = rows[perm]
+        sk, ss = keys[perm], seg[perm]
+        head = np.ones(perm.size, dtype=bool)
+        head[1:] = (sk[1:] != sk[:-1]) | (ss[1:] != ss[:-1])
+        run_lo = np.flatnonzero(head)
+        run_hi = np.append(run_lo[1:], perm.size)
+        longest = np.maximum.reduceat(lengths[rows[perm]], run_lo)
+        tied = run_hi - run_lo > 1
+        run_lo, run_hi = run_lo[tied], run_hi[tied]
+        more = longest[tied] > k + w  # a row goes on past the window: compare on (a row that ended pads with 0)
+        same_lo.append(pos[run_lo[~more]])
+        same_hi.append(pos[run_hi[~more] - 1] + 1)
+        seg_lo, seg_hi = pos[run_lo[more]], pos[run_hi[more] - 1] + 1
+        k += w
+    lo, hi = np.concatenate(same_lo), np.concatenate(same_hi)
+    if lo.size:  # identical itemsets: by count, stably
+        sizes = hi - lo
+        pos = np.repeat(lo, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+        rows = order[pos]
+        order[pos] = rows[np.lexsort((counts[rows], np.repeat(np.arange(lo.size), sizes)))]
+    return order
 
 
 def _sorted_itemsets(itemsets: list[np.ndarray]) -> list[np.ndarray]:
