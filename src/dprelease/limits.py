@@ -32,7 +32,7 @@ __all__ = [
     "check", "check_universe", "basic_estimate", "diffpart_estimate", "diffgen_max_leaves", "diffgen_estimate",
     "generate_estimate", "TOPK_BYTES_PER_ITEMSET", "QUERY_BYTES", "RUN_ROW_BYTES", "topk_estimate", "check_topk",
     "check_queries", "check_runs", "diffpart_range_notes", "prefix_range_notes", "privbasis_range_notes",
-    "diffgen_range_notes", "diffgen_max_specializations", "PRIVBASIS_USEFUL_K",
+    "diffgen_range_notes", "diffgen_max_specializations", "PRIVBASIS_USEFUL_K", "FILL_BYTES_PER_ITEM",
 ]
 
 DEFAULT_MAX_OUTPUT_RECORDS = 5_000_000  # about 5 x MSNBC's 989,818 records; ~100 MB of text
@@ -40,6 +40,9 @@ DEFAULT_MAX_MEMORY = 4 * 2**30  # 4 GiB
 UNIVERSE_BYTES_PER_ITEM = 120  # a label string, its tuple slot and the int64 label (measured: ~114)
 TAXONOMY_BYTES_PER_ITEM = 160  # DiffPart's context-free taxonomy arrays, built from Python lists (measured: ~150)
 _RELEASED_CELL_BYTES = 160  # one released itemset held in memory: a small numpy array plus list slots
+# DiffPart-Prefix's fill (setvalued/shape.py): memory per item of the filled records, its draws, their keys and
+# the release's flat arrays (measured: ~45-58 bytes per item on 1M kosarak-like records of 7.4 items)
+FILL_BYTES_PER_ITEM = 64
 _PARTITION_BYTES = 200  # one queued DiffPart partition (dataclass, tuple cut, empty rows array)
 
 

@@ -315,3 +315,24 @@ def test_stream_parallel_audit_finds_no_violation():
 
     res = run_audit("stream-parallel", epsilon=1.0, runs=2000, seed=7)
     assert res.cases and not any(c.violation or c.error for c in res.cases), res.as_json()
+
+
+def test_the_fill_falls_back_to_bare_records_past_the_memory_limit():
+    """auto: the fill's memory (noisy records x noisy mean length x FILL_BYTES_PER_ITEM) over --max-memory
+    releases the bare records, as the density rule does, and says why; an explicit shape share is refused."""
+    from dprelease import limits
+
+    rng = np.random.default_rng(2)
+    records = [sorted(rng.choice(3000, size=int(rng.integers(1, 12)), replace=False).tolist()) for _ in range(3000)]
+    db = TransactionDB.from_lists(records, 3000)
+    u = Universe.from_range(1, 3000)
+    filled = prefix_diffpart(db, u, 1.0, noise=SeededNoise(4))
+    assert filled.manifest["release"]["shape"]["filled"] is True
+    with limits.limits_set(max_memory=64 * 1000):  # below the ~3,000 x 6 items x 64 bytes the fill needs
+        bare = prefix_diffpart(db, u, 1.0, noise=SeededNoise(4))
+        shape = bare.manifest["release"]["shape"]
+        assert shape["filled"] is False and "over the limit" in shape["memory"]
+        assert any("raise --max-memory" in note for note in bare.manifest.get("notes", []))
+        assert max(len(s) for s in bare.itemsets) < max(len(s) for s in filled.itemsets)
+        with pytest.raises(limits.WorkLimitError, match="the fill"):
+            prefix_diffpart(db, u, 1.0, noise=SeededNoise(4), shape_share=0.1)

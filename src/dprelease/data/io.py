@@ -12,7 +12,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -20,7 +20,7 @@ from typing import IO
 import numpy as np
 
 from .fimi import read_fimi
-from .transactions import TransactionDB
+from .transactions import ItemsetRows, TransactionDB
 from .universe import Universe
 
 __all__ = [
@@ -287,14 +287,70 @@ def _labels_array(universe: Universe) -> list[str]:
     return list(universe.labels)
 
 
-def write_weighted_itemsets(handle: IO[str], itemsets: list[np.ndarray], counts: np.ndarray, universe: Universe) -> None:
+_WRITE_BYTES = 1 << 22  # write_weighted_itemsets on ItemsetRows: text built per chunk (4 MB; its index arrays 8x)
+
+
+def write_weighted_itemsets(handle: IO[str], itemsets: Sequence[np.ndarray], counts: np.ndarray,
+                            universe: Universe) -> None:
     """Write ``counts[j]`` lines holding itemset j (item labels separated by one space)."""
+    if isinstance(itemsets, ItemsetRows):
+        _write_rows(handle, itemsets, np.asarray(counts, dtype=np.int64), universe)
+        return
     labels = _labels_array(universe)
     for items, count in zip(itemsets, np.asarray(counts).tolist()):
         if count <= 0:
             continue
         line = " ".join(labels[i] for i in np.asarray(items).tolist()) + "\n"
         handle.write(line * int(count))
+
+
+def _write_rows(handle: IO[str], rows: ItemsetRows, counts: np.ndarray, universe: Universe) -> None:
+    """:func:`write_weighted_itemsets` of itemsets held as one flat array: the same text, built with array
+    operations a chunk of itemsets at a time (each used label encoded once, each distinct line gathered from
+    the labels' bytes, then repeated by its count), so no Python object is made per itemset or line."""
+    counts = np.maximum(counts, 0)
+    lengths = rows.lengths
+    present = np.zeros(universe.size, dtype=bool)
+    present[rows.flat] = True
+    used = np.flatnonzero(present)
+    encoded = [universe.labels[i].encode("utf-8") for i in used.tolist()]
+    label_len = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
+    label_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    label_start = np.cumsum(label_len) - label_len
+    slot = np.zeros(universe.size, dtype=np.int32)
+    slot[used] = np.arange(used.size, dtype=np.int32)
+    # each line: its labels, one separator after each (a space, or the newline); an empty itemset is "\n"
+    line_len = lengths.copy()
+    full = np.flatnonzero(lengths)
+    if full.size:
+        line_len[full] += np.add.reduceat(label_len[slot[rows.flat]], rows.offsets[full])
+    line_len[lengths == 0] = 1
+    lo, n = 0, lengths.size
+    while lo < n:
+        hi = lo + max(1, int(np.searchsorted(np.cumsum(line_len[lo:] * counts[lo:]), _WRITE_BYTES, side="right")))
+        a, b = int(rows.offsets[lo]), int(rows.offsets[hi])
+        size = line_len[lo:hi]
+        line_start = np.cumsum(size) - size
+        text = np.full(int(size.sum()), ord("\n"), dtype=np.uint8)  # empty lines stay a newline
+        tok = slot[rows.flat[a:b]]
+        tl = label_len[tok]
+        cum = np.zeros(b - a + 1, dtype=np.int64)  # each token's first byte among the chunk's tokens
+        np.cumsum(tl + 1, out=cum[1:])
+        own = np.repeat(np.arange(hi - lo), lengths[lo:hi])
+        tok_pos = line_start[own] + (cum[:-1] - cum[rows.offsets[lo:hi] - a][own])  # each label's first byte
+        byte_tok = np.repeat(np.arange(b - a), tl)
+        byte_off = np.arange(int(tl.sum())) - np.repeat(np.cumsum(tl) - tl, tl)
+        text[tok_pos[byte_tok] + byte_off] = label_bytes[label_start[tok][byte_tok] + byte_off]
+        last = np.zeros(b - a, dtype=bool)  # a set's last label ends its line (the newline already there)
+        ends = rows.offsets[lo + 1 : hi + 1] - a - 1
+        last[ends[lengths[lo:hi] > 0]] = True
+        text[(tok_pos + tl)[~last]] = ord(" ")
+        reps = np.repeat(np.arange(hi - lo), counts[lo:hi])
+        out_len = size[reps]
+        idx = np.repeat(line_start[reps], out_len) + (np.arange(int(out_len.sum()))
+                                                      - np.repeat(np.cumsum(out_len) - out_len, out_len))
+        handle.write(text[idx].tobytes().decode("utf-8"))
+        lo = hi
 
 
 def write_transactions(handle: IO[str], db: TransactionDB, universe: Universe) -> None:

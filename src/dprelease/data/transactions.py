@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
-__all__ = ["TransactionDB", "CSRBuilder", "GrowableArray", "canonical_records"]
+__all__ = ["TransactionDB", "CSRBuilder", "GrowableArray", "canonical_records", "ItemsetRows"]
 
 _BLOCK_ENTRIES = 1 << 20  # items per block where a pass would otherwise copy all items to int64
 
@@ -133,9 +135,19 @@ class TransactionDB:
         return cls(offsets, items, n_items)
 
     @classmethod
-    def from_weighted_itemsets(cls, itemsets: list[np.ndarray], weights: np.ndarray, n_items: int) -> "TransactionDB":
+    def from_weighted_itemsets(cls, itemsets: Sequence[np.ndarray], weights: np.ndarray, n_items: int
+                               ) -> "TransactionDB":
         """Expand (itemset, multiplicity) pairs into records: ``weights[j]`` copies of ``itemsets[j]``."""
         weights = np.asarray(weights, dtype=np.int64)
+        if isinstance(itemsets, ItemsetRows):  # one flat array already: no object per itemset
+            lengths = np.diff(itemsets.offsets)
+            w = np.where(lengths > 0, np.maximum(weights, 0), 0)
+            rec_lens = np.repeat(lengths, w)
+            offsets = np.zeros(rec_lens.size + 1, dtype=np.int64)
+            np.cumsum(rec_lens, out=offsets[1:])
+            idx = (np.repeat(np.repeat(itemsets.offsets[:-1], w), rec_lens)
+                   + np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], rec_lens))
+            return cls(offsets, itemsets.flat[idx].astype(np.int32), n_items)
         keep = [j for j in range(len(itemsets)) if weights[j] > 0 and len(itemsets[j]) > 0]
         if not keep:
             return cls(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), n_items)
@@ -272,3 +284,49 @@ class CSRBuilder:
         offsets = self._offsets.finish()
         items = self.items.finish(dtype=np.int32)
         return TransactionDB(offsets, items, int(n_items))
+
+
+class ItemsetRows(Sequence[np.ndarray]):
+    """Itemsets held as one flat array cut by ``offsets`` (CSR): itemset i is ``flat[offsets[i]:offsets[i + 1]]``.
+
+    A sequence of int64 arrays like a list of them (indexing gives a view, iteration one view at a time), for
+    releases of about N distinct records, where one Python object per itemset would cost more than the data;
+    the release layer and the writer work on ``flat`` and ``offsets`` directly."""
+
+    __slots__ = ("flat", "offsets")
+
+    def __init__(self, flat: np.ndarray, offsets: np.ndarray):
+        self.flat = np.asarray(flat)  # int32 or int64 item ids, as given (no copy)
+        if self.flat.dtype.kind not in "iu":
+            self.flat = self.flat.astype(np.int64)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        if self.offsets.ndim != 1 or self.offsets.size < 1 or self.offsets[0] != 0 \
+                or self.offsets[-1] != self.flat.size:
+            raise ValueError("offsets must run from 0 to the number of items")
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def __len__(self) -> int:
+        return int(self.offsets.size - 1)
+
+    @overload
+    def __getitem__(self, i: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, i: int | slice) -> np.ndarray | list[np.ndarray]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        j = int(i) + n if int(i) < 0 else int(i)
+        if not 0 <= j < n:
+            raise IndexError("itemset index out of range")
+        return self.flat[int(self.offsets[j]) : int(self.offsets[j + 1])]
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        bounds = self.offsets.tolist()
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            yield self.flat[a:b]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, IO, Any, ClassVar
 
 import numpy as np
 
+from ..data.transactions import ItemsetRows
 from ..privacy.uncertainty import Estimate, Intervals, count_intervals
 from .base import Written, check_kind
 from .files import Manifest, read_manifest, write_with_manifest
@@ -126,6 +127,32 @@ def _sorted_itemsets(itemsets: list[np.ndarray]) -> list[np.ndarray]:
     return sets
 
 
+def _sorted_rows(rows: ItemsetRows) -> ItemsetRows:
+    """``rows`` with each itemset's items ascending (the rows already ascending are checked at once)."""
+    flat = rows.flat
+    if flat.size < 2:
+        return rows
+    down = np.flatnonzero(flat[1:] <= flat[:-1]) + 1
+    inside = down[~np.isin(down, rows.offsets[:-1])]
+    if inside.size == 0:
+        return rows
+    flat = flat.copy()
+    for j in np.unique(np.searchsorted(rows.offsets[:-1], inside, side="right") - 1).tolist():
+        a, b = int(rows.offsets[j]), int(rows.offsets[j + 1])
+        flat[a:b] = np.sort(flat[a:b])
+    return ItemsetRows(flat, rows.offsets)
+
+
+def _taken_rows(rows: ItemsetRows, order: np.ndarray) -> ItemsetRows:
+    """The itemsets of ``rows`` in ``order`` (one gather)."""
+    lengths = rows.lengths[order]
+    offsets = np.zeros(order.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    idx = np.repeat(rows.offsets[:-1][order], lengths) + (np.arange(int(offsets[-1]), dtype=np.int64)
+                                                          - np.repeat(offsets[:-1], lengths))
+    return ItemsetRows(rows.flat[idx], offsets)
+
+
 @dataclass(frozen=True, eq=False)
 class SetValuedRelease:
     """A sanitized set-valued dataset: ``counts[j]`` copies of ``itemsets[j]`` (item ids).
@@ -136,7 +163,7 @@ class SetValuedRelease:
 
     kind: ClassVar[str] = "setvalued"
 
-    itemsets: list[np.ndarray]
+    itemsets: list[np.ndarray] | ItemsetRows  # ItemsetRows: one flat array (releases of about N distinct records)
     counts: np.ndarray
     universe: Universe
     manifest: Manifest = field(default_factory=dict)
@@ -156,9 +183,14 @@ class SetValuedRelease:
             raise ValueError("pair_sd and pair_half go together, one value per itemset")
         if not _CANONICAL_ORDER:
             return
-        sets = _sorted_itemsets(self.itemsets)
-        order = canonical_itemset_order(sets, counts)
-        object.__setattr__(self, "itemsets", [sets[j] for j in order.tolist()])
+        if isinstance(self.itemsets, ItemsetRows):  # one flat array: sorted and ordered without a list
+            rows = _sorted_rows(self.itemsets)
+            order = _lexicographic_order(rows.flat, rows.lengths, counts)
+            object.__setattr__(self, "itemsets", _taken_rows(rows, order))
+        else:
+            sets = _sorted_itemsets(self.itemsets)
+            order = canonical_itemset_order(sets, counts)
+            object.__setattr__(self, "itemsets", [sets[j] for j in order.tolist()])
         object.__setattr__(self, "counts", counts[order])
         if per_pair:
             object.__setattr__(self, "pair_sd", np.asarray(self.pair_sd, dtype=np.float64)[order])

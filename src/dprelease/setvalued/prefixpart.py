@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.transactions import TransactionDB
+from ..data.transactions import ItemsetRows, TransactionDB
 from ..data.universe import Universe
 from ..engine.base import TransactionData
 from ..engine import bitmasks
@@ -233,6 +233,8 @@ def prefix_diffpart(
         cutoff = (record_bound / eps_order) * math.log(n / (2.0 * selection_false)) if n > max_items else 0.0
         if bins is None:
             bins = _length_bins(db, n, eps_lengths, scope=scope, noise=noise)
+            limits.check("diffpart-prefix: the fill", memory=_fill_memory(bins, n, eps_lengths),
+                         why="noisy records x noisy mean length; --shape-share 0 releases the bare records")
         shaped = _shaped(db, tree, total, merge_at, bins, eps_lengths, eps_hidden, record_bound=record_bound,
                          cutoff=cutoff, scope=scope, noise=noise)
     if auto:
@@ -280,6 +282,8 @@ def prefix_diffpart(
         default_structure, default_shape = structure_share, applied_share
     add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share, DEFAULT_SELECTION_SHARE,
                                                   default_structure, applied_share, default_shape))
+    if "memory" in shape_info:  # the fill was wanted but would not fit --max-memory (a noisy estimate)
+        add_notes(manifest, [f"diffpart-prefix: {shape_info['memory']}; raise --max-memory to fill the records"])
     manifest["uncertainty"] = manifest_section(  # public: the count budget's scale
         accounts_for="the discrete Laplace noise of each released class count (a cell merged from several classes "
                      "carries more)",
@@ -329,13 +333,27 @@ def _fill_decision(bins: np.ndarray, n_items: int, eps_lengths: float) -> tuple[
     mean = float((dist * np.arange(dist.size)).sum() / mass) if mass > 0 else 0.0
     density = mean / n_items
     fill = mass > 0 and density**2 <= FILL_PAIR_SHARE
-    return fill, {"noisy_mean_length": round(mean, 3), "density": density,
-                  "rule": f"fill iff (noisy mean length / |I|)^2 <= {FILL_PAIR_SHARE}"}
+    info: dict[str, object] = {"noisy_mean_length": round(mean, 3), "density": density,
+                               "rule": f"fill iff (noisy mean length / |I|)^2 <= {FILL_PAIR_SHARE} and the fill's "
+                                       "memory (noisy records x noisy mean length) fits --max-memory"}
+    need = _fill_memory(bins, n_items, eps_lengths)
+    if fill and need > limits.current().max_memory:
+        fill = False
+        info["memory"] = (f"the fill would need about {limits.format_size(need)}, over the limit of "
+                          f"{limits.format_size(limits.current().max_memory)}: the bare records are released")
+    return fill, info
+
+
+def _fill_memory(bins: np.ndarray, n_items: int, eps_lengths: float) -> float:
+    """The fill's memory, estimated from the noisy length histogram (post-processing): records x mean length x
+    ``limits.FILL_BYTES_PER_ITEM``."""
+    dist = length_distribution(bins, length_edges(n_items), eps_lengths)
+    return float(limits.FILL_BYTES_PER_ITEM * (dist * np.arange(dist.size)).sum())
 
 
 def _shaped(db: TransactionData | TransactionDB, tree: "PrefixTree", total: np.ndarray, merge_at: int,
             bins: np.ndarray, eps_lengths: float, eps_hidden: float, *, record_bound: int, cutoff: float,
-            scope: BudgetScope, noise: NoiseSource) -> tuple[list[np.ndarray], np.ndarray] | None:
+            scope: BudgetScope, noise: NoiseSource) -> tuple[ItemsetRows, np.ndarray] | None:
     """Step 4: given the noisy length ``bins`` (:func:`_length_bins` at ``eps_lengths``), for the public trie,
     each frequent item's support among the records whose class drops it (Laplace at ``eps_hidden``, sensitivity
     ``record_bound``: a record's h such items get min(1, record_bound/h) each). Then the generalized records are

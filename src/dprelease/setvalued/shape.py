@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from ..data.transactions import ItemsetRows
 from ..engine import bitmasks
 from ..privacy import BudgetScope, NoiseSource, noisy_counts
 
@@ -240,7 +241,9 @@ def fill_records(levels: np.ndarray, need: np.ndarray, weight: np.ndarray, rank:
     ``deficit`` still open; deepest levels first, each drawn item's deficit reduced by the record's ``weight``."""
     n_items = deficit.size
     deficit = deficit.astype(np.float64).copy()
-    out_r, out_i = [], []
+    small = np.int32 if max(levels.size, n_items) < 2**31 else np.int64
+    out_r: list[np.ndarray] = []
+    out_i: list[np.ndarray] = []
     for g in np.unique(levels)[::-1].tolist():
         recs = np.flatnonzero((levels == g) & (need > 0))
         if recs.size == 0:
@@ -254,9 +257,9 @@ def fill_records(levels: np.ndarray, need: np.ndarray, weight: np.ndarray, rank:
         w = np.where(allowed, w + 1e-6 * max(float(w.max()), 1.0), 0.0)
         want = np.minimum(need[recs], n_allowed)
         r, i = _draw_distinct(want, w, n_items, noise)
-        out_r.append(recs[r])
-        out_i.append(i)
         used = np.where(raw_unit[i], 1.0, weight[recs[r]])
+        out_r.append(recs[r].astype(small))  # the parts held until the end: in the smallest dtype that fits
+        out_i.append(i.astype(small))
         deficit = np.maximum(deficit - np.bincount(i, weights=used, minlength=n_items), 0.0)
     if not out_r:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -266,7 +269,7 @@ def fill_records(levels: np.ndarray, need: np.ndarray, weight: np.ndarray, rank:
 def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray, F: np.ndarray,
                    noisy_support: np.ndarray, noisy_bins: np.ndarray, edges: np.ndarray, eps_lengths: float, *,
                    record_bound: int, cutoff: float, noise: NoiseSource, hidden_f: np.ndarray | None = None
-                   ) -> tuple[list[np.ndarray], np.ndarray] | None:
+                   ) -> tuple[ItemsetRows, np.ndarray] | None:
     """Post-processing of the released classes (``patterns``: (classes, words) bit masks over ``F``, noisy ``counts`` > 0, the
     ``levels`` they stopped at), the noisy length bins and the noisy weighted item supports: the filled
     records as distinct itemsets and their multiplicities (canonical order is left to the release), or None
@@ -300,46 +303,46 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
     rank = np.full(n_items, -1, dtype=np.int64)
     rank[F] = np.arange(m)
     rec, item = fill_records(levels[node], np.maximum(target - rk, 0), weight, rank, deficit, noise, raw_unit)
-    # every record: its pattern's items plus its drawn ones; identical records merged
+    del target, weight, order
+    # every record: its pattern's items plus its drawn ones, as one int64 key per (record, item); identical
+    # records merged. The parts are freed as the keys are made (the fill's largest arrays).
+    if node.size * n_items >= 2**63:
+        raise ValueError("too many records times items for one int64 key per (record, item)")
+    pair = np.empty(int(rk.sum()) + rec.size, dtype=np.int64)
+    pair[rk.sum():] = rec.astype(np.int64) * n_items + item
+    del rec, item
     pat_rows = np.repeat(np.arange(node.size, dtype=np.int64), rk)
     starts = np.concatenate([[0], np.cumsum(k)])[node]
     offs = np.arange(pat_rows.size) - np.repeat(np.cumsum(rk) - rk, rk)
-    flat_items = F[rank_of[np.repeat(starts, rk) + offs]]
-    rows = np.concatenate([pat_rows, rec])
-    items = np.concatenate([flat_items, item])
-    return _distinct_records(rows, items, node.size)
+    pair[: rk.sum()] = pat_rows * n_items + F[rank_of[np.repeat(starts, rk) + offs]]
+    del pat_rows, starts, offs
+    return _distinct_records(pair, n_items, node.size)
 
 
 _HASH_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
 
 
-def _distinct_records(rows: np.ndarray, items: np.ndarray, n_rows: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """(row, item) pairs as distinct non-empty itemsets (items ascending) with the number of rows holding each,
-    in no particular order (the release sorts them).
+def _distinct_records(pair: np.ndarray, n_items: int, n_rows: int) -> tuple[ItemsetRows, np.ndarray]:
+    """(row, item) pairs, given as keys row * n_items + item (distinct; sorted here in place), as distinct
+    non-empty itemsets (items ascending, held as one flat array) with the number of rows holding each, in no
+    particular order (the release sorts them).
 
     Rows are grouped by one 64-bit key mixing their length and two polynomial hashes of their items, then every
     row is checked, length and item by item, against its group's first row, so the grouping is exact (a hash
-    collision falls back to a dict)."""
-    n_items = int(items.max(initial=0)) + 1
-    if n_rows * n_items < 1 << 62:  # one int64 key per pair: a single sort instead of a two-key lexsort
-        pair = rows.astype(np.int64) * n_items + items
-        pair.sort()
-        rows, items = np.divmod(pair, n_items)
-    else:
-        order = np.lexsort((items, rows))
-        rows, items = rows[order], items[order]
-    length = np.bincount(rows, minlength=n_rows)
+    collision falls back to a dict). Items are kept as int32 where the universe allows (half the memory)."""
+    pair.sort()
+    length = np.bincount(pair // n_items, minlength=n_rows)
+    items = (pair % n_items).astype(np.int32 if n_items < 2**31 else np.int64)
     start = np.concatenate([[0], np.cumsum(length)])
     nonempty = np.flatnonzero(length)
     if nonempty.size == 0:
-        return [], np.zeros(0, dtype=np.int64)
-    pos = np.arange(items.size) - np.repeat(start[:-1], length)
+        return ItemsetRows(np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)), np.zeros(0, dtype=np.int64)
+    pos = np.arange(items.size, dtype=np.int32) - np.repeat(start[:-1].astype(np.int32), length)
     with np.errstate(over="ignore"):
         key = length[nonempty].astype(np.uint64) * _HASH_MULTIPLIERS[1]
         for j, mult in enumerate(_HASH_MULTIPLIERS):
             power = np.cumprod(np.full(int(length.max()), mult, dtype=np.uint64))
-            term = (items.astype(np.uint64) + np.uint64(1)) * power[pos]
-            h = np.add.reduceat(term, start[nonempty])
+            h = np.add.reduceat((items.astype(np.uint64) + np.uint64(1)) * power[pos], start[nonempty])
             key ^= (h << np.uint64(j)) | (h >> np.uint64(64 - j)) if j else h
     # groups of equal keys, first occurrence each (a stable argsort: np.unique's result, without its hashing)
     order = np.argsort(key, kind="stable")
@@ -349,15 +352,34 @@ def _distinct_records(rows: np.ndarray, items: np.ndarray, n_rows: int) -> tuple
     group = np.empty(key.size, dtype=np.int64)
     group[order] = np.cumsum(head) - 1
     rep = nonempty[first[group]]  # each row's group representative
-    same = (length[rep] == length[nonempty]).all() and bool(
-        (items == items[np.repeat(start[rep], length[nonempty]) + pos]).all())
+    del key, sk, order, head
+    same = bool((length[rep] == length[nonempty]).all())
+    step = 1 << 20  # rows checked at once (their index arrays stay small)
+    for lo in range(0, nonempty.size, step):
+        if not same:
+            break
+        rows_here = nonempty[lo : lo + step]
+        n_here = length[rows_here]
+        at = np.arange(int(n_here.sum())) - np.repeat(np.cumsum(n_here) - n_here, n_here)
+        same = bool((items[np.repeat(start[rows_here], n_here) + at]
+                     == items[np.repeat(start[rep[lo : lo + step]], n_here) + at]).all())
+    del pos
     if not same:  # a hash collision: group by the item tuples themselves
         merged: dict[tuple[int, ...], int] = {}
         flat = items.tolist()
         for r in nonempty.tolist():
             key = tuple(flat[start[r] : start[r + 1]])
             merged[key] = merged.get(key, 0) + 1
-        return [np.asarray(k, dtype=np.int64) for k in merged], np.asarray(list(merged.values()), dtype=np.int64)
-    reps = nonempty[first]
-    return ([items[start[r] : start[r + 1]] for r in reps.tolist()],
-            np.bincount(group, minlength=first.size).astype(np.int64))
+        sizes = np.fromiter((len(k) for k in merged), dtype=np.int64, count=len(merged))
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return (ItemsetRows(np.fromiter((i for k in merged for i in k), dtype=np.int64, count=int(offsets[-1])),
+                            offsets), np.asarray(list(merged.values()), dtype=np.int64))
+    # each group's first row, in row order: its items picked by one boolean mask over the sorted pairs
+    counts = np.bincount(group, minlength=first.size).astype(np.int64)
+    by_row = np.argsort(first, kind="stable")
+    reps = nonempty[first[by_row]]
+    is_rep = np.zeros(n_rows, dtype=bool)
+    is_rep[reps] = True
+    offsets = np.zeros(reps.size + 1, dtype=np.int64)
+    np.cumsum(length[reps], out=offsets[1:])
+    return ItemsetRows(items[np.repeat(is_rep, length)], offsets), counts[by_row]
