@@ -173,3 +173,42 @@ def test_canonical_itemset_order_is_pythons_tuple_then_count_order(monkeypatch):
         assert sv.canonical_itemset_order(sets, counts).tolist() == want
     unsorted = [np.array([5, 2, 9]), np.array([1]), np.array([3, 3 + 1])]
     assert [s.tolist() for s in sv._sorted_itemsets(unsorted)] == [[2, 5, 9], [1], [3, 4]]
+
+
+def test_itemset_rows_release_is_the_list_release(monkeypatch):
+    """A release given as one flat array (ItemsetRows, as the fill makes) holds, writes and expands exactly as
+    the same pairs given as a list: canonical order, body bytes (labels of any width, empty itemsets, counts
+    of 0 and below, blocks of one itemset) and to_db."""
+    import io
+
+    import dprelease.data.io as dio
+    from dprelease.data.transactions import ItemsetRows
+    from dprelease.data.universe import Universe
+    from dprelease.release.setvalued import SetValuedRelease
+
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        n_items = int(rng.integers(1, 300))
+        labels = [("é" if trial % 3 == 0 else "") + str(int(x)) for x in rng.permutation(10**5)[:n_items]]
+        u = Universe.from_labels(labels, "t", "t")
+        n = int(rng.integers(0, 50))
+        sets = [np.sort(rng.choice(n_items, size=int(rng.integers(0, min(n_items, 9) + 1)), replace=False))
+                for _ in range(n)]
+        if n and trial % 4 == 0:
+            sets[0] = sets[0][::-1].copy()  # unsorted items are sorted by the release either way
+        counts = rng.integers(-1, 5, n)
+        lengths = np.array([s.size for s in sets], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        flat = np.concatenate(sets) if n and lengths.sum() else np.zeros(0, dtype=np.int64)
+        a = SetValuedRelease(sets, counts, u)
+        b = SetValuedRelease(ItemsetRows(flat.astype(np.int32), offsets), counts, u)
+        assert isinstance(b.itemsets, ItemsetRows) and len(b.itemsets) == len(a.itemsets)
+        assert [x.tolist() for x in a.itemsets] == [x.tolist() for x in b.itemsets]
+        assert a.counts.tolist() == b.counts.tolist()
+        monkeypatch.setattr(dio, "_WRITE_SETS", 1 if trial % 2 else 1 << 16)
+        ta, tb = io.StringIO(), io.StringIO()
+        dio.write_weighted_itemsets(ta, a.itemsets, a.counts, u)
+        dio.write_weighted_itemsets(tb, b.itemsets, b.counts, u)
+        assert ta.getvalue() == tb.getvalue()
+        da, db = a.to_db(), b.to_db()
+        assert da.offsets.tolist() == db.offsets.tolist() and da.items.tolist() == db.items.tolist()

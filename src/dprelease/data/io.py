@@ -287,7 +287,7 @@ def _labels_array(universe: Universe) -> list[str]:
     return list(universe.labels)
 
 
-_WRITE_BYTES = 1 << 22  # write_weighted_itemsets on ItemsetRows: text built per chunk (4 MB; its index arrays 8x)
+_WRITE_SETS = 1 << 16  # write_weighted_itemsets on ItemsetRows: itemsets turned into text at once
 
 
 def write_weighted_itemsets(handle: IO[str], itemsets: Sequence[np.ndarray], counts: np.ndarray,
@@ -305,52 +305,19 @@ def write_weighted_itemsets(handle: IO[str], itemsets: Sequence[np.ndarray], cou
 
 
 def _write_rows(handle: IO[str], rows: ItemsetRows, counts: np.ndarray, universe: Universe) -> None:
-    """:func:`write_weighted_itemsets` of itemsets held as one flat array: the same text, built with array
-    operations a chunk of itemsets at a time (each used label encoded once, each distinct line gathered from
-    the labels' bytes, then repeated by its count), so no Python object is made per itemset or line."""
-    counts = np.maximum(counts, 0)
-    lengths = rows.lengths
-    present = np.zeros(universe.size, dtype=bool)
-    present[rows.flat] = True
-    used = np.flatnonzero(present)
-    encoded = [universe.labels[i].encode("utf-8") for i in used.tolist()]
-    label_len = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
-    label_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    label_start = np.cumsum(label_len) - label_len
-    slot = np.zeros(universe.size, dtype=np.int32)
-    slot[used] = np.arange(used.size, dtype=np.int32)
-    # each line: its labels, one separator after each (a space, or the newline); an empty itemset is "\n"
-    line_len = lengths.copy()
-    full = np.flatnonzero(lengths)
-    if full.size:
-        line_len[full] += np.add.reduceat(label_len[slot[rows.flat]], rows.offsets[full])
-    line_len[lengths == 0] = 1
-    lo, n = 0, lengths.size
-    while lo < n:
-        hi = lo + max(1, int(np.searchsorted(np.cumsum(line_len[lo:] * counts[lo:]), _WRITE_BYTES, side="right")))
-        a, b = int(rows.offsets[lo]), int(rows.offsets[hi])
-        size = line_len[lo:hi]
-        line_start = np.cumsum(size) - size
-        text = np.full(int(size.sum()), ord("\n"), dtype=np.uint8)  # empty lines stay a newline
-        tok = slot[rows.flat[a:b]]
-        tl = label_len[tok]
-        cum = np.zeros(b - a + 1, dtype=np.int64)  # each token's first byte among the chunk's tokens
-        np.cumsum(tl + 1, out=cum[1:])
-        own = np.repeat(np.arange(hi - lo), lengths[lo:hi])
-        tok_pos = line_start[own] + (cum[:-1] - cum[rows.offsets[lo:hi] - a][own])  # each label's first byte
-        byte_tok = np.repeat(np.arange(b - a), tl)
-        byte_off = np.arange(int(tl.sum())) - np.repeat(np.cumsum(tl) - tl, tl)
-        text[tok_pos[byte_tok] + byte_off] = label_bytes[label_start[tok][byte_tok] + byte_off]
-        last = np.zeros(b - a, dtype=bool)  # a set's last label ends its line (the newline already there)
-        ends = rows.offsets[lo + 1 : hi + 1] - a - 1
-        last[ends[lengths[lo:hi] > 0]] = True
-        text[(tok_pos + tl)[~last]] = ord(" ")
-        reps = np.repeat(np.arange(hi - lo), counts[lo:hi])
-        out_len = size[reps]
-        idx = np.repeat(line_start[reps], out_len) + (np.arange(int(out_len.sum()))
-                                                      - np.repeat(np.cumsum(out_len) - out_len, out_len))
-        handle.write(text[idx].tobytes().decode("utf-8"))
-        lo = hi
+    """:func:`write_weighted_itemsets` of itemsets held as one flat array: the same text, a block of
+    :data:`_WRITE_SETS` itemsets at a time (their items as one Python list, their lines joined and written
+    together), with no array object per itemset."""
+    labels = universe.labels
+    bounds = rows.offsets
+    cnt = counts.tolist()
+    for lo in range(0, len(rows), _WRITE_SETS):
+        hi = min(lo + _WRITE_SETS, len(rows))
+        base = int(bounds[lo])
+        items = rows.flat[base : int(bounds[hi])].tolist()
+        edges = (bounds[lo : hi + 1] - base).tolist()
+        handle.write("".join((" ".join([labels[i] for i in items[a:b]]) + "\n") * c
+                             for a, b, c in zip(edges[:-1], edges[1:], cnt[lo:hi]) if c > 0))
 
 
 def write_transactions(handle: IO[str], db: TransactionDB, universe: Universe) -> None:
