@@ -308,13 +308,14 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
     # records merged. The parts are freed as the keys are made (the fill's largest arrays).
     if node.size * n_items >= 2**63:
         raise ValueError("too many records times items for one int64 key per (record, item)")
-    pair = np.empty(int(rk.sum()) + rec.size, dtype=np.int64)
-    pair[rk.sum():] = rec.astype(np.int64) * n_items + item
+    n_pattern = int(rk.sum())
+    pair = np.empty(n_pattern + rec.size, dtype=np.int64)
+    pair[n_pattern:] = rec.astype(np.int64) * n_items + item
     del rec, item
     pat_rows = np.repeat(np.arange(node.size, dtype=np.int64), rk)
     starts = np.concatenate([[0], np.cumsum(k)])[node]
     offs = np.arange(pat_rows.size) - np.repeat(np.cumsum(rk) - rk, rk)
-    pair[: rk.sum()] = pat_rows * n_items + F[rank_of[np.repeat(starts, rk) + offs]]
+    pair[:n_pattern] = pat_rows * n_items + F[rank_of[np.repeat(starts, rk) + offs]]
     del pat_rows, starts, offs
     return _distinct_records(pair, n_items, node.size)
 
