@@ -8,9 +8,18 @@ from typing import overload
 
 import numpy as np
 
-__all__ = ["TransactionDB", "CSRBuilder", "GrowableArray", "canonical_records", "ItemsetRows"]
+__all__ = ["TransactionDB", "CSRBuilder", "GrowableArray", "canonical_records", "ItemsetRows", "spans"]
 
 _BLOCK_ENTRIES = 1 << 20  # items per block where a pass would otherwise copy all items to int64
+
+
+def spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i], ..., starts[i] + lengths[i] - 1`` of every span i, one span after another
+    (int64): the gather index of CSR rows, or of any runs, without a Python loop."""
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    firsts = np.cumsum(lengths) - lengths
+    return np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,8 +154,7 @@ class TransactionDB:
             rec_lens = np.repeat(lengths, w)
             offsets = np.zeros(rec_lens.size + 1, dtype=np.int64)
             np.cumsum(rec_lens, out=offsets[1:])
-            idx = (np.repeat(np.repeat(itemsets.offsets[:-1], w), rec_lens)
-                   + np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], rec_lens))
+            idx = spans(np.repeat(itemsets.offsets[:-1], w), rec_lens)
             return cls(offsets, itemsets.flat[idx].astype(np.int32), n_items)
         keep = [j for j in range(len(itemsets)) if weights[j] > 0 and len(itemsets[j]) > 0]
         if not keep:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..data.transactions import TransactionDB
+from ..data.transactions import TransactionDB, spans
 from .kernels import stable_order
 
 __all__ = ["SupportCounter", "itemset_supports", "bit_columns", "and_supports", "BIT_BLOCK_ROWS", "AND_BATCH_WORDS"]
@@ -324,9 +324,7 @@ class SupportCounter:
         """Supports of ``queries`` (their items at ``items[start[q] : start[q] + lengths[q]]``) into ``out`` by
         AND-ing the items' packed bit columns and counting the bits; False (nothing done) when their columns
         would pass _COLUMN_BYTES."""
-        flat = items[np.repeat(start[queries], lengths[queries])
-                     + (np.arange(int(lengths[queries].sum()))
-                        - np.repeat(np.cumsum(lengths[queries]) - lengths[queries], lengths[queries]))]
+        flat = items[spans(start[queries], lengths[queries])]
         need = np.unique(flat)
         missing = need[self._column_of[need] < 0]
         if (self._columns.shape[0] + missing.size) * self._words * 8 > _COLUMN_BYTES:

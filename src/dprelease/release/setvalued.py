@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, IO, Any, ClassVar
 
 import numpy as np
 
-from ..data.transactions import ItemsetRows
+from ..data.transactions import ItemsetRows, spans
 from ..privacy.uncertainty import Estimate, Intervals, count_intervals
 from .base import Written, check_kind
 from .files import Manifest, read_manifest, write_with_manifest
@@ -33,21 +33,25 @@ __all__ = ["SetValuedRelease", "canonical_itemset_order", "write_set_valued_rele
 _CANONICAL_ORDER = True
 
 
-def canonical_itemset_order(itemsets: list[np.ndarray], counts: np.ndarray) -> np.ndarray:
+def canonical_itemset_order(itemsets: Sequence[np.ndarray], counts: np.ndarray) -> np.ndarray:
     """The canonical order of (itemset, count) pairs: by the sorted item-id tuple, then by count (ties kept in
     input order: Python's stable sort of (tuple, count)).
 
     A function of the released values only, so the order of a release reveals nothing the values do not
     (in particular not which cells were real and which were test-and-generated, DiffPart Procedure 1).
     """
-    c = np.asarray(counts, dtype=np.int64)
-    n = len(itemsets)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    lengths = np.fromiter((len(s) for s in itemsets), dtype=np.int64, count=n)
-    flat = (np.concatenate([np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets]) if lengths.sum()
-            else np.zeros(0, dtype=np.int64))
-    return _lexicographic_order(flat, lengths, c)
+    rows = _as_rows(itemsets)
+    return _lexicographic_order(rows.flat, rows.lengths, np.asarray(counts, dtype=np.int64))
+
+
+def _as_rows(itemsets: Sequence[np.ndarray]) -> ItemsetRows:
+    """Itemsets as one flat array (as they are if they already are)."""
+    if isinstance(itemsets, ItemsetRows):
+        return itemsets
+    sets = [np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets]
+    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((s.size for s in sets), dtype=np.int64, count=len(sets)), out=offsets[1:])
+    return ItemsetRows(np.concatenate(sets) if offsets[-1] else np.zeros(0, dtype=np.int64), offsets)
 
 
 _WINDOW = 16  # canonical order: items compared per pass
@@ -63,6 +67,8 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
     the end are the same itemset and are ordered by count. Most rows part in the first window, so the later
     passes touch few rows, and no table of the longest row's width is made."""
     n = lengths.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
     start = np.cumsum(lengths) - lengths
     top = int(flat.max(initial=0)) + 1
     size = next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
@@ -73,7 +79,7 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
     k = 0
     while seg_lo.size:
         sizes = seg_hi - seg_lo
-        pos = np.repeat(seg_lo, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+        pos = spans(seg_lo, sizes)
         rows = order[pos]
         seg = np.repeat(np.arange(seg_lo.size), sizes)
         w = max(1, min(_WINDOW, int(lengths[rows].max()) - k))
@@ -101,30 +107,15 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
     lo, hi = np.concatenate(same_lo), np.concatenate(same_hi)
     if lo.size:  # identical itemsets: by count, stably
         sizes = hi - lo
-        pos = np.repeat(lo, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+        pos = spans(lo, sizes)
         rows = order[pos]
         order[pos] = rows[np.lexsort((counts[rows], np.repeat(np.arange(lo.size), sizes)))]
     return order
 
 
-def _sorted_itemsets(itemsets: list[np.ndarray]) -> list[np.ndarray]:
-    """Each itemset as an int64 array with its items ascending; the ones already ascending (every algorithm's,
-    as a rule) are checked at once, over one flat array, and only the others sorted."""
-    sets = [np.asarray(s, dtype=np.int64).reshape(-1) for s in itemsets]
-    if not sets:
-        return sets
-    lengths = np.fromiter((s.size for s in sets), dtype=np.int64, count=len(sets))
-    flat = np.concatenate(sets)
-    if flat.size < 2:
-        return sets
-    down = np.flatnonzero(flat[1:] <= flat[:-1]) + 1  # positions where an item does not rise from the previous
-    starts = np.cumsum(lengths) - lengths
-    inside = down[~np.isin(down, starts)]  # (a record's first item may be below the previous record's last)
-    if inside.size == 0:
-        return sets
-    for j in np.unique(np.searchsorted(starts, inside, side="right") - 1).tolist():
-        sets[j] = np.sort(sets[j])
-    return sets
+def _sorted_itemsets(itemsets: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each itemset as an int64 array with its items ascending (:func:`_sorted_rows`)."""
+    return list(_sorted_rows(_as_rows(itemsets)))
 
 
 def _sorted_rows(rows: ItemsetRows) -> ItemsetRows:
@@ -148,9 +139,7 @@ def _taken_rows(rows: ItemsetRows, order: np.ndarray) -> ItemsetRows:
     lengths = rows.lengths[order]
     offsets = np.zeros(order.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    idx = np.repeat(rows.offsets[:-1][order], lengths) + (np.arange(int(offsets[-1]), dtype=np.int64)
-                                                          - np.repeat(offsets[:-1], lengths))
-    return ItemsetRows(rows.flat[idx], offsets)
+    return ItemsetRows(rows.flat[spans(rows.offsets[:-1][order], lengths)], offsets)
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,14 +172,11 @@ class SetValuedRelease:
             raise ValueError("pair_sd and pair_half go together, one value per itemset")
         if not _CANONICAL_ORDER:
             return
-        if isinstance(self.itemsets, ItemsetRows):  # one flat array: sorted and ordered without a list
-            rows = _sorted_rows(self.itemsets)
-            order = _lexicographic_order(rows.flat, rows.lengths, counts)
-            object.__setattr__(self, "itemsets", _taken_rows(rows, order))
-        else:
-            sets = _sorted_itemsets(self.itemsets)
-            order = canonical_itemset_order(sets, counts)
-            object.__setattr__(self, "itemsets", [sets[j] for j in order.tolist()])
+        # one flat array, sorted and ordered without an object per itemset; a list given stays a list
+        rows = _sorted_rows(_as_rows(self.itemsets))
+        order = _lexicographic_order(rows.flat, rows.lengths, counts)
+        taken = _taken_rows(rows, order)
+        object.__setattr__(self, "itemsets", taken if isinstance(self.itemsets, ItemsetRows) else list(taken))
         object.__setattr__(self, "counts", counts[order])
         if per_pair:
             object.__setattr__(self, "pair_sd", np.asarray(self.pair_sd, dtype=np.float64)[order])

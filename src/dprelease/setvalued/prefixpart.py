@@ -233,7 +233,8 @@ def prefix_diffpart(
         cutoff = (record_bound / eps_order) * math.log(n / (2.0 * selection_false)) if n > max_items else 0.0
         if bins is None:
             bins = _length_bins(db, n, eps_lengths, scope=scope, noise=noise)
-            limits.check("diffpart-prefix: the fill", memory=_fill_memory(bins, n, eps_lengths),
+            limits.check("diffpart-prefix: the fill",
+                         memory=_fill_memory(length_distribution(bins, length_edges(n), eps_lengths)),
                          why="noisy records x noisy mean length; --shape-share 0 releases the bare records")
         shaped = _shaped(db, tree, total, merge_at, bins, eps_lengths, eps_hidden, record_bound=record_bound,
                          cutoff=cutoff, scope=scope, noise=noise)
@@ -336,7 +337,7 @@ def _fill_decision(bins: np.ndarray, n_items: int, eps_lengths: float) -> tuple[
     info: dict[str, object] = {"noisy_mean_length": round(mean, 3), "density": density,
                                "rule": f"fill iff (noisy mean length / |I|)^2 <= {FILL_PAIR_SHARE} and the fill's "
                                        "memory (noisy records x noisy mean length) fits --max-memory"}
-    need = _fill_memory(bins, n_items, eps_lengths)
+    need = _fill_memory(dist)
     if fill and need > limits.current().max_memory:
         fill = False
         info["memory"] = (f"the fill would need about {limits.format_size(need)}, over the limit of "
@@ -344,10 +345,9 @@ def _fill_decision(bins: np.ndarray, n_items: int, eps_lengths: float) -> tuple[
     return fill, info
 
 
-def _fill_memory(bins: np.ndarray, n_items: int, eps_lengths: float) -> float:
-    """The fill's memory, estimated from the noisy length histogram (post-processing): records x mean length x
-    ``limits.FILL_BYTES_PER_ITEM``."""
-    dist = length_distribution(bins, length_edges(n_items), eps_lengths)
+def _fill_memory(dist: np.ndarray) -> float:
+    """The fill's memory, estimated from the noisy length distribution (``length_distribution`` of the noisy
+    histogram: post-processing): records x mean length x ``limits.FILL_BYTES_PER_ITEM``."""
     return float(limits.FILL_BYTES_PER_ITEM * (dist * np.arange(dist.size)).sum())
 
 

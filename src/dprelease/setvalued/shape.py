@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from ..data.transactions import ItemsetRows
+from ..data.transactions import ItemsetRows, spans
 from ..engine import bitmasks
 from ..privacy import BudgetScope, NoiseSource, noisy_counts
 
@@ -313,10 +313,8 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
     pair[n_pattern:] = rec.astype(np.int64) * n_items + item
     del rec, item
     pat_rows = np.repeat(np.arange(node.size, dtype=np.int64), rk)
-    starts = np.concatenate([[0], np.cumsum(k)])[node]
-    offs = np.arange(pat_rows.size) - np.repeat(np.cumsum(rk) - rk, rk)
-    pair[:n_pattern] = pat_rows * n_items + F[rank_of[np.repeat(starts, rk) + offs]]
-    del pat_rows, starts, offs
+    pair[:n_pattern] = pat_rows * n_items + F[rank_of[spans((np.cumsum(k) - k)[node], rk)]]
+    del pat_rows
     return _distinct_records(pair, n_items, node.size)
 
 
@@ -338,7 +336,8 @@ def _distinct_records(pair: np.ndarray, n_items: int, n_rows: int) -> tuple[Item
     nonempty = np.flatnonzero(length)
     if nonempty.size == 0:
         return ItemsetRows(np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)), np.zeros(0, dtype=np.int64)
-    pos = np.arange(items.size, dtype=np.int32) - np.repeat(start[:-1].astype(np.int32), length)
+    small = np.int32 if items.size < 2**31 else np.int64  # a position inside a record
+    pos = np.arange(items.size, dtype=small) - np.repeat(start[:-1].astype(small), length)
     with np.errstate(over="ignore"):
         key = length[nonempty].astype(np.uint64) * _HASH_MULTIPLIERS[1]
         for j, mult in enumerate(_HASH_MULTIPLIERS):
@@ -361,9 +360,7 @@ def _distinct_records(pair: np.ndarray, n_items: int, n_rows: int) -> tuple[Item
             break
         rows_here = nonempty[lo : lo + step]
         n_here = length[rows_here]
-        at = np.arange(int(n_here.sum())) - np.repeat(np.cumsum(n_here) - n_here, n_here)
-        same = bool((items[np.repeat(start[rows_here], n_here) + at]
-                     == items[np.repeat(start[rep[lo : lo + step]], n_here) + at]).all())
+        same = bool((items[spans(start[rows_here], n_here)] == items[spans(start[rep[lo : lo + step]], n_here)]).all())
     del pos
     if not same:  # a hash collision: group by the item tuples themselves
         merged: dict[tuple[int, ...], int] = {}
