@@ -18,12 +18,13 @@ import sys
 
 import numpy as np
 
+from ..data.passes import MASK_BITS
 from ..data.transactions import TransactionDB
 
 __all__ = ["WORD_BITS", "n_words", "item_masks", "bit_column", "with_bit", "low_bits", "mask_bits", "popcount",
            "prefix_keys", "row_keys", "reverse_bits"]
 
-WORD_BITS = 62
+WORD_BITS = MASK_BITS  # 62, as the data layer's int64 masks (data/passes.py)
 
 
 def n_words(m: int) -> int:
