@@ -87,7 +87,7 @@ def test_dense_queries_by_bit_columns_give_the_per_query_counts(monkeypatch, den
                                    replace=False)) for r in rng.integers(0, raw.n_records, 300).tolist()]
     expected = ReferenceSupportCounter(raw).count_many(queries).tolist()
     monkeypatch.setattr(counting, "_DENSE_SHARE", dense_share)
-    monkeypatch.setattr(counting, "_AND_WORDS", 100)  # a few queries per AND batch
+    monkeypatch.setattr(counting, "AND_BATCH_WORDS", 100)  # a few queries per AND batch
     assert SupportCounter(raw).count_many(queries).tolist() == expected
     if dense_share == 8:  # columns capped below what the queries need: the record lists take over
         monkeypatch.setattr(counting, "_COLUMN_BYTES", 24 * 8 * 5)

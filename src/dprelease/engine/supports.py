@@ -27,7 +27,6 @@ _QUERY_BATCH = 1 << 18  # query items sorted at once
 # the items such queries hold, up to _COLUMN_BYTES of them (past that, the record lists as before).
 _DENSE_SHARE = 8
 _COLUMN_BYTES = 1 << 28
-_AND_WORDS = 1 << 22  # words AND-ed at once (32 MB)
 
 
 def _item_lists(db: TransactionDB, supports: np.ndarray, listed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -333,15 +332,10 @@ class SupportCounter:
             cols, _ = bit_columns(self._db, missing)
             self._column_of[missing] = self._columns.shape[0] + np.arange(missing.size)
             self._columns = np.concatenate([self._columns, cols])
-        rows = max(1, _AND_WORDS // max(self._words, 1))
         for L in np.unique(lengths[queries]).tolist():
             group = queries[lengths[queries] == L]
-            for lo in range(0, group.size, rows):
-                q = group[lo : lo + rows]
-                acc = self._columns[self._column_of[items[start[q]]]]
-                for k in range(1, L):
-                    acc &= self._columns[self._column_of[items[start[q] + k]]]
-                out[q] = np.bitwise_count(acc).sum(axis=1, dtype=np.int64)
+            index = self._column_of[items[start[group][:, None] + np.arange(L)[None, :]]]
+            out[group] = and_rows_supports(self._columns, index)
         return True
 
 
@@ -491,6 +485,28 @@ def and_supports(gen_bits: np.ndarray, columns: np.ndarray, pairs: np.ndarray) -
         np.take(columns, pairs[lo : lo + m, 1], axis=0, out=right[:m], mode="clip")
         np.bitwise_and(left[:m], right[:m], out=left[:m])
         np.bitwise_count(left[:m], out=ones[:m])
+        ones[:m].sum(axis=1, dtype=np.int64, out=supports[lo : lo + m])
+    return supports
+
+
+def and_rows_supports(columns: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """popcount(columns[index[q, 0]] & ... & columns[index[q, L - 1]]) for each row q of ``index`` ((q, L) int64,
+    L >= 1): :func:`and_supports` over any number of columns, in the same reused buffers."""
+    words = columns.shape[1]
+    supports = np.zeros(index.shape[0], dtype=np.int64)
+    if index.shape[0] == 0 or words == 0:
+        return supports
+    batch = max(1, min(index.shape[0], AND_BATCH_WORDS // words))
+    acc = np.empty((batch, words), dtype=np.uint64)
+    other = np.empty((batch, words), dtype=np.uint64)
+    ones = np.empty((batch, words), dtype=np.uint8)
+    for lo in range(0, index.shape[0], batch):
+        m = min(batch, index.shape[0] - lo)
+        np.take(columns, index[lo : lo + m, 0], axis=0, out=acc[:m], mode="clip")
+        for k in range(1, index.shape[1]):
+            np.take(columns, index[lo : lo + m, k], axis=0, out=other[:m], mode="clip")
+            np.bitwise_and(acc[:m], other[:m], out=acc[:m])
+        np.bitwise_count(acc[:m], out=ones[:m])
         ones[:m].sum(axis=1, dtype=np.int64, out=supports[lo : lo + m])
     return supports
 
