@@ -125,7 +125,7 @@ def release_diffpart(args: argparse.Namespace, read: Reader, reporter: Reporter)
     bounded from public parameters before the data is read, range notes said, then the release."""
     from ..privacy import make_noise
     from ..setvalued import diffpart
-    from ..setvalued.prefixpart import prefix_diffpart
+    from ..setvalued.prefixpart import fill_memory_note, prefix_diffpart
 
     check_method_options(args)
     faithful = args.method == "faithful"
@@ -153,9 +153,9 @@ def release_diffpart(args: argparse.Namespace, read: Reader, reporter: Reporter)
             kw = {k: getattr(args, k) for k in _PREFIX_ONLY if getattr(args, k) is not None}
             release = prefix_diffpart(db, universe, args.epsilon, noise=noise,
                                       level_wise=True if args.level_wise else None, **kw)
-            shape = release.manifest.get("release", {}).get("shape") or {}
-            if isinstance(shape, dict) and shape.get("memory"):  # the fill did not fit --max-memory
-                reporter.warn(f"diffpart-prefix: {shape['memory']}; raise --max-memory to fill the records")
+            note = fill_memory_note(release.manifest)
+            if note:  # the fill did not fit --max-memory
+                reporter.warn(note)
     _size_note(reporter, "diffpart", release.n_records, "records")
     return release
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -283,8 +284,9 @@ def prefix_diffpart(
         default_structure, default_shape = structure_share, applied_share
     add_notes(manifest, limits.prefix_range_notes(selection_share, structure_share, DEFAULT_SELECTION_SHARE,
                                                   default_structure, applied_share, default_shape))
-    if "memory" in shape_info:  # the fill was wanted but would not fit --max-memory (a noisy estimate)
-        add_notes(manifest, [f"diffpart-prefix: {shape_info['memory']}; raise --max-memory to fill the records"])
+    note = fill_memory_note(manifest)
+    if note:  # the fill was wanted but would not fit --max-memory (a noisy estimate)
+        add_notes(manifest, [note])
     manifest["uncertainty"] = manifest_section(  # public: the count budget's scale
         accounts_for="the discrete Laplace noise of each released class count (a cell merged from several classes "
                      "carries more)",
@@ -343,6 +345,14 @@ def _fill_decision(bins: np.ndarray, n_items: int, eps_lengths: float) -> tuple[
         info["memory"] = (f"the fill would need about {limits.format_size(need)}, over the limit of "
                           f"{limits.format_size(limits.current().max_memory)}: the bare records are released")
     return fill, info
+
+
+def fill_memory_note(manifest: dict[str, Any]) -> str | None:
+    """The note of a release whose fill did not fit ``--max-memory`` (its manifest's ``release.shape.memory``),
+    or None."""
+    shape = (manifest.get("release") or {}).get("shape")
+    memory = shape.get("memory") if isinstance(shape, dict) else None
+    return f"diffpart-prefix: {memory}; raise --max-memory to fill the records" if memory else None
 
 
 def _fill_memory(dist: np.ndarray) -> float:
