@@ -469,30 +469,19 @@ def and_supports(gen_bits: np.ndarray, columns: np.ndarray, pairs: np.ndarray) -
     """popcount(gen_bits[g] & columns[c]) for each (g, c) row of ``pairs`` (int64), batch by batch into two
     reused buffers of about ``AND_BATCH_WORDS`` words: no temporary grows with the number of records beyond
     a batch's rows."""
-    words = columns.shape[1]
-    supports = np.empty(pairs.shape[0], dtype=np.int64)
-    if pairs.shape[0] == 0 or words == 0:
-        supports[:] = 0
-        return supports
-    batch = max(1, min(pairs.shape[0], AND_BATCH_WORDS // words))
-    left = np.empty((batch, words), dtype=np.uint64)
-    right = np.empty((batch, words), dtype=np.uint64)
-    ones = np.empty((batch, words), dtype=np.uint8)
-    for lo in range(0, pairs.shape[0], batch):
-        m = min(batch, pairs.shape[0] - lo)
-        # mode "clip": the rows are valid, and the default "raise" would copy through a temporary of out's size
-        np.take(gen_bits, pairs[lo : lo + m, 0], axis=0, out=left[:m], mode="clip")
-        np.take(columns, pairs[lo : lo + m, 1], axis=0, out=right[:m], mode="clip")
-        np.bitwise_and(left[:m], right[:m], out=left[:m])
-        np.bitwise_count(left[:m], out=ones[:m])
-        ones[:m].sum(axis=1, dtype=np.int64, out=supports[lo : lo + m])
-    return supports
+    return _and_popcounts([gen_bits, columns], pairs)
 
 
 def and_rows_supports(columns: np.ndarray, index: np.ndarray) -> np.ndarray:
     """popcount(columns[index[q, 0]] & ... & columns[index[q, L - 1]]) for each row q of ``index`` ((q, L) int64,
     L >= 1): :func:`and_supports` over any number of columns, in the same reused buffers."""
-    words = columns.shape[1]
+    return _and_popcounts([columns] * index.shape[1], index)
+
+
+def _and_popcounts(sources: list[np.ndarray], index: np.ndarray) -> np.ndarray:
+    """popcount(sources[0][index[q, 0]] & ... & sources[L-1][index[q, L-1]]) per row q, batch by batch into
+    reused buffers of about ``AND_BATCH_WORDS`` words (no temporary grows beyond a batch's rows)."""
+    words = sources[0].shape[1] if sources else 0
     supports = np.zeros(index.shape[0], dtype=np.int64)
     if index.shape[0] == 0 or words == 0:
         return supports
@@ -502,9 +491,10 @@ def and_rows_supports(columns: np.ndarray, index: np.ndarray) -> np.ndarray:
     ones = np.empty((batch, words), dtype=np.uint8)
     for lo in range(0, index.shape[0], batch):
         m = min(batch, index.shape[0] - lo)
-        np.take(columns, index[lo : lo + m, 0], axis=0, out=acc[:m], mode="clip")
-        for k in range(1, index.shape[1]):
-            np.take(columns, index[lo : lo + m, k], axis=0, out=other[:m], mode="clip")
+        # mode "clip": the rows are valid, and the default "raise" would copy through a temporary of out's size
+        np.take(sources[0], index[lo : lo + m, 0], axis=0, out=acc[:m], mode="clip")
+        for k in range(1, len(sources)):
+            np.take(sources[k], index[lo : lo + m, k], axis=0, out=other[:m], mode="clip")
             np.bitwise_and(acc[:m], other[:m], out=acc[:m])
         np.bitwise_count(acc[:m], out=ones[:m])
         ones[:m].sum(axis=1, dtype=np.int64, out=supports[lo : lo + m])
