@@ -20,7 +20,7 @@ from typing import IO
 import numpy as np
 
 from .fimi import read_fimi
-from .transactions import ItemsetRows, TransactionDB
+from .transactions import ItemsetRows, TransactionDB, spans
 from .universe import Universe
 
 __all__ = [
@@ -306,18 +306,32 @@ def write_weighted_itemsets(handle: IO[str], itemsets: Sequence[np.ndarray], cou
 
 def _write_rows(handle: IO[str], rows: ItemsetRows, counts: np.ndarray, universe: Universe) -> None:
     """:func:`write_weighted_itemsets` of itemsets held as one flat array: the same text, a block of
-    :data:`_WRITE_SETS` itemsets at a time (their items as one Python list, their lines joined and written
-    together), with no array object per itemset."""
+    :data:`_WRITE_SETS` itemsets at a time, with no Python object per itemset or line. Every written item is one
+    token, its label followed by a space or (last of its line) a newline; an empty itemset's line is one newline
+    token. A block's tokens, each line repeated as often as its count asks, are joined in one call."""
     labels = universe.labels
-    bounds = rows.offsets
-    cnt = counts.tolist()
+    n = len(labels)
+    words = [label + " " for label in labels] + [label + "\n" for label in labels] + ["\n"]
+    counts = np.maximum(counts, 0)
     for lo in range(0, len(rows), _WRITE_SETS):
         hi = min(lo + _WRITE_SETS, len(rows))
-        base = int(bounds[lo])
-        items = rows.flat[base : int(bounds[hi])].tolist()
-        edges = (bounds[lo : hi + 1] - base).tolist()
-        handle.write("".join((" ".join([labels[i] for i in items[a:b]]) + "\n") * c
-                             for a, b, c in zip(edges[:-1], edges[1:], cnt[lo:hi]) if c > 0))
+        bounds = rows.offsets[lo : hi + 1]
+        length = np.diff(bounds)
+        last = bounds[1:] - 1  # the flat position of each non-empty line's last item
+        tok = rows.flat[int(bounds[0]) : int(bounds[-1])].astype(np.int64)
+        tok[last[length > 0] - int(bounds[0])] += n
+        size = np.maximum(length, 1)  # an empty itemset is one newline token
+        if (length == 0).any():
+            at = np.cumsum(size) - size
+            full = np.full(int(size.sum()), 2 * n, dtype=np.int64)
+            full[spans(at[length > 0], length[length > 0])] = tok
+            tok = full
+        else:
+            at = np.cumsum(size) - size
+        c = counts[lo:hi]
+        if not (c == 1).all():
+            tok = tok[spans(np.repeat(at, c), np.repeat(size, c))]
+        handle.write("".join(map(words.__getitem__, tok.tolist())))
 
 
 def write_transactions(handle: IO[str], db: TransactionDB, universe: Universe) -> None:

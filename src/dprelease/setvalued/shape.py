@@ -193,6 +193,7 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
         return _draw_gumbel(need, np.log(weights[cand]), cand, noise)
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
+    guide = np.searchsorted(cdf, np.arange(cdf.size) / cdf.size, side="right")
     done_keys: list[np.ndarray] = []
     active = np.flatnonzero(need > 0)
     held = np.zeros(0, dtype=np.int64)  # keys (record * n_items + item) of the active records
@@ -201,7 +202,7 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
         rec = np.repeat(active, need[active] - have)
         if rec.size == 0:
             break
-        items = np.minimum(np.searchsorted(cdf, noise.uniform(rec.size), side="right"), n_items - 1)
+        items = np.minimum(_inverse_cdf(cdf, guide, noise.uniform(rec.size)), n_items - 1)
         held = _merged_unique(held, rec * n_items + items)
         full = np.bincount(held // n_items, minlength=need.size) >= need
         finished = full[held // n_items]  # records with all their items leave the working set
@@ -210,6 +211,27 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
         active = active[~full[active]]
     keys = np.concatenate([*done_keys, held])
     return keys // n_items, keys % n_items
+
+
+def _inverse_cdf(cdf: np.ndarray, guide: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(cdf, u, side="right")`` (the number of entries <= u, for u in [0, 1) and ``cdf``
+    non-decreasing up to 1), looked up in a guide table: ``guide[b]`` is the answer at b / B (B = cdf.size), so
+    the answer at u is guide[floor(u B)] or a little above. Both first guesses are checked against the defining
+    inequalities and only the draws that fail them are searched, so the result is exactly searchsorted's;
+    heavy items span whole buckets, so nearly every draw is settled by one or two lookups."""
+    b = np.minimum((u * guide.size).astype(np.int64), guide.size - 1)
+    j = guide[b]
+    for _ in range(2):
+        low = (j > 0) & (cdf[np.maximum(j - 1, 0)] > u)  # j is too far (a rounding of u * B)
+        high = (j < cdf.size) & (cdf[np.minimum(j, cdf.size - 1)] <= u)
+        if not high.any() and not low.any():
+            return j
+        j = np.where(high & ~low, j + 1, j)
+    low = (j > 0) & (cdf[np.maximum(j - 1, 0)] > u)
+    high = (j < cdf.size) & (cdf[np.minimum(j, cdf.size - 1)] <= u)
+    bad = np.flatnonzero(low | high)
+    j[bad] = np.searchsorted(cdf, u[bad], side="right")
+    return j
 
 
 def _draw_gumbel(need: np.ndarray, log_w: np.ndarray, cand: np.ndarray, noise: NoiseSource
