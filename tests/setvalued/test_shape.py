@@ -16,7 +16,7 @@ from dprelease.evaluation.shape import length_shape
 from dprelease.privacy import SeededNoise
 from dprelease.setvalued.prefixpart import build_prefix_tree, prefix_diffpart
 from dprelease.setvalued.shape import (
-    EXACT_LENGTHS, _draw_distinct, length_distribution, length_edges, target_lengths,
+    EXACT_LENGTHS, _draw_distinct, _inverse_cdf, length_distribution, length_edges, target_lengths,
 )
 from dprelease.privacy import BudgetAccountant
 
@@ -68,6 +68,26 @@ def test_draw_distinct_gives_distinct_items_in_proportion_to_the_weights():
         assert np.unique(r * n_items + i).size == r.size  # distinct within a record
         heavy = np.isin(i, np.arange(10)).mean()
         assert heavy > 0.3  # 10 items of weight 100 against the rest at 1
+
+
+def test_guide_table_lookup_is_searchsorted_exactly():
+    """The fill's inverse-CDF lookup equals np.searchsorted(side="right") on every draw: heavy and zero weights,
+    runs of tiny weights, and draws at the cumulative values, just below them and at the bucket edges."""
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        n = int(rng.integers(1, 3000))
+        w = rng.pareto(1.0, n) * (rng.random(n) < rng.random())
+        w[rng.integers(n)] += 1.0
+        if trial % 5 == 0:
+            w = np.where(rng.random(n) < 0.5, 1e-9, w)
+        cdf = np.cumsum(w)
+        cdf /= cdf[-1]
+        guide = np.searchsorted(cdf, np.arange(n) / n, side="right")
+        u = rng.random(4000)
+        if trial % 4 == 0:
+            u = np.concatenate([u, cdf[:-1], np.nextafter(cdf[:-1], 0.0), np.arange(n) / n])
+        u = u[(u >= 0) & (u < 1)]
+        assert np.array_equal(_inverse_cdf(cdf, guide, u), np.searchsorted(cdf, u, side="right")), trial
 
 
 def test_hidden_sums_kernel_matches_the_class_walk():
