@@ -8,7 +8,10 @@ selection cutoff), the released mean record length and its length TV, top-100 ut
 seconds of one release. The baselines of both workloads (empty release, uniform baskets) are printed once per set.
 
     nice .venv/bin/python benchmarks/bench_prefix_items.py [--sets retail,long-baskets,kosarak-like]
-        [--max-items 16,32,62,124,248] [--seeds 3]
+        [--max-items 16,32,62,124,248] [--seeds 3] [--queries 10000]
+
+Generated sets: long-baskets, kosarak-like, dense-ties, and other shapes of the same generators (kos-long,
+long-steep, long-flat, kos-short, long-wide, kos-steep, kosarak-1m).
 """
 
 from __future__ import annotations
@@ -35,7 +38,17 @@ from dprelease.setvalued.prefixpart import prefix_diffpart  # noqa: E402
 DATASETS = ROOT.parent / "shared" / "datasets"
 SHARED = {"retail": ("retail/retail.dat", "0..16469"), "mushroom": ("mushroom/mushroom.dat", "1..119")}
 GENERATED = {"long-baskets": lambda: G.long_baskets(), "kosarak-like": lambda: G.kosarak_like(n_records=100_000),
-             "dense-ties": lambda: G.dense_near_ties()}
+             "dense-ties": lambda: G.dense_near_ties(),
+             # other shapes of the same generators (docs/diffpart.md, "Why no rule chooses M")
+             "kos-long": lambda: G.kosarak_like(n_records=100_000, mean_length=16.0),
+             "long-steep": lambda: G.long_baskets(zipf_exponent=1.4),
+             "long-flat": lambda: G.long_baskets(zipf_exponent=0.7, n_records=30_000),
+             "kos-short": lambda: G.kosarak_like(n_records=200_000, mean_length=4.0, n_items=20_000, seed=3),
+             "long-wide": lambda: G.long_baskets(n_records=40_000, n_items=20_000, zipf_exponent=1.1,
+                                                 short_median=9.0, seed=4),
+             "kos-steep": lambda: G.kosarak_like(n_records=60_000, mean_length=10.0, zipf_exponent=1.3,
+                                                 n_items=8_000, seed=5),
+             "kosarak-1m": lambda: G.kosarak_like(n_records=1_000_000)}
 
 
 def load(name: str):
@@ -54,6 +67,7 @@ def main() -> None:
     ap.add_argument("--sets", default="retail,long-baskets,kosarak-like")
     ap.add_argument("--max-items", default="16,32,62,124,248")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--queries", type=int, default=10_000, help="queries of the random counting workload")
     args = ap.parse_args()
     ms = [int(x) for x in args.max_items.split(",")]
     print("| set | ε | M | \\|F\\| | mean length (raw) | length TV | top-100 | frequent-itemset error | "
@@ -75,7 +89,7 @@ def main() -> None:
                     secs = time.perf_counter() - t
                     rdb = rel.to_db()
                     shape = length_shape(db, rdb)
-                    ev = evaluate_counting_with_baselines(db, rdb, n_queries=10_000, seed=0)
+                    ev = evaluate_counting_with_baselines(db, rdb, n_queries=args.queries, seed=0)
                     base = ev["baselines"]
                     rows.append([rel.manifest["release"]["frequent_items"], shape["released_mean_length"],
                                  shape["tv"], topk_utility(db, rdb, 100), ev["frequent"]["mean_relative_error"],
