@@ -288,6 +288,7 @@ def _labels_array(universe: Universe) -> list[str]:
 
 
 _WRITE_SETS = 1 << 16  # write_weighted_itemsets on ItemsetRows: itemsets turned into text at once
+_BYTE_LABELS = 32  # labels up to this many UTF-8 bytes are written through a byte table (longer: joined strings)
 
 
 def write_weighted_itemsets(handle: IO[str], itemsets: Sequence[np.ndarray], counts: np.ndarray,
@@ -307,31 +308,46 @@ def write_weighted_itemsets(handle: IO[str], itemsets: Sequence[np.ndarray], cou
 def _write_rows(handle: IO[str], rows: ItemsetRows, counts: np.ndarray, universe: Universe) -> None:
     """:func:`write_weighted_itemsets` of itemsets held as one flat array: the same text, a block of
     :data:`_WRITE_SETS` itemsets at a time, with no Python object per itemset or line. Every written item is one
-    token, its label followed by a space or (last of its line) a newline; an empty itemset's line is one newline
-    token. A block's tokens, each line repeated as often as its count asks, are joined in one call."""
+    token, its label followed by a space or (last of its line) a newline; an empty itemset's line is one token of
+    an empty label and a newline. A block's tokens, each line repeated as often as its count asks, become text in
+    one step: with short labels, rows of a byte table (each label padded to the longest, its separator put right
+    after it, the padding masked out); with long ones, strings joined in one call."""
     labels = universe.labels
     n = len(labels)
-    words = [label + " " for label in labels] + [label + "\n" for label in labels] + ["\n"]
+    encoded = [label.encode("utf-8") for label in labels] + [b""]
+    width = max(map(len, encoded))
+    table = lengths = words = None
+    if width <= _BYTE_LABELS:
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n + 1)
+        table = np.zeros((n + 1, width + 1), dtype=np.uint8)
+        packed = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        table[np.repeat(np.arange(n + 1), lengths), spans(np.zeros(n + 1, dtype=np.int64), lengths)] = packed
+    else:
+        words = [label + " " for label in labels] + [label + "\n" for label in labels] + ["", "\n"]
     counts = np.maximum(counts, 0)
     for lo in range(0, len(rows), _WRITE_SETS):
         hi = min(lo + _WRITE_SETS, len(rows))
         bounds = rows.offsets[lo : hi + 1]
         length = np.diff(bounds)
-        last = bounds[1:] - 1  # the flat position of each non-empty line's last item
-        tok = rows.flat[int(bounds[0]) : int(bounds[-1])].astype(np.int64)
-        tok[last[length > 0] - int(bounds[0])] += n
-        size = np.maximum(length, 1)  # an empty itemset is one newline token
-        if (length == 0).any():
-            at = np.cumsum(size) - size
-            full = np.full(int(size.sum()), 2 * n, dtype=np.int64)
-            full[spans(at[length > 0], length[length > 0])] = tok
-            tok = full
-        else:
-            at = np.cumsum(size) - size
+        size = np.maximum(length, 1)  # an empty itemset is one token (an empty label)
+        at = np.cumsum(size) - size
+        tok = np.full(int(size.sum()), n, dtype=np.int64)
+        tok[spans(at, length)] = rows.flat[int(bounds[0]) : int(bounds[-1])]
+        last = np.zeros(tok.size, dtype=bool)
+        last[at + size - 1] = True
         c = counts[lo:hi]
         if not (c == 1).all():
-            tok = tok[spans(np.repeat(at, c), np.repeat(size, c))]
-        handle.write("".join(map(words.__getitem__, tok.tolist())))
+            keep = spans(np.repeat(at, c), np.repeat(size, c))
+            tok, last = tok[keep], last[keep]
+        if table is not None and lengths is not None:
+            cells = table[tok]
+            ends = lengths[tok]
+            cells[np.arange(tok.size), ends] = np.where(last, 10, 32)  # "\n" or " " right after the label
+            text = cells[np.arange(width + 1)[None, :] <= ends[:, None]].tobytes().decode("utf-8")
+        else:
+            assert words is not None
+            text = "".join(map(words.__getitem__, np.where(tok == n, 2 * n + 1, tok + n * last).tolist()))
+        handle.write(text)
 
 
 def write_transactions(handle: IO[str], db: TransactionDB, universe: Universe) -> None:
