@@ -292,7 +292,6 @@ def _tree_gls_brute_force(part) -> np.ndarray:
     last_split = part.inner[-1]["split"]
     if last_split.size:
         nodes += [(deepest, i) for i in range(2 * last_split.size)]
-    pos = {nd: k for k, nd in enumerate(nodes)}
     leaves = [(int(d), int(i)) for d, i in zip(part.depth, part.region_index)]
     # unknowns: the leaf counts; every node is the sum of the leaves below it
     def below(lev, i):

@@ -213,3 +213,24 @@ def test_itemset_rows_release_is_the_list_release(monkeypatch):
         assert ta.getvalue() == tb.getvalue()
         da, db = a.to_db(), b.to_db()
         assert da.offsets.tolist() == db.offsets.tolist() and da.items.tolist() == db.items.tolist()
+
+
+def test_in_canonical_order_agrees_with_pythons_sort():
+    """The release's check that its pairs already stand in canonical order (then it does not sort again) says yes
+    exactly when Python's sort of (tuple, count) would leave them where they are: prefixes, equal rows by count."""
+    from dprelease.data.transactions import ItemsetRows
+    from dprelease.release.setvalued import _in_canonical_order
+
+    rng = np.random.default_rng(9)
+    for trial in range(300):
+        pool = [tuple(sorted(rng.choice(6, size=int(rng.integers(0, 4)), replace=False))) for _ in range(4)]
+        n = int(rng.integers(0, 7))
+        pairs = [(pool[int(rng.integers(4))], int(rng.integers(0, 3))) for _ in range(n)]
+        if trial % 2:
+            pairs.sort()
+        lengths = np.array([len(t) for t, _ in pairs], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        flat = np.array([i for t, _ in pairs for i in t], dtype=np.int64)
+        rows = ItemsetRows(flat, offsets)
+        counts = np.array([c for _, c in pairs], dtype=np.int64)
+        assert _in_canonical_order(rows, counts) == (pairs == sorted(pairs)), (trial, pairs)

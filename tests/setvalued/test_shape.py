@@ -133,3 +133,24 @@ def test_length_shape_baselines():
     assert got["baselines"]["single_items"] == pytest.approx(0.25)
     assert got["baselines"]["empty"] == 1.0 and 0 < got["baselines"]["uniform_subsets"] <= 1
     assert length_shape(raw, raw)["tv"] == 0.0
+
+
+def test_distinct_records_group_identical_rows_in_canonical_order():
+    """The fill's records merged: each distinct non-empty row once, with the number of rows holding it, in the
+    order of Python's sorted tuples (so the release finds them in canonical order); rows repeated, prefixes of
+    each other, and empty."""
+    from collections import Counter
+
+    from dprelease.setvalued.shape import _distinct_records
+
+    rng = np.random.default_rng(8)
+    for trial in range(60):
+        n_items = int(rng.integers(1, 40))
+        base = [tuple(sorted(rng.choice(n_items, size=int(rng.integers(0, min(n_items, 6) + 1)), replace=False)))
+                for _ in range(int(rng.integers(1, 8)))]
+        rows = [base[int(rng.integers(len(base)))] for _ in range(int(rng.integers(0, 80)))]
+        pair = np.array([r * n_items + i for r, row in enumerate(rows) for i in row], dtype=np.int64)
+        got, counts = _distinct_records(rng.permutation(pair), n_items, len(rows))
+        want = sorted(Counter(r for r in rows if r).items())
+        assert [tuple(x.tolist()) for x in got] == [k for k, _ in want], trial
+        assert counts.tolist() == [c for _, c in want], trial

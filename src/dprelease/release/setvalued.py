@@ -113,6 +113,29 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
     return order
 
 
+def _in_canonical_order(rows: ItemsetRows, counts: np.ndarray) -> bool:
+    """Whether ``rows`` (items ascending in each) already stand in canonical order: every row at or before the next
+    as Python orders (tuple, count). One comparison of each row with the next over their common length: the first
+    differing item decides; with none, the shorter row (a prefix) comes first, and equal rows go by count."""
+    n = len(rows)
+    if n < 2:
+        return True
+    lengths = rows.lengths
+    common = np.minimum(lengths[:-1], lengths[1:])
+    a = rows.flat[spans(rows.offsets[:-2], common)]
+    b = rows.flat[spans(rows.offsets[1:-1], common)]
+    pair = np.repeat(np.arange(n - 1), common)
+    at = np.flatnonzero(a != b)
+    first = at[np.concatenate([[True], pair[at][1:] != pair[at][:-1]])] if at.size else at
+    if not (a[first] < b[first]).all():
+        return False
+    decided = np.zeros(n - 1, dtype=bool)
+    decided[pair[first]] = True
+    shorter = lengths[:-1] < lengths[1:]
+    same = (lengths[:-1] == lengths[1:]) & (counts[:-1] <= counts[1:])
+    return bool((decided | shorter | same).all())
+
+
 def _sorted_itemsets(itemsets: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Each itemset as an int64 array with its items ascending (:func:`_sorted_rows`)."""
     return list(_sorted_rows(_as_rows(itemsets)))
@@ -174,6 +197,10 @@ class SetValuedRelease:
             return
         # one flat array, sorted and ordered without an object per itemset; a list given stays a list
         rows = _sorted_rows(_as_rows(self.itemsets))
+        if _in_canonical_order(rows, counts):  # e.g. the fill's records, ordered where they were grouped
+            object.__setattr__(self, "itemsets", rows if isinstance(self.itemsets, ItemsetRows) else list(rows))
+            object.__setattr__(self, "counts", counts)
+            return
         order = _lexicographic_order(rows.flat, rows.lengths, counts)
         taken = _taken_rows(rows, order)
         object.__setattr__(self, "itemsets", taken if isinstance(self.itemsets, ItemsetRows) else list(taken))

@@ -41,6 +41,7 @@ import numpy as np
 from ..data.transactions import ItemsetRows, spans
 from ..engine import bitmasks
 from ..privacy import BudgetScope, NoiseSource, noisy_counts
+from ..release.setvalued import canonical_itemset_order
 
 __all__ = ["EXACT_LENGTHS", "length_edges", "binned_lengths", "noisy_length_bins", "length_distribution",
            "target_lengths", "item_deficits", "fill_records", "shaped_release"]
@@ -340,66 +341,34 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
     return _distinct_records(pair, n_items, node.size)
 
 
-_HASH_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
-
-
 def _distinct_records(pair: np.ndarray, n_items: int, n_rows: int) -> tuple[ItemsetRows, np.ndarray]:
-    """(row, item) pairs, given as keys row * n_items + item (distinct; sorted here in place), as distinct
-    non-empty itemsets (items ascending, held as one flat array) with the number of rows holding each, in no
-    particular order (the release sorts them).
+    """(row, item) pairs, given as keys row * n_items + item (distinct; sorted here in place), as the distinct
+    non-empty itemsets (items ascending, held as one flat array) with the number of rows holding each, in the
+    release's canonical order.
 
-    Rows are grouped by one 64-bit key mixing their length and two polynomial hashes of their items, then every
-    row is checked, length and item by item, against its group's first row, so the grouping is exact (a hash
-    collision falls back to a dict). Items are kept as int32 where the universe allows (half the memory)."""
+    The rows are put in canonical order (:func:`canonical_itemset_order`), where identical rows are adjacent, and
+    each run of identical rows becomes one itemset with its length as count; the release then finds them in order
+    and does not sort again. Items are kept as int32 where the universe allows (half the memory)."""
     pair.sort()
     length = np.bincount(pair // n_items, minlength=n_rows)
     items = (pair % n_items).astype(np.int32 if n_items < 2**31 else np.int64)
-    start = np.concatenate([[0], np.cumsum(length)])
-    nonempty = np.flatnonzero(length)
-    if nonempty.size == 0:
+    del pair
+    lengths = length[length > 0]
+    if lengths.size == 0:
         return ItemsetRows(np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)), np.zeros(0, dtype=np.int64)
-    small = np.int32 if items.size < 2**31 else np.int64  # a position inside a record
-    pos = np.arange(items.size, dtype=small) - np.repeat(start[:-1].astype(small), length)
-    with np.errstate(over="ignore"):
-        key = length[nonempty].astype(np.uint64) * _HASH_MULTIPLIERS[1]
-        for j, mult in enumerate(_HASH_MULTIPLIERS):
-            power = np.cumprod(np.full(int(length.max()), mult, dtype=np.uint64))
-            h = np.add.reduceat((items.astype(np.uint64) + np.uint64(1)) * power[pos], start[nonempty])
-            key ^= (h << np.uint64(j)) | (h >> np.uint64(64 - j)) if j else h
-    # groups of equal keys, first occurrence each (a stable argsort: np.unique's result, without its hashing)
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    head = np.concatenate([[True], sk[1:] != sk[:-1]])
-    first = order[head]
-    group = np.empty(key.size, dtype=np.int64)
-    group[order] = np.cumsum(head) - 1
-    rep = nonempty[first[group]]  # each row's group representative
-    del key, sk, order, head
-    same = bool((length[rep] == length[nonempty]).all())
-    step = 1 << 20  # rows checked at once (their index arrays stay small)
-    for lo in range(0, nonempty.size, step):
-        if not same:
-            break
-        rows_here = nonempty[lo : lo + step]
-        n_here = length[rows_here]
-        same = bool((items[spans(start[rows_here], n_here)] == items[spans(start[rep[lo : lo + step]], n_here)]).all())
-    del pos
-    if not same:  # a hash collision: group by the item tuples themselves
-        merged: dict[tuple[int, ...], int] = {}
-        flat = items.tolist()
-        for r in nonempty.tolist():
-            key = tuple(flat[start[r] : start[r + 1]])
-            merged[key] = merged.get(key, 0) + 1
-        sizes = np.fromiter((len(k) for k in merged), dtype=np.int64, count=len(merged))
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        return (ItemsetRows(np.fromiter((i for k in merged for i in k), dtype=np.int64, count=int(offsets[-1])),
-                            offsets), np.asarray(list(merged.values()), dtype=np.int64))
-    # each group's first row, in row order: its items picked by one boolean mask over the sorted pairs
-    counts = np.bincount(group, minlength=first.size).astype(np.int64)
-    by_row = np.argsort(first, kind="stable")
-    reps = nonempty[first[by_row]]
-    is_rep = np.zeros(n_rows, dtype=bool)
-    is_rep[reps] = True
-    offsets = np.zeros(reps.size + 1, dtype=np.int64)
-    np.cumsum(length[reps], out=offsets[1:])
-    return ItemsetRows(items[np.repeat(is_rep, length)], offsets), counts[by_row]
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    order = canonical_itemset_order(ItemsetRows(items, offsets), np.ones(lengths.size, dtype=np.int64))
+    lengths, starts = lengths[order], offsets[:-1][order]
+    # row k + 1 repeats row k: the same length and no differing item
+    pairs = np.flatnonzero(lengths[1:] == lengths[:-1])
+    span = lengths[pairs]
+    differ = np.bincount(np.repeat(np.arange(pairs.size), span), minlength=pairs.size,
+                         weights=items[spans(starts[pairs], span)] != items[spans(starts[pairs + 1], span)]) > 0
+    repeat = np.zeros(lengths.size, dtype=bool)
+    repeat[pairs[~differ] + 1] = True
+    heads = np.flatnonzero(~repeat)
+    counts = np.diff(np.append(heads, lengths.size)).astype(np.int64)
+    out = np.zeros(heads.size + 1, dtype=np.int64)
+    np.cumsum(lengths[heads], out=out[1:])
+    return ItemsetRows(items[spans(starts[heads], lengths[heads])], out), counts
