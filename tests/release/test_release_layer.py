@@ -152,24 +152,28 @@ def test_report_evaluation_and_release_import_only_down():
     assert breaks == []
 
 
-def test_canonical_itemset_order_is_pythons_tuple_then_count_order(monkeypatch):
+def test_canonical_itemset_order_is_pythons_tuple_then_count_order():
     """The canonical order of (itemset, count) pairs, computed on arrays, is Python's sort of (items tuple,
     count), ties kept in input order: random itemsets with repeats, empty ones, negative counts, item ids of one
-    to eight bytes, and windows of one to sixteen items per pass."""
+    to eight bytes (windows of eight to one items per pass), and rows sharing prefixes longer than a window."""
     from dprelease.release import setvalued as sv
 
     rng = np.random.default_rng(0)
-    for trial in range(40):
+    for trial in range(60):
         n = int(rng.integers(0, 300))
         top = (60, 255, 256, 70_000, 1 << 40)[trial % 5]  # item ids held in 1, 2, 4 and 8 bytes
-        sets = [np.unique(rng.integers(0, top, int(rng.integers(0, 9)))) for _ in range(n)]
+        if trial % 3 == 0:  # a few ids only, long rows: prefixes shared past several windows
+            pool = np.unique(rng.integers(0, top, 24))
+            sets = [np.unique(rng.choice(pool, int(rng.integers(0, 24)))) for _ in range(n)]
+            sets = [s[: int(rng.integers(0, s.size + 1))] if rng.random() < 0.3 else s for s in sets]
+        else:
+            sets = [np.unique(rng.integers(0, top, int(rng.integers(0, 9)))) for _ in range(n)]
         if trial % 5 == 2 and sets:
             sets[0] = np.array([255])  # id + 1 = 256: the first id that needs two bytes
         sets += [s.copy() for s in sets[: int(rng.integers(0, 6))]]
         counts = rng.integers(-3, 5, len(sets))
         keys = [tuple(s.tolist()) for s in sets]
         want = sorted(range(len(sets)), key=lambda j: (keys[j], int(counts[j])))
-        monkeypatch.setattr(sv, "_WINDOW", (1, 2, 3, 16)[trial % 4])  # one to many passes
         assert sv.canonical_itemset_order(sets, counts).tolist() == want
     unsorted = [np.array([5, 2, 9]), np.array([1]), np.array([3, 3 + 1])]
     assert [s.tolist() for s in sv._sorted_itemsets(unsorted)] == [[2, 5, 9], [1], [3, 4]]

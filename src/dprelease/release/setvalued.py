@@ -54,24 +54,23 @@ def _as_rows(itemsets: Sequence[np.ndarray]) -> ItemsetRows:
     return ItemsetRows(np.concatenate(sets) if offsets[-1] else np.zeros(0, dtype=np.int64), offsets)
 
 
-_WINDOW = 16  # canonical order: items compared per pass
-
-
 def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Rows (``flat`` cut into runs of ``lengths``) ordered as Python orders (tuple, count), stably.
 
-    Pass by pass over windows of :data:`_WINDOW` positions: each window of a row becomes one byte string (item
-    id + 1 in the fewest big-endian bytes that hold the largest id, 0 past the row's end, so a tuple sorts
-    before its extensions), and the rows still tied after the earlier windows are sorted by it, a stable sort
-    inside each tied run. Runs that stay tied go on to the next window only while their rows go on; rows tied to
-    the end are the same itemset and are ordered by count. Most rows part in the first window, so the later
-    passes touch few rows, and no table of the longest row's width is made."""
+    Pass by pass over windows of one 64-bit word: each item id + 1 takes the fewest bytes that hold the largest
+    id (0 past the row's end, so a tuple sorts before its extensions), a window holds 8 // bytes positions, and
+    its bytes read big-endian as one unsigned integer order windows as their items do. The rows still tied after
+    the earlier windows are sorted by it, a stable sort inside each tied run. Runs that stay tied go on to the
+    next window only while their rows go on; rows tied to the end are the same itemset and are ordered by count.
+    Most rows part in the first window (one integer sort of all rows), so the later passes touch few rows, and no
+    table of the longest row's width is made."""
     n = lengths.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     start = np.cumsum(lengths) - lengths
     top = int(flat.max(initial=0)) + 1
     size = next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
+    w = 8 // size  # positions per window
     order = np.arange(n, dtype=np.int64)
     seg_lo, seg_hi = np.zeros(1, dtype=np.int64), np.full(1, n, dtype=np.int64)  # tied runs of ``order``
     same_lo: list[np.ndarray] = []  # runs of identical itemsets
@@ -82,14 +81,13 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
         pos = spans(seg_lo, sizes)
         rows = order[pos]
         seg = np.repeat(np.arange(seg_lo.size), sizes)
-        w = max(1, min(_WINDOW, int(lengths[rows].max()) - k))
-        cols = k + np.arange(w)
-        inside = cols[None, :] < lengths[rows][:, None]
-        window = np.zeros((rows.size, w), dtype=f">u{size}")
-        window[inside] = flat[(start[rows][:, None] + cols[None, :])[inside]] + 1
-        keys = np.ascontiguousarray(window).view(np.dtype((np.void, w * size))).reshape(-1)
-        by_key = np.argsort(keys, kind="stable")
-        perm = by_key[np.argsort(seg[by_key], kind="stable")]  # by run, then by key, stably
+        # each row's items k .. k + w - 1 (those it has) into its word of the window, without a rows x w index
+        part = np.clip(lengths[rows] - k, 0, w)
+        window = np.zeros(rows.size * w, dtype=f">u{size}")
+        window[spans(np.arange(rows.size, dtype=np.int64) * w, part)] = flat[spans(start[rows] + k, part)] + 1
+        keys = window.view(">u8").astype(np.uint64)
+        # by run, then by key, stably (one run: the key alone)
+        perm = np.argsort(keys, kind="stable") if seg_lo.size == 1 else np.lexsort((keys, seg))
         order[pos] = rows[perm]
         sk, ss = keys[perm], seg[perm]
         head = np.ones(perm.size, dtype=bool)
