@@ -41,7 +41,8 @@ UNIVERSE_BYTES_PER_ITEM = 120  # a label string, its tuple slot and the int64 la
 TAXONOMY_BYTES_PER_ITEM = 160  # DiffPart's context-free taxonomy arrays, built from Python lists (measured: ~150)
 _RELEASED_CELL_BYTES = 160  # one released itemset held in memory: a small numpy array plus list slots
 # DiffPart-Prefix's fill (setvalued/shape.py): memory per item of the filled records, its draws, their keys and
-# the release's flat arrays (measured: ~45-58 bytes per item on 1M kosarak-like records of 7.4 items)
+# the release's flat arrays (measured: ~35 bytes per item on 1M kosarak-like records of 7.4 items, 45-58 when
+# identical records were grouped by hashing; the margin covers other shapes)
 FILL_BYTES_PER_ITEM = 64
 _PARTITION_BYTES = 200  # one queued DiffPart partition (dataclass, tuple cut, empty rows array)
 
