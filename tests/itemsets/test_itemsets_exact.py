@@ -143,3 +143,33 @@ def test_identical_columns_tie_rule():
     recs = [list(range(8))] * 30 + [[8]] * 5
     db = TransactionDB.from_lists(recs, 9)
     assert top_k_itemsets(db, 50) == _brute_force_top(recs, 9, 50)
+
+
+def test_staged_pair_level_gives_the_one_stage_top_k(monkeypatch):
+    """The pair level counted in two stages (the more frequent half of the base items first, then only the items
+    that can still reach the top k) gives the same top k, ties and order included, as counting every pair of the
+    base items; both ways the second stage goes (the first half holds the items needed, or not) are taken."""
+    from dprelease.data.generators import kosarak_like
+    import dprelease.itemsets.exact as ex
+
+    branches = []
+    staged = ex._staged_pairs
+
+    def spy(*a, **kw):
+        out = staged(*a, **kw)
+        branches.append(out[2] is not None)
+        return out
+
+    cases = [(kosarak_like(n_records=4000, n_items=300, mean_length=6.0, seed=s), k)
+             for s in range(3) for k in (70, 150, 400)]
+    rng = np.random.default_rng(12)  # flat supports with a few strong pairs: the k-th support barely rises
+    flat = [sorted(set(rng.choice(120, size=int(rng.integers(1, 5)), replace=False).tolist())) for _ in range(3000)]
+    cases += [(TransactionDB.from_lists(flat, 120), k) for k in (70, 100)]
+    for db, k in cases:
+        monkeypatch.setattr(ex, "_staged_pairs", spy)
+        got = ex.top_k_itemsets(db, k)
+        monkeypatch.setattr(ex, "_STAGED_PAIRS", 10**9)  # one stage
+        want = ex.top_k_itemsets(db, k)
+        monkeypatch.undo()
+        assert got == want, k
+    assert True in branches and False in branches, branches

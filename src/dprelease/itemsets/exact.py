@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.transactions import TransactionDB
-from ..engine.base import TransactionData
-from ..engine.local import as_transaction_data, unwrap
+from ..engine.base import Candidates, TransactionData
+from ..engine.local import LocalTransactions, as_transaction_data, unwrap
 
 __all__ = ["distinct_records", "mine_frequent", "top_k_itemsets", "kth_support", "topk_facts", "pair_supports",
            "itemset_supports"]
@@ -135,8 +135,12 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
     found_supports = supports[items].astype(np.int64)
     t = _kth_or_zero(found_supports, k)
     base_items = items[supports[items] > t]  # every item of a longer top-k itemset is one of these
+    counted: tuple[np.ndarray, np.ndarray] | None = None  # the pairs of the base items, when already counted
+    if base_items.size >= _STAGED_PAIRS and isinstance(data, LocalTransactions) and max_length != 1:
+        base_items, candidates, counted = _staged_pairs(data, base_items, supports, found_supports, t, k)
+    else:
+        candidates = data.candidates(base_items)
     row_of = {int(i): j for j, i in enumerate(base_items.tolist())}
-    candidates = data.candidates(base_items)
     gen_sets = [(int(i),) for i in base_items.tolist()]
     length = 1
     while len(gen_sets) >= 2 and (max_length is None or length < max_length):
@@ -146,7 +150,7 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
             pairs = np.asarray(_candidate_pairs(gen_sets, row_of), dtype=np.int64).reshape(-1, 2)
         if pairs.shape[0] == 0:
             break
-        sup = candidates.supports(gen_sets, pairs)
+        sup = counted[1] if length == 1 and counted is not None else candidates.supports(gen_sets, pairs)
         keep = np.flatnonzero(sup > t)
         if keep.size == 0:
             break
@@ -164,6 +168,31 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
     singles = items[supports[items] >= t]
     found.extend(((int(i),), int(c)) for i, c in zip(singles.tolist(), supports[singles].tolist()))
     return _order(found)[:k]
+
+
+_STAGED_PAIRS = 64  # top_k_itemsets counts the pairs of at least this many base items in two stages (in memory)
+
+
+def _staged_pairs(data: "LocalTransactions", base_items: np.ndarray, supports: np.ndarray,
+                  item_supports: np.ndarray, t: int, k: int) -> tuple[np.ndarray, Candidates, tuple | None]:
+    """:func:`top_k_itemsets`' pair level in two stages: the same result with less counting on sparse data.
+
+    The pairs of the more frequent half of the base items are counted first. With those of support > t added to
+    the items, the k-th largest support rises to some t_a >= t: at least k itemsets reach t_a. A pair below t_a
+    ranks after all of them, and a value below t_a cannot move the k-th largest, so only the pairs of support
+    >= t_a matter, and both their items have support >= t_a. When the first half holds every such item, its
+    candidate counter and its counts go on; otherwise the pairs of those items are counted afresh (fewer than
+    the base items'). Returns (the base items from here on, their candidate counter, (their pairs, supports)
+    when already counted)."""
+    first = np.sort(base_items[np.argsort(-supports[base_items], kind="stable")[: (base_items.size + 1) // 2]])
+    stage = data.candidates(first)
+    pairs = np.stack(np.triu_indices(first.size, 1), axis=1).astype(np.int64)
+    sup = stage.supports([(int(i),) for i in first.tolist()], pairs)
+    t_a = _kth_or_zero(np.concatenate([item_supports, sup[sup > t]]), k)
+    needed = base_items[supports[base_items] >= t_a]
+    if np.isin(needed, first).all():
+        return first, stage, (pairs, sup)
+    return needed, data.candidates(needed), None
 
 
 def _kth_or_zero(values: np.ndarray, k: int) -> int:
