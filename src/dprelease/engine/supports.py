@@ -438,16 +438,12 @@ def bit_columns(db: TransactionDB, items: np.ndarray, min_items: int = 0) -> tup
 
 
 def _packed_words(which: np.ndarray, rows: np.ndarray, n_rows: int, width: int) -> np.ndarray:
-    """(n_rows, width) uint64 words with bit ``rows[e] % 64`` of word ``rows[e] // 64`` of row ``which[e]`` set.
-    No entry repeats, so a word is the sum of its distinct bits: two weighted counts, one per 32-bit half,
-    each exact in float64 (a half's sum stays below 2^32)."""
-    key = which.astype(np.int64) * width + (rows >> 6)
-    bit = (rows & 63).astype(np.int64)
-    low = bit < 32
-    size = n_rows * width
-    halves = [np.bincount(key[part], weights=np.ldexp(1.0, bit[part] - shift), minlength=size).astype(np.uint64)
-              for part, shift in ((low, 0), (~low, 32))]
-    return ((halves[1] << np.uint64(32)) | halves[0]).reshape(n_rows, width)
+    """(n_rows, width) uint64 words with bit ``rows[e] % 64`` of word ``rows[e] // 64`` of row ``which[e]`` set:
+    one flag per (row, bit) set, then packed eight to a byte, least significant bit first, and read as
+    little-endian words (byte i of a word holds its bits 8i .. 8i + 7)."""
+    flags = np.zeros((n_rows, width * 64), dtype=bool)
+    flags[which, rows] = True
+    return np.packbits(flags, axis=1, bitorder="little").view("<u8").astype(np.uint64, copy=False)
 
 
 def _block_hits(db: TransactionDB, local: np.ndarray, step: int
