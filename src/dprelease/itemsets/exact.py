@@ -14,6 +14,8 @@ Tie rule for top-k: itemsets are ordered by support (descending), then length
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..data.transactions import TransactionDB
@@ -173,26 +175,45 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
 _STAGED_PAIRS = 64  # top_k_itemsets counts the pairs of at least this many base items in two stages (in memory)
 
 
+# the share of the base items (the most frequent) whose pairs the first stage counts: speed only, the result is
+# the same at any share (0.5, 0.67 and 0.75 were slower on retail or on the 1M generated file)
+_FIRST_SHARE = 0.6
+
+
+def _first_stage(n: int) -> int:
+    return int(math.ceil(_FIRST_SHARE * n))
+
+
 def _staged_pairs(data: "LocalTransactions", base_items: np.ndarray, supports: np.ndarray,
-                  item_supports: np.ndarray, t: int, k: int) -> tuple[np.ndarray, Candidates, tuple | None]:
+                  item_supports: np.ndarray, t: int, k: int
+                  ) -> tuple[np.ndarray, Candidates, tuple[np.ndarray, np.ndarray]]:
     """:func:`top_k_itemsets`' pair level in two stages: the same result with less counting on sparse data.
 
-    The pairs of the more frequent half of the base items are counted first. With those of support > t added to
-    the items, the k-th largest support rises to some t_a >= t: at least k itemsets reach t_a. A pair below t_a
-    ranks after all of them, and a value below t_a cannot move the k-th largest, so only the pairs of support
-    >= t_a matter, and both their items have support >= t_a. When the first half holds every such item, its
-    candidate counter and its counts go on; otherwise the pairs of those items are counted afresh (fewer than
-    the base items'). Returns (the base items from here on, their candidate counter, (their pairs, supports)
-    when already counted)."""
-    first = np.sort(base_items[np.argsort(-supports[base_items], kind="stable")[: (base_items.size + 1) // 2]])
+    The pairs of the most frequent base items (a share ``_FIRST_SHARE``) are counted first. With those of
+    support > t added to the items, the k-th largest support rises to some t_a >= t: at least k itemsets reach
+    t_a. A pair below t_a ranks after all of them, and a value below t_a cannot move the k-th largest, so only
+    the pairs of support >= t_a matter, and both their items have support >= t_a. When the first stage's items
+    hold every such item, their candidate counter and counts go on; otherwise only the pairs with an item
+    outside them are counted. Returns (the base items from here on, their candidate counter, their pairs and
+    supports)."""
+    first = np.sort(base_items[np.argsort(-supports[base_items], kind="stable")[: _first_stage(base_items.size)]])
     stage = data.candidates(first)
     pairs = np.stack(np.triu_indices(first.size, 1), axis=1).astype(np.int64)
     sup = stage.supports([(int(i),) for i in first.tolist()], pairs)
     t_a = _kth_or_zero(np.concatenate([item_supports, sup[sup > t]]), k)
     needed = base_items[supports[base_items] >= t_a]
-    if np.isin(needed, first).all():
+    held = np.isin(needed, first)
+    if held.all():
         return first, stage, (pairs, sup)
-    return needed, data.candidates(needed), None
+    # the pairs of two first-stage items are counted already; the others (each with an item outside them) are counted over the needed items, by enumeration or bit columns, whichever is less work
+    rest = data.candidates(needed)
+    pairs_b = np.stack(np.triu_indices(needed.size, 1), axis=1).astype(np.int64)
+    both = held[pairs_b[:, 0]] & held[pairs_b[:, 1]]
+    a, b = np.searchsorted(first, needed)[pairs_b[both]].T  # rows among the first (a < b: both ascending)
+    sup_b = np.empty(pairs_b.shape[0], dtype=np.int64)
+    sup_b[both] = sup[a * first.size - a * (a + 1) // 2 + (b - a - 1)]  # np.triu_indices order
+    sup_b[~both] = rest.supports([(int(i),) for i in needed.tolist()], pairs_b[~both])
+    return needed, rest, (pairs_b, sup_b)
 
 
 def _kth_or_zero(values: np.ndarray, k: int) -> int:
