@@ -194,7 +194,7 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
         return _draw_gumbel(need, np.log(weights[cand]), cand, noise)
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
-    guide = np.searchsorted(cdf, np.arange(cdf.size) / cdf.size, side="right")
+    guide = _guide_table(cdf)
     done_keys: list[np.ndarray] = []
     active = np.flatnonzero(need > 0)
     held = np.zeros(0, dtype=np.int64)  # keys (record * n_items + item) of the active records
@@ -214,10 +214,20 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
     return keys // n_items, keys % n_items
 
 
+def _guide_table(cdf: np.ndarray) -> np.ndarray:
+    """About ``np.searchsorted(cdf, b / B, side="right")`` for b < B = cdf.size (the entries below each bucket
+    edge), by counting the entries per bucket: a first guess that :func:`_inverse_cdf` checks, so a rounding at
+    a bucket edge costs a search, never a wrong draw."""
+    buckets = cdf.size
+    # entry i is <= b / B iff ceil(cdf[i] B) <= b: count the entries per ceiling, then add up
+    per_bucket = np.bincount(np.minimum(np.ceil(cdf * buckets).astype(np.int64), buckets), minlength=buckets + 1)
+    return np.cumsum(per_bucket[:buckets])
+
+
 def _inverse_cdf(cdf: np.ndarray, guide: np.ndarray, u: np.ndarray) -> np.ndarray:
     """``np.searchsorted(cdf, u, side="right")`` (the number of entries <= u, for u in [0, 1) and ``cdf``
-    non-decreasing up to 1), looked up in a guide table: ``guide[b]`` is the answer at b / B (B = cdf.size), so
-    the answer at u is guide[floor(u B)] or a little above. Both first guesses are checked against the defining
+    non-decreasing up to 1), looked up in a guide table: ``guide[b]`` is (about) the answer at b / B
+    (B = cdf.size, :func:`_guide_table`), so the answer at u is guide[floor(u B)] or a little above. Both first guesses are checked against the defining
     inequalities and only the draws that fail them are searched, so the result is exactly searchsorted's;
     heavy items span whole buckets, so nearly every draw is settled by one or two lookups."""
     b = np.minimum((u * guide.size).astype(np.int64), guide.size - 1)
