@@ -34,23 +34,26 @@ def n_words(m: int) -> int:
 
 def item_masks(db: TransactionDB, rank: np.ndarray, words: int | None = None) -> np.ndarray:
     """Each record as an (n_records, words) int64 mask over ranked items: rank r is bit r % 62 of word r // 62
-    (``rank[item]`` >= 0; -1 for an unranked item). ``words`` defaults to what the largest rank needs."""
+    (``rank[item]`` >= 0; -1 for an unranked item). ``words`` defaults to what the largest rank needs. One OR
+    over each record's entries per word (``np.bitwise_or.reduceat``), exact."""
     rank = np.asarray(rank, dtype=np.int64)
     if words is None:
         words = n_words(int(rank.max(initial=-1)) + 1)
-    r = rank[db.items]
-    keep = r >= 0
-    rows = db.row_ids()[keep]
-    r = r[keep]
     masks = np.zeros((db.n_records, words), dtype=np.int64)
-    word, bit = np.divmod(r, WORD_BITS)
+    if db.n_records == 0:
+        return masks
+    r = rank[db.items]
+    starts = db.offsets[:-1] - db.offsets[0]
+    empty = db.offsets[1:] == db.offsets[:-1]
+    value = np.zeros(r.size + 1, dtype=np.int64)  # a last 0: every record's start is a valid index
     for w in range(words):
-        in_word = word == w
-        for lo in (0, 31):  # two exact float64 sums of < 2^31 each
-            sel = in_word & (bit >= lo) & (bit < lo + 31)
-            if sel.any():
-                part = np.bincount(rows[sel], weights=np.ldexp(1.0, bit[sel] - lo), minlength=db.n_records)
-                masks[:, w] |= part.astype(np.int64) << np.int64(lo)
+        # each entry's bit in word w (0 for an unranked item, -1, or one of another word), OR-ed over its
+        # record's entries
+        low = w * WORD_BITS
+        here = (r >= low) & (r < low + WORD_BITS)
+        np.left_shift(here.astype(np.int64), (r - low) & 63, out=value[:-1])
+        masks[:, w] = np.bitwise_or.reduceat(value, starts)
+        masks[empty, w] = 0  # (reduceat gives an empty record the value at its start)
     return masks
 
 
