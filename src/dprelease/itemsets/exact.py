@@ -205,7 +205,8 @@ def _staged_pairs(data: "LocalTransactions", base_items: np.ndarray, supports: n
     held = np.isin(needed, first)
     if held.all():
         return first, stage, (pairs, sup)
-    # the pairs of two first-stage items are counted already; the others (each with an item outside them) are counted over the needed items, by enumeration or bit columns, whichever is less work
+    # the pairs of two first-stage items are counted already; the others (each with an item outside them) are
+    # counted over the needed items, by enumeration or bit columns, whichever is less work
     rest = data.candidates(needed)
     pairs_b = np.stack(np.triu_indices(needed.size, 1), axis=1).astype(np.int64)
     both = held[pairs_b[:, 0]] & held[pairs_b[:, 1]]

@@ -195,12 +195,10 @@ class SetValuedRelease:
             return
         # one flat array, sorted and ordered without an object per itemset; a list given stays a list
         rows = _sorted_rows(_as_rows(self.itemsets))
-        if _in_canonical_order(rows, counts):  # e.g. the fill's records, ordered where they were grouped
-            object.__setattr__(self, "itemsets", rows if isinstance(self.itemsets, ItemsetRows) else list(rows))
-            object.__setattr__(self, "counts", counts)
-            return
-        order = _lexicographic_order(rows.flat, rows.lengths, counts)
-        taken = _taken_rows(rows, order)
+        # (already in order, e.g. the fill's records, ordered where they were grouped: no sort, no copy)
+        in_order = _in_canonical_order(rows, counts)
+        order = np.arange(counts.size) if in_order else _lexicographic_order(rows.flat, rows.lengths, counts)
+        taken = rows if in_order else _taken_rows(rows, order)
         object.__setattr__(self, "itemsets", taken if isinstance(self.itemsets, ItemsetRows) else list(taken))
         object.__setattr__(self, "counts", counts[order])
         if per_pair:
