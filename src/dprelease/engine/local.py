@@ -12,7 +12,7 @@ from typing import Any, overload
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..data.transactions import TransactionDB
+from ..data.transactions import TransactionDB, spans
 from . import kernels
 from .base import (
     BoxDomain, Candidates, GroupCounts, Kernel, LengthSummary, LevelOp, Partitioner, RegionRecords, TableData,
@@ -111,8 +111,9 @@ class LocalTransactions(TransactionData):
             rows = np.flatnonzero(long_rec)
             offsets = np.zeros(rows.size + 1, dtype=np.int64)
             np.cumsum(lengths[rows], out=offsets[1:])
-            long_db = TransactionDB(offsets, self.db.items[np.flatnonzero(np.repeat(long_rec, lengths))],
-                                    self.n_items)
+            # the long records' entries (a gather index over them only, not a flag per entry of every record)
+            long_db = TransactionDB(offsets, self.db.items[spans(self.db.offsets[rows] - self.db.offsets[0],
+                                                                 lengths[rows])], self.n_items)
             for block in record_views(long_db, PASS_ROWS):
                 table += kernels.bounded_item_digit_table(block, ell)
             supports -= np.bincount(long_db.items, minlength=self.n_items)
