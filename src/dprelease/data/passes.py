@@ -141,23 +141,22 @@ def bins_by_masks(blocks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
     the group's items (OR of its items' bits, exact), groups the masks into distinct values with their record
     counts, and computes each basis's bins from the distinct masks only (few on short or repetitive records)."""
     out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(bases_arr)
+    starts_of: dict[int, np.ndarray] = {}  # per block, where its non-empty records start (one computation)
     for group in groups:
         union = np.unique(np.concatenate([bases_arr[j] for j in group]))
         pos = np.full(n_items, -1, dtype=np.int64)
         pos[union] = np.arange(union.size)
         distinct, weights = [], []
-        for items, lengths in blocks():
-            p = pos[items]
-            kept = np.flatnonzero(p >= 0)
-            if kept.size == 0:
+        for b, (items, lengths) in enumerate(blocks()):
+            if items.size == 0:
                 continue
-            if kept.size == p.size:  # every entry is a group item (a projection onto them): records start at once
-                starts = (np.cumsum(lengths) - lengths)[lengths > 0]
-            else:
-                row = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)[kept]
-                starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])  # entries are in record order
-                p = p[kept]
-            u, c = np.unique(np.bitwise_or.reduceat(np.left_shift(np.int64(1), p), starts), return_counts=True)
+            if b not in starts_of:
+                starts_of[b] = (np.cumsum(lengths) - lengths)[lengths > 0]
+            # each record's mask: the OR of its group items' bits (an item outside the group adds 0); records
+            # holding none of them (mask 0) fall in bin 0 with the records of no item
+            p = pos[items]
+            masks = np.bitwise_or.reduceat(np.where(p >= 0, np.left_shift(np.int64(1), p & 63), 0), starts_of[b])
+            u, c = np.unique(masks[masks != 0], return_counts=True)
             distinct.append(u)
             weights.append(c)
         for j, bins in zip(group, _bins_of_masks(distinct, weights, [pos[bases_arr[j]] for j in group], n_records)):
