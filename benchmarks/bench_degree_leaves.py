@@ -114,7 +114,8 @@ def main() -> None:
                     if method == "day":
                         day[key] = mean
                     digits = 4 if key == "ks" else 3  # as printed: equal means (facebook's KS at 64) are no loss
-                    flag = " worse" if method in ("default", "a/16") and round(mean, digits) > round(day[key], digits) else ""
+                    worse = method in ("default", "a/16") and round(mean, digits) > round(day[key], digits)
+                    flag = " worse" if worse else ""
                     cells.append(f"{mean:.4f} ± {se:.4f}{flag}" if key == "ks" else f"{mean:.3f} ± {se:.3f}{flag}")
                 leaves = {"day": theta, "default": D.geometric_leaves(theta).size,
                           "a/16": sixteenth_leaves(theta).size, "uniform": 0}[method]

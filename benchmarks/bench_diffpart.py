@@ -4,8 +4,9 @@
 
 Per input, three runs of `dprelease diffpart` (seeded, epsilon 1): the bare generalized records of
 DiffPart-Prefix (`--shape-share 0`), the default that replaced them (the same, its records filled on sparse
-baskets), and the paper's algorithm (`--method faithful --fanout 10`). Printed: wall time, its ratio to the plain pass, peak memory,
-records released, and the default's time over the bare release's (what the fill costs end to end).
+baskets), and the paper's algorithm (`--method faithful --fanout 10`). Printed: wall time, its ratio to the
+plain pass, peak memory, records released, and the default's time over the bare release's (what the fill costs
+end to end).
 Targets: on full MSNBC, wall time <= 4x the plain pass and peak memory < 2 GB. Also reports retail (16,470
 items) and a *generated* kosarak-scale file (1,000,000 records, 41,270 items, mean length 8, Zipf-like
 popularity; made by `dprelease generate`).

@@ -646,7 +646,8 @@ def test_geometric_leaves_charge_their_tail_counts_and_return_the_leaf_counts_wi
     assert math.fsum(e.epsilon for e in rel.accountant.ledger) == pytest.approx(0.8, rel=1e-12)
     bins = np.append(ends, 129)
     assert np.array_equal(np.histogram(rel.degrees, bins=bins)[0], np.histogram(proj[proj >= 1], bins=bins)[0])
-    assert rel.details["leaves"][63:66] == [[64, 65], [66, 67], [68, 69]] and rel.details["leaves"][-2:] == [[126, 127], [128, 128]]
+    assert rel.details["leaves"][63:66] == [[64, 65], [66, 67], [68, 69]]
+    assert rel.details["leaves"][-2:] == [[126, 127], [128, 128]]
 
 
 def test_geometric_leaves_beat_day_et_al_at_large_theta_on_a_generated_graph():

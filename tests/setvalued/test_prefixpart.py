@@ -180,7 +180,8 @@ def test_sorted_key_cells_equal_following_each_record(monkeypatch, seed, n_items
         records = [sorted(rng.choice(40, size=int(rng.integers(0, 7)), replace=False).tolist()) for _ in range(900)]
         max_items = int(rng.integers(3, 20))
     else:
-        selection_false = n_items / 2  # a cutoff of 0: F is the max_items items of largest noisy support  # Zipf-like item popularity, so that the trie goes deep (past rank 62) on some paths
+        selection_false = n_items / 2  # a cutoff of 0: F is the max_items items of largest noisy support
+        # Zipf-like item popularity, so that the trie goes deep (past rank 62) on some paths
         p = 1.0 / np.arange(1, n_items + 1) ** 0.6
         records = [sorted(rng.choice(n_items, size=int(rng.integers(0, 30)), replace=False, p=p / p.sum()).tolist())
                    for _ in range(3000)]

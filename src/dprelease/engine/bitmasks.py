@@ -2,9 +2,9 @@
 
 DiffPart-Prefix's trie is over F, the frequent items in noisy-support order: level j splits on the item of rank j.
 A record (or a trie cell's pattern) is a row of ``W = n_words(|F|)`` int64 words; rank r is bit ``r % WORD_BITS``
-of word ``r // WORD_BITS``. A word holds :data:`WORD_BITS` = 62 bits so that :func:`item_masks` can fill it as
-two exact float64 sums of 31 bits each (distinct bits: a sum is an OR) and no word uses the sign bit. With one
-word (|F| <= 62) every array here is the one int64 mask per record the trie used before, as an (n, 1) array.
+of word ``r // WORD_BITS``. A word holds :data:`WORD_BITS` = 62 bits, as the data layer's int64 masks do
+(``data.passes.MASK_BITS``), so no word uses the sign bit and every shift stays in range. With one word
+(|F| <= 62) every array here is the one int64 mask per record the trie used before, as an (n, 1) array.
 
 Order: :func:`prefix_keys` makes each row a key whose sort order is the trie's (rank 0 most significant, then
 rank 1, ...), so the records of a trie cell are one contiguous range of the sorted keys and its two children

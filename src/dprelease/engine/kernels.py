@@ -7,8 +7,8 @@ sum over records). :func:`merge` adds partials with equal keys and sorts them by
 runs the same computations over the whole database (:mod:`dprelease.data.passes`).
 
 Below the kernels, the record-level helpers the passes are built from and the algorithms use directly on
-in-memory records: each record's bit mask over ranked items (:func:`bitmasks.item_masks`, DiffPart-Prefix), its child
-mask under a taxonomy node (:func:`child_masks_range`, DiffPart) and the grouping of records by mask
+in-memory records: each record's bit mask over ranked items (:func:`bitmasks.item_masks`, DiffPart-Prefix), its
+child mask under a taxonomy node (:func:`child_masks_range`, DiffPart) and the grouping of records by mask
 (:func:`group_by_mask`). They live here, below the algorithms, so that an executor runs them without importing
 an algorithm module.
 """

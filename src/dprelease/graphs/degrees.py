@@ -68,8 +68,8 @@ __all__ = ["DEGREE_METHODS", "DEGREE_SUMMARIES", "DEGREE_MODELS", "EDGE_LIST", "
            "rps_degrees", "hay_degrees", "cumulative_degrees", "release_degrees", "check_theta", "check_model",
            "default_degree_depth", "check_degree_depth", "degree_sensitivities", "released_degrees",
            "cumulative_statistic", "leaf_cumulative", "node_count", "sorted_top", "neighbours_text", "HAY_NODE_SHARE",
-           "degrees_manifest", "CUMULATIVE_LEAVES", "FINE_DEGREES", "NARROW_LEAVES_ABOVE", "geometric_leaves", "grid_tail_counts",
-           "spread_evenly"]
+           "degrees_manifest", "CUMULATIVE_LEAVES", "FINE_DEGREES", "NARROW_LEAVES_ABOVE", "geometric_leaves",
+           "grid_tail_counts", "spread_evenly"]
 
 DEGREE_METHODS = ("rps", "hay", "cumulative")
 DEGREE_SUMMARIES = ("counts", "cumulative")

@@ -227,9 +227,10 @@ def _guide_table(cdf: np.ndarray) -> np.ndarray:
 def _inverse_cdf(cdf: np.ndarray, guide: np.ndarray, u: np.ndarray) -> np.ndarray:
     """``np.searchsorted(cdf, u, side="right")`` (the number of entries <= u, for u in [0, 1) and ``cdf``
     non-decreasing up to 1), looked up in a guide table: ``guide[b]`` is (about) the answer at b / B
-    (B = cdf.size, :func:`_guide_table`), so the answer at u is guide[floor(u B)] or a little above. Both first guesses are checked against the defining
-    inequalities and only the draws that fail them are searched, so the result is exactly searchsorted's;
-    heavy items span whole buckets, so nearly every draw is settled by one or two lookups."""
+    (B = cdf.size, :func:`_guide_table`), so the answer at u is guide[floor(u B)] or a little above. Both first
+    guesses are checked against the defining inequalities and only the draws that fail them are searched, so
+    the result is exactly searchsorted's; heavy items span whole buckets, so nearly every draw is settled by one
+    or two lookups."""
     b = np.minimum((u * guide.size).astype(np.int64), guide.size - 1)
     j = guide[b]
     for _ in range(2):
@@ -303,10 +304,10 @@ def shaped_release(patterns: np.ndarray, counts: np.ndarray, levels: np.ndarray,
                    noisy_support: np.ndarray, noisy_bins: np.ndarray, edges: np.ndarray, eps_lengths: float, *,
                    record_bound: int, cutoff: float, noise: NoiseSource, hidden_f: np.ndarray | None = None
                    ) -> tuple[ItemsetRows, np.ndarray] | None:
-    """Post-processing of the released classes (``patterns``: (classes, words) bit masks over ``F``, noisy ``counts`` > 0, the
-    ``levels`` they stopped at), the noisy length bins and the noisy weighted item supports: the filled
-    records as distinct itemsets and their multiplicities (canonical order is left to the release), or None
-    when the noisy length histogram holds nothing (then the classes are released as they are)."""
+    """Post-processing of the released classes (``patterns``: (classes, words) bit masks over ``F``, noisy
+    ``counts`` > 0, the ``levels`` they stopped at), the noisy length bins and the noisy weighted item supports:
+    the filled records as distinct itemsets and their multiplicities in canonical order (:func:`_distinct_records`),
+    or None when the noisy length histogram holds nothing (then the classes are released as they are)."""
     dist = length_distribution(noisy_bins, edges, eps_lengths)
     counts = np.asarray(counts, dtype=np.int64)
     n_rel = int(counts.sum())
