@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from ..data.universe import Universe
     from ..privacy.accountant import BudgetAccountant
 
-__all__ = ["SetValuedRelease", "canonical_itemset_order", "write_set_valued_release", "intervals_path"]
+__all__ = ["SetValuedRelease", "canonical_itemset_order", "compare_adjacent", "take_rows", "write_set_valued_release",
+           "intervals_path"]
 
 # Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
 # SetValuedRelease canonically (see SetValuedRelease); False restores the order the algorithm produced, which leaks
@@ -111,13 +112,13 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
     return order
 
 
-def _in_canonical_order(rows: ItemsetRows, counts: np.ndarray) -> bool:
-    """Whether ``rows`` (items ascending in each) already stand in canonical order: every row at or before the next
-    as Python orders (tuple, count). One comparison of each row with the next over their common length: the first
-    differing item decides; with none, the shorter row (a prefix) comes first, and equal rows go by count."""
+def compare_adjacent(rows: ItemsetRows) -> np.ndarray:
+    """For each row k but the last, how row k + 1 compares with row k as Python compares tuples (int8: 1 after,
+    0 equal, -1 before): over their common length the first differing item decides; with none, the shorter row
+    (a prefix of the other) comes first."""
     n = len(rows)
     if n < 2:
-        return True
+        return np.zeros(0, dtype=np.int8)
     lengths = rows.lengths
     common = np.minimum(lengths[:-1], lengths[1:])
     a = rows.flat[spans(rows.offsets[:-2], common)]
@@ -125,13 +126,16 @@ def _in_canonical_order(rows: ItemsetRows, counts: np.ndarray) -> bool:
     pair = np.repeat(np.arange(n - 1), common)
     at = np.flatnonzero(a != b)
     first = at[np.concatenate([[True], pair[at][1:] != pair[at][:-1]])] if at.size else at
-    if not (a[first] < b[first]).all():
-        return False
-    decided = np.zeros(n - 1, dtype=bool)
-    decided[pair[first]] = True
-    shorter = lengths[:-1] < lengths[1:]
-    same = (lengths[:-1] == lengths[1:]) & (counts[:-1] <= counts[1:])
-    return bool((decided | shorter | same).all())
+    sign: np.ndarray = np.sign(lengths[1:] - lengths[:-1]).astype(np.int8)
+    sign[pair[first]] = np.where(b[first] > a[first], 1, -1)
+    return sign
+
+
+def _in_canonical_order(rows: ItemsetRows, counts: np.ndarray) -> bool:
+    """Whether ``rows`` (items ascending in each) already stand in canonical order: every row at or after the one
+    before it as Python orders (tuple, count)."""
+    sign = compare_adjacent(rows)
+    return bool(((sign > 0) | ((sign == 0) & (counts[1:] >= counts[:-1]))).all())
 
 
 def _sorted_itemsets(itemsets: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -155,7 +159,7 @@ def _sorted_rows(rows: ItemsetRows) -> ItemsetRows:
     return ItemsetRows(flat, rows.offsets)
 
 
-def _taken_rows(rows: ItemsetRows, order: np.ndarray) -> ItemsetRows:
+def take_rows(rows: ItemsetRows, order: np.ndarray) -> ItemsetRows:
     """The itemsets of ``rows`` in ``order`` (one gather)."""
     lengths = rows.lengths[order]
     offsets = np.zeros(order.size + 1, dtype=np.int64)
@@ -198,7 +202,7 @@ class SetValuedRelease:
         # (already in order, e.g. the fill's records, ordered where they were grouped: no sort, no copy)
         in_order = _in_canonical_order(rows, counts)
         order = np.arange(counts.size) if in_order else _lexicographic_order(rows.flat, rows.lengths, counts)
-        taken = rows if in_order else _taken_rows(rows, order)
+        taken = rows if in_order else take_rows(rows, order)
         object.__setattr__(self, "itemsets", taken if isinstance(self.itemsets, ItemsetRows) else list(taken))
         object.__setattr__(self, "counts", counts[order])
         if per_pair:

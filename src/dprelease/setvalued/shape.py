@@ -41,7 +41,7 @@ import numpy as np
 from ..data.transactions import ItemsetRows, spans
 from ..engine import bitmasks
 from ..privacy import BudgetScope, NoiseSource, noisy_counts
-from ..release.setvalued import canonical_itemset_order
+from ..release.setvalued import canonical_itemset_order, compare_adjacent, take_rows
 
 __all__ = ["EXACT_LENGTHS", "length_edges", "binned_lengths", "noisy_length_bins", "length_distribution",
            "target_lengths", "item_deficits", "fill_records", "shaped_release"]
@@ -373,17 +373,8 @@ def _distinct_records(pair: np.ndarray, n_items: int, n_rows: int) -> tuple[Item
         return ItemsetRows(np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)), np.zeros(0, dtype=np.int64)
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    order = canonical_itemset_order(ItemsetRows(items, offsets), np.ones(lengths.size, dtype=np.int64))
-    lengths, starts = lengths[order], offsets[:-1][order]
-    # row k + 1 repeats row k: the same length and no differing item
-    pairs = np.flatnonzero(lengths[1:] == lengths[:-1])
-    span = lengths[pairs]
-    differ = np.bincount(np.repeat(np.arange(pairs.size), span), minlength=pairs.size,
-                         weights=items[spans(starts[pairs], span)] != items[spans(starts[pairs + 1], span)]) > 0
-    repeat = np.zeros(lengths.size, dtype=bool)
-    repeat[pairs[~differ] + 1] = True
-    heads = np.flatnonzero(~repeat)
-    counts = np.diff(np.append(heads, lengths.size)).astype(np.int64)
-    out = np.zeros(heads.size + 1, dtype=np.int64)
-    np.cumsum(lengths[heads], out=out[1:])
-    return ItemsetRows(items[spans(starts[heads], lengths[heads])], out), counts
+    rows = ItemsetRows(items, offsets)
+    ordered = take_rows(rows, canonical_itemset_order(rows, np.ones(lengths.size, dtype=np.int64)))
+    heads = np.flatnonzero(np.concatenate([[True], compare_adjacent(ordered) != 0]))  # each run's first row
+    return take_rows(ordered, heads), np.diff(np.append(heads, lengths.size)).astype(np.int64)
+
