@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from reference_trie import follow_each_record
 from dprelease.data.generators import long_baskets
 from dprelease.data.transactions import TransactionDB
 from dprelease.data.universe import Universe
@@ -99,8 +100,8 @@ def test_hidden_sums_kernel_matches_the_class_walk():
     rank = np.full(db.n_items, -1, dtype=np.int64)
     rank[tree.F] = np.arange(tree.m)
     got = LocalTransactions(db).prefix_hidden_sums(rank, tree.child, tree.is_class, tree.level, 5)
-    # direct: each record's class by PrefixTree.classes_of, its ranked items at ranks >= the class's level
-    node = tree.classes_of(db)
+    # direct: each record's class by following its path, its ranked items at ranks >= the class's level
+    node = follow_each_record(tree, db)
     want = np.zeros(tree.m)
     for row, items in enumerate(db.to_lists()):
         if node[row] < 0:

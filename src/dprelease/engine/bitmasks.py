@@ -22,7 +22,7 @@ from ..data.passes import MASK_BITS
 from ..data.transactions import TransactionDB
 
 __all__ = ["WORD_BITS", "n_words", "item_masks", "bit_column", "with_bit", "low_bits", "mask_bits", "popcount",
-           "prefix_keys", "row_keys", "reverse_bits"]
+           "prefix_keys", "row_keys", "reverse_bits", "trie_leaves"]
 
 WORD_BITS = MASK_BITS  # 62, as the data layer's int64 masks (data/passes.py)
 
@@ -133,3 +133,30 @@ def row_keys(masks: np.ndarray) -> np.ndarray:
     if masks.shape[1] == 1:
         return masks[:, 0].copy()
     return masks.view(np.dtype((np.void, 8 * masks.shape[1]))).reshape(-1)
+
+
+def trie_leaves(masks: np.ndarray, child: np.ndarray, is_class: np.ndarray) -> np.ndarray:
+    """The class each record's path through the trie ends in (``child[node] = (without, with)`` below every node
+    that is not a class, so the classes are the leaves of a full binary tree), found by one search instead of
+    following the path level by level. A node at depth d holds the records whose ranks below d match its
+    pattern: in the trie's key order (:func:`prefix_keys`, rank 0 most significant) that is one run of
+    keys starting at the pattern's own key, and the leaves' runs cover every key. So a record's class is the
+    last class whose pattern key is at most the record's key. (A record with none of the ranked items has key 0
+    and falls in the all-without leaf, as its path does.)"""
+    words = masks.shape[1]
+    n_nodes = child.shape[0]
+    pattern = np.zeros((n_nodes, words), dtype=np.int64)
+    frontier = np.zeros(1, dtype=np.int64)
+    depth = 0
+    while frontier.size:  # breadth first: a node's children copy its pattern, "with" adds the bit of its depth
+        inner = frontier[~is_class[frontier]]
+        without, with_ = child[inner, 0], child[inner, 1]
+        pattern[without] = pattern[inner]
+        pattern[with_] = with_bit(pattern[inner], depth, np.ones(inner.size, dtype=np.int64))
+        frontier = np.concatenate([without, with_])
+        depth += 1
+    classes = np.flatnonzero(is_class)
+    starts = prefix_keys(pattern[classes], inplace=True)
+    order = np.argsort(starts, kind="stable")
+    at = np.searchsorted(starts[order], prefix_keys(masks), side="right") - 1
+    return classes[order[np.maximum(at, 0)]]

@@ -323,33 +323,6 @@ def prefix_cells(db: TransactionDB, rank: np.ndarray, patterns: np.ndarray, orde
     return merge([(pos, bit, np.ones(pos.size, np.int64))])
 
 
-def _class_of(masks: np.ndarray, child: np.ndarray, is_class: np.ndarray) -> np.ndarray:
-    """The class each record's path through the trie ends in (``child[node] = (without, with)`` below every node
-    that is not a class, so the classes are the leaves of a full binary tree), found by one search instead of
-    following the path level by level. A node at depth d holds the records whose ranks below d match its
-    pattern: in the trie's key order (:func:`bitmasks.prefix_keys`, rank 0 most significant) that is one run of
-    keys starting at the pattern's own key, and the leaves' runs cover every key. So a record's class is the
-    last class whose pattern key is at most the record's key. (A record with none of the ranked items has key 0
-    and falls in the all-without leaf; it has no hidden item either way.)"""
-    words = masks.shape[1]
-    n_nodes = child.shape[0]
-    pattern = np.zeros((n_nodes, words), dtype=np.int64)
-    frontier = np.zeros(1, dtype=np.int64)
-    depth = 0
-    while frontier.size:  # breadth first: a node's children copy its pattern, "with" adds the bit of its depth
-        inner = frontier[~is_class[frontier]]
-        without, with_ = child[inner, 0], child[inner, 1]
-        pattern[without] = pattern[inner]
-        pattern[with_] = bitmasks.with_bit(pattern[inner], depth, np.ones(inner.size, dtype=np.int64))
-        frontier = np.concatenate([without, with_])
-        depth += 1
-    classes = np.flatnonzero(is_class)
-    starts = bitmasks.prefix_keys(pattern[classes], inplace=True)
-    order = np.argsort(starts, kind="stable")
-    at = np.searchsorted(starts[order], bitmasks.prefix_keys(masks), side="right") - 1
-    return classes[order[np.maximum(at, 0)]]
-
-
 def prefix_hidden_digits(db: TransactionDB, rank: np.ndarray, child: np.ndarray, is_class: np.ndarray,
                          level: np.ndarray, ell: int) -> Partial:
     """DiffPart-Prefix's hidden ranked items: each record follows a public trie (``child[node] = (without, with)``,
@@ -362,7 +335,7 @@ def prefix_hidden_digits(db: TransactionDB, rank: np.ndarray, child: np.ndarray,
     m = int(np.count_nonzero(rank >= 0))
     words = bitmasks.n_words(m)
     masks = bitmasks.item_masks(db, rank, words)
-    node = _class_of(masks, child, is_class)
+    node = bitmasks.trie_leaves(masks, child, is_class)
     hidden = masks & ~bitmasks.low_bits(level[node], words)  # ranks below the class's level: known to the pattern
     many = np.flatnonzero(hidden.any(axis=1))
     if many.size == 0:

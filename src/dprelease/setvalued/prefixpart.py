@@ -413,20 +413,11 @@ class PrefixTree:
         return int(self.pattern.shape[0])
 
     def classes_of(self, db: TransactionDB) -> np.ndarray:
-        """The class of every record of ``db``: its path through the kept cells (deterministic, no noise);
-        -1 for an empty record (it belongs to no class)."""
+        """The class of every record of ``db``: where its path through the kept cells ends (deterministic, no
+        noise; :func:`bitmasks.trie_leaves`); -1 for an empty record (it belongs to no class)."""
         rank = np.full(self.n_items, -1, dtype=np.int64)
         rank[self.F] = np.arange(self.m)
-        masks = bitmasks.item_masks(db, rank, self.pattern.shape[1])
-        node = np.zeros(db.n_records, dtype=np.int64)
-        open_ = ~self.is_class[node] & (db.lengths > 0)
-        for j in range(self.m):
-            idx = np.flatnonzero(open_)
-            if idx.size == 0:
-                break
-            nxt = self.child[node[idx], bitmasks.bit_column(masks[idx], j)]
-            node[idx] = nxt
-            open_[idx] = ~self.is_class[nxt]
+        node = bitmasks.trie_leaves(bitmasks.item_masks(db, rank, self.pattern.shape[1]), self.child, self.is_class)
         node[db.lengths == 0] = -1
         return node
 
