@@ -147,7 +147,7 @@ def top_k_itemsets(db: TransactionDB | TransactionData, k: int, *, max_length: i
     length = 1
     while len(gen_sets) >= 2 and (max_length is None or length < max_length):
         if length == 1:  # the generators are the base items in order: every pair of them (Apriori's join)
-            pairs = np.stack(np.triu_indices(len(gen_sets), 1), axis=1).astype(np.int64)
+            pairs = _all_pairs(len(gen_sets))
         else:
             pairs = np.asarray(_candidate_pairs(gen_sets, row_of), dtype=np.int64).reshape(-1, 2)
         if pairs.shape[0] == 0:
@@ -198,7 +198,7 @@ def _staged_pairs(data: "LocalTransactions", base_items: np.ndarray, supports: n
     supports)."""
     first = np.sort(base_items[np.argsort(-supports[base_items], kind="stable")[: _first_stage(base_items.size)]])
     stage = data.candidates(first)
-    pairs = np.stack(np.triu_indices(first.size, 1), axis=1).astype(np.int64)
+    pairs = _all_pairs(first.size)
     sup = stage.supports([(int(i),) for i in first.tolist()], pairs)
     t_a = _kth_or_zero(np.concatenate([item_supports, sup[sup > t]]), k)
     needed = base_items[supports[base_items] >= t_a]
@@ -208,13 +208,18 @@ def _staged_pairs(data: "LocalTransactions", base_items: np.ndarray, supports: n
     # the pairs of two first-stage items are counted already; the others (each with an item outside them) are
     # counted over the needed items, by enumeration or bit columns, whichever is less work
     rest = data.candidates(needed)
-    pairs_b = np.stack(np.triu_indices(needed.size, 1), axis=1).astype(np.int64)
+    pairs_b = _all_pairs(needed.size)
     both = held[pairs_b[:, 0]] & held[pairs_b[:, 1]]
     a, b = np.searchsorted(first, needed)[pairs_b[both]].T  # rows among the first (a < b: both ascending)
     sup_b = np.empty(pairs_b.shape[0], dtype=np.int64)
     sup_b[both] = sup[a * first.size - a * (a + 1) // 2 + (b - a - 1)]  # np.triu_indices order
     sup_b[~both] = rest.supports([(int(i),) for i in needed.tolist()], pairs_b[~both])
     return needed, rest, (pairs_b, sup_b)
+
+
+def _all_pairs(n: int) -> np.ndarray:
+    """Every pair (a, b), a < b < n, in ``np.triu_indices`` order, as (pairs, 2) int64 rows."""
+    return np.stack(np.triu_indices(n, 1), axis=1).astype(np.int64)
 
 
 def _kth_or_zero(values: np.ndarray, k: int) -> int:
