@@ -181,8 +181,8 @@ def test_canonical_itemset_order_is_pythons_tuple_then_count_order():
 
 def test_itemset_rows_release_is_the_list_release(monkeypatch):
     """A release given as one flat array (ItemsetRows, as the fill makes) holds, writes and expands exactly as
-    the same pairs given as a list: canonical order, body bytes (labels of any width, empty itemsets, counts
-    of 0 and below, blocks of one itemset) and to_db."""
+    the same pairs given as a list: canonical order, body bytes (labels of any width or with a zero byte, empty
+    itemsets, counts of 0 and below, blocks of one itemset) and to_db."""
     import io
 
     import dprelease.data.io as dio
@@ -194,6 +194,8 @@ def test_itemset_rows_release_is_the_list_release(monkeypatch):
     for trial in range(30):
         n_items = int(rng.integers(1, 300))
         long = "x" * 40 if trial % 5 == 1 else ""  # past the writer's byte table: the joined-strings path
+        long = "y" * int(rng.integers(1, 26)) if trial % 5 == 2 else long  # byte tables 8, 16 and 32 bytes wide
+        long = "\0" if trial % 7 == 3 else long  # a zero byte in a label: the joined-strings path
         labels = [("é" if trial % 3 == 0 else "") + long + str(int(x)) for x in rng.permutation(10**5)[:n_items]]
         u = Universe.from_labels(labels, "t", "t")
         n = int(rng.integers(0, 50))

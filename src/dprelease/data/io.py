@@ -310,18 +310,25 @@ def _write_rows(handle: IO[str], rows: ItemsetRows, counts: np.ndarray, universe
     :data:`_WRITE_SETS` itemsets at a time, with no Python object per itemset or line. Every written item is one
     token, its label followed by a space or (last of its line) a newline; an empty itemset's line is one token of
     an empty label and a newline. A block's tokens, each line repeated as often as its count asks, become text in
-    one step: with short labels, rows of a byte table (each label padded to the longest, its separator put right
-    after it, the padding masked out); with long ones, strings joined in one call."""
+    one step: with short labels, rows of a byte table (each label followed by its separator -- a table of labels
+    with a space, one with a newline -- and padded with zero bytes, which are then dropped); with long labels,
+    or one holding a zero byte, strings joined in one call."""
     labels = universe.labels
     n = len(labels)
     encoded = [label.encode("utf-8") for label in labels] + [b""]
     width = max(map(len, encoded))
-    table = lengths = words = None
-    if width <= _BYTE_LABELS:
+    table = words = None
+    if width <= _BYTE_LABELS and not any(b"\0" in label for label in encoded):
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n + 1)
-        table = np.zeros((n + 1, width + 1), dtype=np.uint8)
+        # row t: token t's label and a space; row n + 1 + t: its label and a newline; zero bytes after, up to a
+        # power-of-two width (8 to 64 bytes), for which numpy's take copies rows in one move each
+        table = np.zeros((2 * (n + 1), 1 << max(3, width.bit_length())), dtype=np.uint8)
         packed = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-        table[np.repeat(np.arange(n + 1), lengths), spans(np.zeros(n + 1, dtype=np.int64), lengths)] = packed
+        at = np.repeat(np.arange(n + 1), lengths), spans(np.zeros(n + 1, dtype=np.int64), lengths)
+        table[at] = packed
+        table[at[0] + n + 1, at[1]] = packed
+        table[np.arange(n + 1), lengths] = 32
+        table[np.arange(n + 1, 2 * (n + 1)), lengths] = 10
     else:
         words = [label + " " for label in labels] + [label + "\n" for label in labels] + ["", "\n"]
     counts = np.maximum(counts, 0)
@@ -339,11 +346,9 @@ def _write_rows(handle: IO[str], rows: ItemsetRows, counts: np.ndarray, universe
         if not (c == 1).all():
             keep = spans(np.repeat(at, c), np.repeat(size, c))
             tok, last = tok[keep], last[keep]
-        if table is not None and lengths is not None:
-            cells = table[tok]
-            ends = lengths[tok]
-            cells[np.arange(tok.size), ends] = np.where(last, 10, 32)  # "\n" or " " right after the label
-            text = cells[np.arange(width + 1)[None, :] <= ends[:, None]].tobytes().decode("utf-8")
+        if table is not None:
+            cells = np.take(table, tok + (n + 1) * last, axis=0).ravel()
+            text = cells[cells != 0].tobytes().decode("utf-8")
         else:
             assert words is not None
             text = "".join(map(words.__getitem__, np.where(tok == n, 2 * n + 1, tok + n * last).tolist()))
