@@ -198,15 +198,17 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
     done_keys: list[np.ndarray] = []
     active = np.flatnonzero(need > 0)
     held = np.zeros(0, dtype=np.int64)  # keys (record * n_items + item) of the active records
+    have = np.zeros(need.size, dtype=np.int64)  # items held per record
     for _ in range(_FILL_ROUNDS):
-        have = np.bincount(held // n_items, minlength=need.size)[active]
-        rec = np.repeat(active, need[active] - have)
+        rec = np.repeat(active, need[active] - have[active])
         if rec.size == 0:
             break
         items = np.minimum(_inverse_cdf(cdf, guide, noise.uniform(rec.size)), n_items - 1)
         held = _merged_unique(held, rec * n_items + items)
-        full = np.bincount(held // n_items, minlength=need.size) >= need
-        finished = full[held // n_items]  # records with all their items leave the working set
+        row = held // n_items
+        have = np.bincount(row, minlength=need.size)
+        full = have >= need
+        finished = full[row]  # records with all their items leave the working set
         done_keys.append(held[finished])
         held = held[~finished]
         active = active[~full[active]]
@@ -233,15 +235,14 @@ def _inverse_cdf(cdf: np.ndarray, guide: np.ndarray, u: np.ndarray) -> np.ndarra
     or two lookups."""
     b = np.minimum((u * guide.size).astype(np.int64), guide.size - 1)
     j = guide[b]
+    bounds = np.concatenate([[-np.inf], cdf, [np.inf]])  # j is right iff bounds[j] <= u < bounds[j + 1]
     for _ in range(2):
-        low = (j > 0) & (cdf[np.maximum(j - 1, 0)] > u)  # j is too far (a rounding of u * B)
-        high = (j < cdf.size) & (cdf[np.minimum(j, cdf.size - 1)] <= u)
-        if not high.any() and not low.any():
+        low = bounds[j] > u  # j is too far (a rounding of u * B)
+        high = bounds[j + 1] <= u
+        if not (high.any() or low.any()):
             return j
-        j = np.where(high & ~low, j + 1, j)
-    low = (j > 0) & (cdf[np.maximum(j - 1, 0)] > u)
-    high = (j < cdf.size) & (cdf[np.minimum(j, cdf.size - 1)] <= u)
-    bad = np.flatnonzero(low | high)
+        j = j + (high & ~low)
+    bad = np.flatnonzero((bounds[j] > u) | (bounds[j + 1] <= u))
     j[bad] = np.searchsorted(cdf, u[bad], side="right")
     return j
 
@@ -278,10 +279,12 @@ def fill_records(levels: np.ndarray, need: np.ndarray, weight: np.ndarray, rank:
     small = np.int32 if max(levels.size, n_items) < 2**31 else np.int64
     out_r: list[np.ndarray] = []
     out_i: list[np.ndarray] = []
-    for g in np.unique(levels)[::-1].tolist():
-        recs = np.flatnonzero((levels == g) & (need > 0))
-        if recs.size == 0:
-            continue
+    wanting = np.flatnonzero(need > 0)
+    by_level = wanting[np.argsort(levels[wanting], kind="stable")]  # each level's records in ascending order
+    group_levels, starts = np.unique(levels[by_level], return_index=True)
+    ends = np.append(starts[1:], by_level.size)
+    for g, lo, hi in zip(group_levels[::-1].tolist(), starts[::-1].tolist(), ends[::-1].tolist()):
+        recs = by_level[lo:hi]
         allowed = (rank < 0) | (rank >= g)
         n_allowed = int(allowed.sum())
         if n_allowed == 0:
