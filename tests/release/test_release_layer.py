@@ -240,3 +240,29 @@ def test_in_canonical_order_agrees_with_pythons_sort():
         rows = ItemsetRows(flat, offsets)
         counts = np.array([c for _, c in pairs], dtype=np.int64)
         assert _in_canonical_order(rows, counts) == (pairs == sorted(pairs)), (trial, pairs)
+
+
+def test_canonical_distinct_rows_is_pythons_sorted_counter():
+    """The distinct rows in canonical order with their multiplicities are what sorting Python's Counter of the
+    tuples gives, and each distinct row is named by its first occurrence (ties stay in input order): empty rows,
+    prefixes, ids of one to eight bytes, rows longer than a sort window."""
+    from collections import Counter
+
+    from dprelease.data.transactions import ItemsetRows
+    from dprelease.release.setvalued import canonical_distinct_rows
+
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        top = [3, 300, 70_000, 2**40][trial % 4]
+        pool = [tuple(sorted({int(x) for x in rng.integers(0, top, size=int(rng.integers(0, 12)))}))
+                for _ in range(int(rng.integers(1, 6)))]
+        pool += [p[: len(p) // 2] for p in pool]  # prefixes of one another
+        tuples = [pool[int(rng.integers(len(pool)))] for _ in range(int(rng.integers(0, 40)))]
+        lengths = np.array([len(t) for t in tuples], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        flat = np.array([i for t in tuples for i in t], dtype=np.int64)
+        first, multiplicity = canonical_distinct_rows(ItemsetRows(flat, offsets))
+        expected = sorted(Counter(tuples).items())
+        assert [tuples[j] for j in first.tolist()] == [t for t, _ in expected], trial
+        assert multiplicity.tolist() == [c for _, c in expected], trial
+        assert [tuples.index(tuples[j]) for j in first.tolist()] == first.tolist(), trial

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ..data.universe import Universe
     from ..privacy.accountant import BudgetAccountant
 
-__all__ = ["SetValuedRelease", "canonical_itemset_order", "compare_adjacent", "take_rows", "write_set_valued_release",
-           "intervals_path"]
+__all__ = ["SetValuedRelease", "canonical_itemset_order", "canonical_distinct_rows", "compare_adjacent", "take_rows",
+           "write_set_valued_release", "intervals_path"]
 
 # Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
 # SetValuedRelease canonically (see SetValuedRelease); False restores the order the algorithm produced, which leaks
@@ -55,8 +55,29 @@ def _as_rows(itemsets: Sequence[np.ndarray]) -> ItemsetRows:
     return ItemsetRows(np.concatenate(sets) if offsets[-1] else np.zeros(0, dtype=np.int64), offsets)
 
 
+def canonical_distinct_rows(rows: ItemsetRows) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct itemsets of ``rows`` (items ascending in each) in canonical order, with how many rows hold each:
+    (one row index per distinct itemset, in canonical order; its number of rows). The sort finds the runs of
+    identical rows as it orders them, so no second comparison of neighbours is needed."""
+    n = len(rows)
+    order, lo, hi = _lexicographic_runs(rows.flat, rows.lengths, np.zeros(n, dtype=np.int64))
+    head = np.ones(n, dtype=bool)
+    inner = spans(lo + 1, hi - lo - 1)  # every row of a run of identical rows but its first
+    head[inner] = False
+    at = np.flatnonzero(head)
+    return order[at], np.diff(np.append(at, n)).astype(np.int64)
+
+
 def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Rows (``flat`` cut into runs of ``lengths``) ordered as Python orders (tuple, count), stably.
+    """Rows (``flat`` cut into runs of ``lengths``) ordered as Python orders (tuple, count), stably
+    (:func:`_lexicographic_runs`)."""
+    return _lexicographic_runs(flat, lengths, counts)[0]
+
+
+def _lexicographic_runs(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows (``flat`` cut into runs of ``lengths``) ordered as Python orders (tuple, count), stably; with the runs
+    of identical itemsets (two or more rows) as positions [lo, hi) of that order.
 
     Pass by pass over windows of one 64-bit word: each item id + 1 takes the fewest bytes that hold the largest
     id (0 past the row's end, so a tuple sorts before its extensions), a window holds 8 // bytes positions, and
@@ -67,7 +88,7 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
     table of the longest row's width is made."""
     n = lengths.size
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     start = np.cumsum(lengths) - lengths
     top = int(flat.max(initial=0)) + 1
     size = next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
@@ -109,7 +130,7 @@ def _lexicographic_order(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarr
         pos = spans(lo, sizes)
         rows = order[pos]
         order[pos] = rows[np.lexsort((counts[rows], np.repeat(np.arange(lo.size), sizes)))]
-    return order
+    return order, lo, hi
 
 
 def compare_adjacent(rows: ItemsetRows) -> np.ndarray:

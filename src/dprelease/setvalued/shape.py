@@ -41,7 +41,7 @@ import numpy as np
 from ..data.transactions import ItemsetRows, spans
 from ..engine import bitmasks
 from ..privacy import BudgetScope, NoiseSource, noisy_counts
-from ..release.setvalued import canonical_itemset_order, compare_adjacent, take_rows
+from ..release.setvalued import canonical_distinct_rows, take_rows
 
 __all__ = ["EXACT_LENGTHS", "length_edges", "binned_lengths", "noisy_length_bins", "length_distribution",
            "target_lengths", "item_deficits", "fill_records", "shaped_release"]
@@ -364,7 +364,7 @@ def _distinct_records(pair: np.ndarray, n_items: int, n_rows: int) -> tuple[Item
     non-empty itemsets (items ascending, held as one flat array) with the number of rows holding each, in the
     release's canonical order.
 
-    The rows are put in canonical order (:func:`canonical_itemset_order`), where identical rows are adjacent, and
+    The rows are put in canonical order (:func:`canonical_distinct_rows`), where identical rows are adjacent, and
     each run of identical rows becomes one itemset with its length as count; the release then finds them in order
     and does not sort again. Items are kept as int32 where the universe allows (half the memory)."""
     pair.sort()
@@ -377,7 +377,6 @@ def _distinct_records(pair: np.ndarray, n_items: int, n_rows: int) -> tuple[Item
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     rows = ItemsetRows(items, offsets)
-    ordered = take_rows(rows, canonical_itemset_order(rows, np.ones(lengths.size, dtype=np.int64)))
-    heads = np.flatnonzero(np.concatenate([[True], compare_adjacent(ordered) != 0]))  # each run's first row
-    return take_rows(ordered, heads), np.diff(np.append(heads, lengths.size)).astype(np.int64)
+    first, multiplicity = canonical_distinct_rows(rows)
+    return take_rows(rows, first), multiplicity
 
