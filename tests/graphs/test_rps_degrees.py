@@ -670,3 +670,27 @@ def test_geometric_leaves_beat_day_et_al_at_large_theta_on_a_generated_graph():
     for metric in ("ks", "emd"):
         r, d = np.mean([m[metric] for m in rec]), np.mean([m[metric] for m in day])
         assert r < d < 0.5 * empty[metric], (metric, r, d)
+
+
+def test_isotonic_fit_is_scipys():
+    """The isotonic regression the degree summaries use (pool adjacent violators here up to _SMALL_ISOTONIC values,
+    scipy's beyond) is scipy.optimize.isotonic_regression's fit, both directions, on noisy cumulative counts,
+    ties, runs that must pool far back and long inputs."""
+    from scipy.optimize import isotonic_regression
+
+    from dprelease.graphs import degrees as dg
+
+    rng = np.random.default_rng(3)
+    cases = [np.array([5.0]), np.array([3.0, 1.0, 2.0]), np.array([1.0, 1.0, 1.0]), np.arange(50.0)[::-1]]
+    for t in range(600):
+        n = int(rng.integers(1, 400))
+        cases.append([rng.normal(size=n) * 10.0 ** int(rng.integers(0, 5)),
+                      np.cumsum(rng.normal(size=n)) + rng.laplace(scale=20, size=n),
+                      rng.integers(-3, 4, size=n).astype(float)][t % 3])
+    cases.append(np.cumsum(rng.normal(size=dg._SMALL_ISOTONIC + 5)) + rng.laplace(scale=9, size=dg._SMALL_ISOTONIC + 5))
+    for y in cases:
+        for increasing in (True, False):
+            ours = dg._isotonic(y, increasing=increasing)
+            ref = isotonic_regression(y, increasing=increasing).x
+            assert ours.shape == y.shape
+            assert np.allclose(ours, ref, rtol=1e-12, atol=1e-9 * max(1.0, float(np.abs(y).max())))
