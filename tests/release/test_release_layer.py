@@ -223,17 +223,28 @@ def test_itemset_rows_release_is_the_list_release(monkeypatch):
 
 def test_in_canonical_order_agrees_with_pythons_sort():
     """The release's check that its pairs already stand in canonical order (then it does not sort again) says yes
-    exactly when Python's sort of (tuple, count) would leave them where they are: prefixes, equal rows by count."""
+    exactly when Python's sort of (tuple, count) would leave them where they are: prefixes, equal rows by count,
+    ids of one to eight bytes, rows that part only after several windows of items, rows one swap from sorted."""
     from dprelease.data.transactions import ItemsetRows
     from dprelease.release.setvalued import _in_canonical_order
 
     rng = np.random.default_rng(9)
-    for trial in range(300):
-        pool = [tuple(sorted(rng.choice(6, size=int(rng.integers(0, 4)), replace=False))) for _ in range(4)]
+    for trial in range(1200):
+        top = [6, 300, 70_000, 2**40][trial % 4]
+        width = 4 if trial < 600 else 20
+        ids = np.unique(rng.integers(0, top, size=12))
+        common = tuple(sorted(rng.choice(ids, size=int(rng.integers(0, min(ids.size, width) + 1)), replace=False)))
+        pool = [tuple(sorted(rng.choice(ids, size=int(rng.integers(0, min(ids.size, width) + 1)), replace=False)))
+                for _ in range(4)]
+        if trial % 3 == 0:  # a long shared prefix: the rows part late, or never
+            pool = [common + tuple(x for x in p if not common or x > common[-1]) for p in pool]
         n = int(rng.integers(0, 7))
         pairs = [(pool[int(rng.integers(4))], int(rng.integers(0, 3))) for _ in range(n)]
         if trial % 2:
             pairs.sort()
+            if trial % 4 == 1 and n > 1:  # one neighbour swap
+                j = int(rng.integers(n - 1))
+                pairs[j], pairs[j + 1] = pairs[j + 1], pairs[j]
         lengths = np.array([len(t) for t, _ in pairs], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         flat = np.array([i for t, _ in pairs for i in t], dtype=np.int64)

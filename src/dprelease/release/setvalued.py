@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..data.universe import Universe
     from ..privacy.accountant import BudgetAccountant
 
-__all__ = ["SetValuedRelease", "canonical_itemset_order", "canonical_distinct_rows", "compare_adjacent", "take_rows",
+__all__ = ["SetValuedRelease", "canonical_itemset_order", "canonical_distinct_rows", "take_rows",
            "write_set_valued_release", "intervals_path"]
 
 # Private switch (tests and the audit's "broken fixture" only; never set it in a release path): True sorts every
@@ -90,8 +90,7 @@ def _lexicographic_runs(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarra
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     start = np.cumsum(lengths) - lengths
-    top = int(flat.max(initial=0)) + 1
-    size = next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
+    size = _id_bytes(flat)
     w = 8 // size  # positions per window
     order = np.arange(n, dtype=np.int64)
     seg_lo, seg_hi = np.zeros(1, dtype=np.int64), np.full(1, n, dtype=np.int64)  # tied runs of ``order``
@@ -103,11 +102,7 @@ def _lexicographic_runs(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarra
         pos = spans(seg_lo, sizes)
         rows = order[pos]
         seg = np.repeat(np.arange(seg_lo.size), sizes)
-        # each row's items k .. k + w - 1 (those it has) into its word of the window, without a rows x w index
-        part = np.clip(lengths[rows] - k, 0, w)
-        window = np.zeros(rows.size * w, dtype=f">u{size}")
-        window[spans(np.arange(rows.size, dtype=np.int64) * w, part)] = flat[spans(start[rows] + k, part)] + 1
-        keys = window.view(">u8").astype(np.uint64)
+        keys = _window_keys(flat, start[rows], lengths[rows], k, size)
         # by run, then by key, stably (one run: the key alone)
         perm = np.argsort(keys, kind="stable") if seg_lo.size == 1 else np.lexsort((keys, seg))
         order[pos] = rows[perm]
@@ -133,30 +128,52 @@ def _lexicographic_runs(flat: np.ndarray, lengths: np.ndarray, counts: np.ndarra
     return order, lo, hi
 
 
-def compare_adjacent(rows: ItemsetRows) -> np.ndarray:
-    """For each row k but the last, how row k + 1 compares with row k as Python compares tuples (int8: 1 after,
-    0 equal, -1 before): over their common length the first differing item decides; with none, the shorter row
-    (a prefix of the other) comes first."""
-    n = len(rows)
-    if n < 2:
-        return np.zeros(0, dtype=np.int8)
-    lengths = rows.lengths
-    common = np.minimum(lengths[:-1], lengths[1:])
-    a = rows.flat[spans(rows.offsets[:-2], common)]
-    b = rows.flat[spans(rows.offsets[1:-1], common)]
-    pair = np.repeat(np.arange(n - 1), common)
-    at = np.flatnonzero(a != b)
-    first = at[np.concatenate([[True], pair[at][1:] != pair[at][:-1]])] if at.size else at
-    sign: np.ndarray = np.sign(lengths[1:] - lengths[:-1]).astype(np.int8)
-    sign[pair[first]] = np.where(b[first] > a[first], 1, -1)
-    return sign
+def _id_bytes(flat: np.ndarray) -> int:
+    """The fewest bytes (1, 2, 4 or 8) that hold every item id + 1 of ``flat``."""
+    top = int(flat.max(initial=0)) + 1
+    return next(b for b in (1, 2, 4, 8) if b == 8 or top < 1 << (8 * b))
+
+
+def _window_keys(flat: np.ndarray, start: np.ndarray, lengths: np.ndarray, k: int, size: int) -> np.ndarray:
+    """For rows starting at ``start`` in ``flat`` with ``lengths``: items k .. k + w - 1 (w = 8 // ``size``; those
+    the row has), each id + 1 in ``size`` bytes, big-endian in one uint64, 0 past the row's end. Keys order rows
+    as their items at those positions do, a row that ended before one that goes on (no rows x w index)."""
+    w = 8 // size
+    part = np.clip(lengths - k, 0, w)
+    window = np.zeros(start.size * w, dtype=f">u{size}")
+    window[spans(np.arange(start.size, dtype=np.int64) * w, part)] = flat[spans(start + k, part)] + 1
+    return window.view(">u8").astype(np.uint64)
 
 
 def _in_canonical_order(rows: ItemsetRows, counts: np.ndarray) -> bool:
     """Whether ``rows`` (items ascending in each) already stand in canonical order: every row at or after the one
-    before it as Python orders (tuple, count)."""
-    sign = compare_adjacent(rows)
-    return bool(((sign > 0) | ((sign == 0) & (counts[1:] >= counts[:-1]))).all())
+    before it as Python orders (tuple, count).
+
+    Neighbours are compared window by window (:func:`_window_keys`): a pair whose keys differ is decided there,
+    and only the pairs still equal go on to the next window, while both rows go on; a pair equal to the end of
+    both rows is one itemset twice, in order when the counts do not fall. Neighbours in canonical order usually
+    part within their first few items, so most of each row is never read."""
+    n = len(rows)
+    if n < 2:
+        return True
+    lengths = rows.lengths
+    start = rows.offsets[:-1]
+    size = _id_bytes(rows.flat)
+    w = 8 // size
+    pair = np.arange(n - 1, dtype=np.int64)  # pair i: rows i and i + 1, still equal so far
+    k = 0
+    while pair.size:
+        a = _window_keys(rows.flat, start[pair], lengths[pair], k, size)
+        b = _window_keys(rows.flat, start[pair + 1], lengths[pair + 1], k, size)
+        if (b < a).any():
+            return False
+        pair = pair[b == a]
+        k += w
+        ended = np.maximum(lengths[pair], lengths[pair + 1]) <= k  # equal keys: both rows ended, the same itemset
+        if (counts[pair[ended] + 1] < counts[pair[ended]]).any():
+            return False
+        pair = pair[~ended]
+    return True
 
 
 def _sorted_itemsets(itemsets: Sequence[np.ndarray]) -> list[np.ndarray]:
