@@ -195,6 +195,7 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
     guide = _guide_table(cdf)
+    bounds = _bounded(cdf)
     done_keys: list[np.ndarray] = []
     active = np.flatnonzero(need > 0)
     held = np.zeros(0, dtype=np.int64)  # keys (record * n_items + item) of the active records
@@ -203,7 +204,7 @@ def _draw_distinct(need: np.ndarray, weights: np.ndarray, n_items: int, noise: N
         rec = np.repeat(active, need[active] - have[active])
         if rec.size == 0:
             break
-        items = np.minimum(_inverse_cdf(cdf, guide, noise.uniform(rec.size)), n_items - 1)
+        items = np.minimum(_inverse_cdf(cdf, guide, noise.uniform(rec.size), bounds), n_items - 1)
         held = _merged_unique(held, rec * n_items + items)
         row = held // n_items
         have = np.bincount(row, minlength=need.size)
@@ -226,16 +227,23 @@ def _guide_table(cdf: np.ndarray) -> np.ndarray:
     return np.cumsum(per_bucket[:buckets])
 
 
-def _inverse_cdf(cdf: np.ndarray, guide: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _bounded(cdf: np.ndarray) -> np.ndarray:
+    """``cdf`` between -inf and +inf: entry j + 1 is cdf[j], so j answers u iff bounds[j] <= u < bounds[j + 1]."""
+    return np.concatenate([[-np.inf], cdf, [np.inf]])
+
+
+def _inverse_cdf(cdf: np.ndarray, guide: np.ndarray, u: np.ndarray, bounds: np.ndarray | None = None
+                 ) -> np.ndarray:
     """``np.searchsorted(cdf, u, side="right")`` (the number of entries <= u, for u in [0, 1) and ``cdf``
     non-decreasing up to 1), looked up in a guide table: ``guide[b]`` is (about) the answer at b / B
     (B = cdf.size, :func:`_guide_table`), so the answer at u is guide[floor(u B)] or a little above. Both first
     guesses are checked against the defining inequalities and only the draws that fail them are searched, so
     the result is exactly searchsorted's; heavy items span whole buckets, so nearly every draw is settled by one
-    or two lookups."""
+    or two lookups. ``bounds``: :func:`_bounded` of ``cdf``, made once by a caller that looks up many times."""
     b = np.minimum((u * guide.size).astype(np.int64), guide.size - 1)
     j = guide[b]
-    bounds = np.concatenate([[-np.inf], cdf, [np.inf]])  # j is right iff bounds[j] <= u < bounds[j + 1]
+    if bounds is None:
+        bounds = _bounded(cdf)  # j is right iff bounds[j] <= u < bounds[j + 1]
     for _ in range(2):
         low = bounds[j] > u  # j is too far (a rounding of u * B)
         high = bounds[j + 1] <= u
