@@ -316,14 +316,15 @@ def _write_rows(handle: IO[str], rows: ItemsetRows, counts: np.ndarray, universe
     labels = universe.labels
     n = len(labels)
     encoded = [label.encode("utf-8") for label in labels] + [b""]
-    width = max(map(len, encoded))
+    joined = b"".join(encoded)
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n + 1)
+    width = int(lengths.max())
     table = words = None
-    if width <= _BYTE_LABELS and not any(b"\0" in label for label in encoded):
-        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n + 1)
+    if width <= _BYTE_LABELS and b"\0" not in joined:
         # row t: token t's label and a space; row n + 1 + t: its label and a newline; zero bytes after, up to a
         # power-of-two width (8 to 64 bytes), for which numpy's take copies rows in one move each
         table = np.zeros((2 * (n + 1), 1 << max(3, width.bit_length())), dtype=np.uint8)
-        packed = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        packed = np.frombuffer(joined, dtype=np.uint8)
         at = np.repeat(np.arange(n + 1), lengths), spans(np.zeros(n + 1, dtype=np.int64), lengths)
         table[at] = packed
         table[at[0] + n + 1, at[1]] = packed

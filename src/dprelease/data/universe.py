@@ -66,7 +66,7 @@ class Universe:
             raise ParameterError(f"--universe {lo}..{hi}: items must be 64-bit integers")
         check_universe(hi - lo + 1, spec or f"{lo}..{hi}")  # public: bounded before anything is allocated
         ints = np.arange(lo, hi + 1, dtype=np.int64)
-        return cls(tuple(str(v) for v in ints.tolist()), "declared-range", spec or f"{lo}..{hi}", ints)
+        return cls(tuple(map(str, range(lo, hi + 1))), "declared-range", spec or f"{lo}..{hi}", ints)
 
     @classmethod
     def from_labels(cls, labels: list[str], source: str, spec: str) -> "Universe":
