@@ -115,6 +115,36 @@ def test_hidden_sums_kernel_matches_the_class_walk():
     assert np.array_equal(whole, got)  # block by block or whole: the same bits
 
 
+def test_hidden_sums_from_the_sorted_keys_are_the_engine_pass():
+    """The fill's hidden supports summed from the build's sorted keys (a class is a range of them) are the engine
+    pass's, bit for bit: empty records, records without a frequent item, classes without records, an empty F, a
+    trie of one class, blocks of a few records (the pass's block size made small), up to 62 ranks."""
+    from dprelease.engine import local as local_engine
+
+    rng = np.random.default_rng(8)
+    shapes = set()
+    for trial in range(60):
+        n_items = int(rng.integers(3, 90))
+        n_rows = int(rng.integers(1, 400 if trial % 2 else 16))  # few records: classes that hold none
+        rows = [sorted(set(rng.integers(0, n_items, size=int(rng.integers(0, 12))).tolist())) for _ in range(n_rows)]
+        db = TransactionDB.from_lists(rows, n_items)
+        cells: list = []
+        eps = [0.05, 1.0, 20.0][trial % 3]  # few cells kept, some, most
+        tree, _ = build_prefix_tree(db, n_items, eps, 3 * eps, scope=BudgetAccountant(1e9).root(),
+                                    noise=SeededNoise(trial), max_items=[62, 5, 1][trial % 3], cells_out=cells)
+        rank = np.full(n_items, -1, dtype=np.int64)
+        rank[tree.F] = np.arange(tree.m)
+        ell = [1, 3, 5][trial % 3]
+        with pytest.MonkeyPatch.context() as mp:
+            if trial % 2:
+                mp.setattr(local_engine, "PASS_ROWS", 7)
+            got = cells[0].hidden_sums(tree.level, tree.m, ell)
+            want = LocalTransactions(db).prefix_hidden_sums(rank, tree.child, tree.is_class, tree.level, ell)
+        assert np.array_equal(got, want), trial
+        shapes.add((min(tree.m, 2), min(int(tree.is_class.sum()), 3)))
+    assert {(0, 1), (2, 3)} <= shapes  # an empty F (the root the one class) and tries of several classes
+
+
 def test_fill_restores_the_length_distribution_of_long_baskets():
     """Generated sparse data with long baskets (mean 15): the bare release is ~3 items a record; with the fill
     the mean length is within 20 % of the raw one and the TV distance well below the single-item baseline."""

@@ -24,7 +24,7 @@ __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_suppor
            "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
            "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_item_digit_table", "bounded_pair_digits",
            "projected_length_histogram", "projected_length_histogram_of", "projection", "bounded_pair_digits_of",
-           "prefix_cells", "stable_order",
+           "prefix_cells", "prefix_hidden_digits", "hidden_rank_digits", "stable_order",
            "WEIGHT_SHIFT", "UNIT_SHIFT", "child_masks_range", "group_by_mask", "value_class_counts",
            "decode_value_counts", "table_children", "value_key", "prefix_hidden_digits"]
 
@@ -336,7 +336,16 @@ def prefix_hidden_digits(db: TransactionDB, rank: np.ndarray, child: np.ndarray,
     words = bitmasks.n_words(m)
     masks = bitmasks.item_masks(db, rank, words)
     node = bitmasks.trie_leaves(masks, child, is_class)
-    hidden = masks & ~bitmasks.low_bits(level[node], words)  # ranks below the class's level: known to the pattern
+    return hidden_rank_digits(masks, level[node], m, ell)
+
+
+def hidden_rank_digits(masks: np.ndarray, levels: np.ndarray, m: int, ell: int) -> Partial:
+    """The sums of :func:`prefix_hidden_digits` for records given as their ``masks`` ((records, words) over the
+    m ranks) and their classes' ``levels``: ranks below a record's level are known to its pattern, the others
+    hidden; each hidden rank gets min(1, ell/h), h the record's hidden ranks. At most ``_MAX_BLOCK`` records."""
+    if masks.shape[0] > _MAX_BLOCK:
+        raise ValueError("block too large for exact digit sums")
+    hidden = masks & ~bitmasks.low_bits(levels, masks.shape[1])
     many = np.flatnonzero(hidden.any(axis=1))
     if many.size == 0:
         return _EMPTY

@@ -55,7 +55,7 @@ import numpy as np
 from ..data.transactions import ItemsetRows, TransactionDB
 from ..data.universe import Universe
 from ..engine.base import TransactionData
-from ..engine import bitmasks
+from ..engine import bitmasks, kernels
 from ..engine import local as local_engine
 from ..engine.local import LocalTransactions, as_transaction_data
 from .. import limits
@@ -221,12 +221,14 @@ def prefix_diffpart(
     eps_counts = B - eps_order - eps_tree - eps_lengths - eps_hidden  # they add up to B on every chain
 
     trace: list[PrefixLevel] = []
+    cells_out: list[_SortedCells] = []
     options = dict(scope=scope, noise=noise, record_bound=record_bound, max_items=max_items, beta=beta, theta=theta,
                    selection_false=selection_false, trace=trace if keep_trace else None)
     if level_wise:
         tree, node_counts = build_prefix_tree_levelwise(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
     else:
-        tree, node_counts = build_prefix_tree(db, n, eps_order, eps_tree, **options)  # type: ignore[arg-type]
+        tree, node_counts = build_prefix_tree(db, n, eps_order, eps_tree, cells_out=cells_out,
+                                              **options)  # type: ignore[arg-type]
     m = tree.m
     total, merge_at = _class_counts(tree, node_counts, eps_counts, merge_below, scope=scope, noise=noise)
     shaped = None
@@ -238,7 +240,7 @@ def prefix_diffpart(
                          memory=_fill_memory(length_distribution(bins, length_edges(n), eps_lengths)),
                          why="noisy records x noisy mean length; --shape-share 0 releases the bare records")
         shaped = _shaped(db, tree, total, merge_at, bins, eps_lengths, eps_hidden, record_bound=record_bound,
-                         cutoff=cutoff, scope=scope, noise=noise)
+                         cutoff=cutoff, scope=scope, noise=noise, cells=cells_out[0] if cells_out else None)
     if auto:
         shape_info["filled"] = shaped is not None
     itemsets, counts = shaped if shaped is not None else tree.release(total, merge_at)
@@ -363,20 +365,26 @@ def _fill_memory(dist: np.ndarray) -> float:
 
 def _shaped(db: TransactionData | TransactionDB, tree: "PrefixTree", total: np.ndarray, merge_at: int,
             bins: np.ndarray, eps_lengths: float, eps_hidden: float, *, record_bound: int, cutoff: float,
-            scope: BudgetScope, noise: NoiseSource) -> tuple[ItemsetRows, np.ndarray] | None:
+            scope: BudgetScope, noise: NoiseSource, cells: _SortedCells | None = None
+            ) -> tuple[ItemsetRows, np.ndarray] | None:
     """Step 4: given the noisy length ``bins`` (:func:`_length_bins` at ``eps_lengths``), for the public trie,
     each frequent item's support among the records whose class drops it (Laplace at ``eps_hidden``, sensitivity
     ``record_bound``: a record's h such items get min(1, record_bound/h) each). Then the generalized records are
     filled to them (post-processing of these, the noisy class totals and the noisy item supports; shape.py). None
-    when the noisy histogram holds nothing: the bare classes are released."""
+    when the noisy histogram holds nothing: the bare classes are released. The exact supports come from the build's
+    sorted ``cells`` where it has them (in memory, one word of ranks), else from a pass of the engine: the same
+    sums either way."""
     edges = length_edges(tree.n_items)
     merged = tree.merged(total, merge_at)
     out = np.flatnonzero(merged >= merge_at)
     data = LocalTransactions(db) if isinstance(db, TransactionDB) else db
     rank = np.full(tree.n_items, -1, dtype=np.int64)
     rank[tree.F] = np.arange(tree.m)
-    hidden = noisy_values(data.prefix_hidden_sums(rank, tree.child, tree.is_class, tree.level, record_bound),
-                          eps_hidden, scope=scope, noise=noise, label="hidden frequent-item supports",
+    if cells is not None and cells.keys.dtype == np.uint64:
+        exact = cells.hidden_sums(tree.level, tree.m, record_bound)
+    else:
+        exact = data.prefix_hidden_sums(rank, tree.child, tree.is_class, tree.level, record_bound)
+    hidden = noisy_values(exact, eps_hidden, scope=scope, noise=noise, label="hidden frequent-item supports",
                           sensitivity=float(record_bound))
     return shaped_release(tree.pattern[out], merged[out], tree.level[out], tree.F, tree.noisy_support, bins, edges,
                           eps_lengths, record_bound=record_bound, cutoff=cutoff, noise=noise, hidden_f=hidden)
@@ -444,10 +452,12 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
                       noise: NoiseSource, record_bound: int = DEFAULT_RECORD_BOUND, max_items: int = DEFAULT_MAX_ITEMS,
                       beta: float = DEFAULT_BETA, theta: int = DEFAULT_THETA,
                       selection_false: float = DEFAULT_SELECTION_FALSE,
-                      trace: list[PrefixLevel] | None = None) -> tuple[PrefixTree, np.ndarray]:
+                      trace: list[PrefixLevel] | None = None, cells_out: list[_SortedCells] | None = None
+                      ) -> tuple[PrefixTree, np.ndarray]:
     """Steps 1-2 of DiffPart-Prefix on ``db`` (item order at ``eps_order``, PrivTree structure at ``eps_tree``,
     both charged on ``scope``): the public tree and the (exact) non-empty records per node, non-zero at class
-    nodes only.
+    nodes only. ``cells_out`` receives the records' sorted keys with the classes' ranges (exact data: never
+    part of a release), from which the fill's hidden supports are summed without another pass.
 
     Memory: the weighted supports are summed block by block (the exact digit sums both engines use, so the
     supports, hence the draws, are the ones :func:`build_prefix_tree_levelwise` gets); each record is then one
@@ -462,8 +472,11 @@ def build_prefix_tree(db: TransactionDB, n_items: int, eps_order: float, eps_tre
     rank[F] = np.arange(F.size)
     cells = _SortedCells(prefix_sort_keys(db, rank, bitmasks.n_words(F.size)),
                          int(np.count_nonzero(db.lengths == 0)))
-    return _grow_tree(F, noisy_support, n_items, cells, eps_tree, scope=scope, noise=noise, beta=beta, theta=theta,
-                      trace=trace)
+    tree, node_counts = _grow_tree(F, noisy_support, n_items, cells, eps_tree, scope=scope, noise=noise, beta=beta,
+                                   theta=theta, trace=trace)
+    if cells_out is not None:
+        cells_out.append(cells)
+    return tree, node_counts
 
 
 def build_prefix_tree_levelwise(data: TransactionData, n_items: int, eps_order: float, eps_tree: float, *,
@@ -527,6 +540,9 @@ class _SortedCells:
         self.lo = np.array([n_empty], dtype=np.int64)
         self.hi = np.array([keys.size], dtype=np.int64)
         self._cell_lo = self._cell_hi = np.zeros(0, dtype=np.int64)
+        self._class_lo: list[np.ndarray] = []  # the ranges of the cells that failed, level by level
+        self._class_hi: list[np.ndarray] = []
+        self.class_nodes: np.ndarray | None = None  # the node of each range, once the tree is grown
 
     def root_count(self) -> int:
         return int(self.hi[0] - self.lo[0])
@@ -540,7 +556,36 @@ class _SortedCells:
         return self._cell_hi - self._cell_lo
 
     def advance(self, kept: np.ndarray) -> None:
+        self._class_lo.append(self._cell_lo[~kept])
+        self._class_hi.append(self._cell_hi[~kept])
         self.lo, self.hi = self._cell_lo[kept], self._cell_hi[kept]
+
+    def class_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each class's range of keys, in the order :func:`_grow_tree` numbers the classes (the failed cells level
+        by level, then the kept cells of the last level): the ranges cover the non-empty records once each."""
+        return np.concatenate([*self._class_lo, self.lo]), np.concatenate([*self._class_hi, self.hi])
+
+    def hidden_sums(self, level: np.ndarray, m: int, ell: int) -> np.ndarray:
+        """:meth:`TransactionData.prefix_hidden_sums` from the sorted keys (one word: ``m`` <= 62) of the grown
+        tree's classes (``level``: every node's): a class's records are its range of keys, and a key is its
+        record's mask with the bits reversed, so neither a pass over the records nor a walk of the trie is needed.
+        The same exact digit sums, block by block, hence the same floats."""
+        if self.class_nodes is None or self.keys.dtype != np.uint64:
+            raise ValueError("the tree is not grown, or its masks have more than one word")
+        lo, hi = self.class_ranges()
+        held = np.flatnonzero(hi > lo)  # (a class may hold no record)
+        order = held[np.argsort(lo[held], kind="stable")]  # the ranges tile the keys after the empty records
+        lo, hi, nodes = lo[order], hi[order], self.class_nodes[order]
+        first, last = (int(lo[0]), int(hi[-1])) if lo.size else (0, 0)
+        step = local_engine.PASS_ROWS
+        parts = []
+        for a in range(first, last, step):  # a block of keys at a time: memory bounded as the engine's pass
+            b = min(a + step, last)
+            masks = bitmasks.reverse_bits(self.keys[a:b].copy()).view(np.int64)[:, None]
+            i, j = int(np.searchsorted(hi, a, side="right")), int(np.searchsorted(lo, b))  # the ranges in [a, b)
+            levels = np.repeat(level[nodes[i:j]], np.minimum(hi[i:j], b) - np.maximum(lo[i:j], a))
+            parts.append(kernels.hidden_rank_digits(masks, levels, m, ell))
+        return kernels.exact_sums(kernels.merge(parts), m)
 
 
 class _EngineCells:
@@ -605,6 +650,8 @@ def _grow_tree(F: np.ndarray, noisy_support: np.ndarray, n_items: int, cells, ep
         if trace is not None:
             trace.append(PrefixLevel(j + 1, int(F[j]), int(n_cells), int(kept.sum())))
     # kept cells of the last level (or the root, if F is empty) are classes too
+    if isinstance(cells, _SortedCells):
+        cells.class_nodes = np.concatenate([*class_ids, active])
     flags = np.concatenate(is_class)
     flags[active] = True
     node_counts = np.zeros(n_nodes, dtype=np.int64)
