@@ -34,6 +34,7 @@ UNDECLARED = (
 )
 
 _RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+_INT_LABEL = re.compile(r"-?\d{1,18}")  # a label that is a 64-bit integer
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,14 +73,15 @@ class Universe:
     def from_labels(cls, labels: list[str], source: str, spec: str) -> "Universe":
         if not labels:
             raise InputError(f"{spec}: the universe is empty")
-        seen: set[str] = set()
-        for lab in labels:
-            if lab in seen:
-                raise InputError(f"{spec}: item {lab!r} is listed twice")
-            seen.add(lab)
+        if len(set(labels)) != len(labels):
+            seen: set[str] = set()
+            for lab in labels:
+                if lab in seen:
+                    raise InputError(f"{spec}: item {lab!r} is listed twice")
+                seen.add(lab)
         ints: np.ndarray | None = None
-        if all(re.fullmatch(r"-?\d{1,18}", s) for s in labels):
-            vals = np.array([int(s) for s in labels], dtype=np.int64)
+        if all(map(_INT_LABEL.fullmatch, labels)):
+            vals = np.array(list(map(int, labels)), dtype=np.int64)
             order = np.argsort(vals, kind="stable")
             labels = [labels[i] for i in order]
             ints = vals[order]
@@ -118,7 +120,7 @@ class Universe:
             out = []
             for t in tokens:
                 i = index.get(t, -1)
-                if i < 0 and re.fullmatch(r"-?\d{1,18}", t):
+                if i < 0 and _INT_LABEL.fullmatch(t):
                     i = int(self.ids_of_ints(np.array([int(t)]))[0])
                 out.append(i)
             return np.array(out, dtype=np.int64)
