@@ -12,8 +12,8 @@ from dprelease import cli
 
 _GLIBC = sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver())
 
-# a child process allocates and frees arrays of 4 to 12 MiB, 40 rounds of a pattern that a release's steps
-# follow (a large array, a smaller one, the first freed and a larger one made), and prints its minor page faults
+# a child process allocates and frees arrays of 1 to 3 MiB, 40 rounds of a pattern that a release's steps
+# follow (an array, a smaller one, the first freed and a larger one made), and prints its minor page faults
 _CHILD = """
 import resource, sys
 import numpy as np
@@ -22,10 +22,10 @@ if sys.argv[1] == "tuned":
     assert cli.tune_allocator()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for i in range(40):
-    a = np.ones((1 << 20) + i * 1000)
-    b = np.ones((1 << 19) + i * 1000)
+    a = np.ones((1 << 18) + i * 1000)
+    b = np.ones((1 << 17) + i * 1000)
     del a
-    c = np.ones(3 << 19)
+    c = np.ones(3 << 17)
     del b, c
 print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
@@ -49,9 +49,9 @@ def test_other_platforms_are_left_alone(monkeypatch: pytest.MonkeyPatch) -> None
 
 @pytest.mark.skipif(not _GLIBC, reason="the settings are glibc's (mallopt)")
 def test_freed_arrays_are_not_faulted_in_again() -> None:
-    # a round touches 24 MiB (6,144 pages). Untuned, glibc returns freed blocks to the system (unmapped, or
+    # a round touches 6 MiB (1,536 pages). Untuned, glibc returns freed blocks to the system (unmapped, or
     # trimmed off the heap's top) and most rounds fault their pages in again (measured: ~63,000 faults); tuned,
-    # the heap keeps them and only the first round faults (~1,700)
+    # the heap keeps them and only the first rounds fault (~1,700)
     untuned, tuned = _faults("untuned"), _faults("tuned")
-    assert untuned > 20 * 2048
-    assert tuned < 6144
+    assert untuned > 20 * 1536
+    assert tuned < 3 * 1536
