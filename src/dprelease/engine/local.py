@@ -107,16 +107,17 @@ class LocalTransactions(TransactionData):
         long_rec = lengths > ell
         supports = self.item_supports()
         table = np.zeros((self.n_items, 4), dtype=np.int64)
-        if long_rec.any():
-            rows = np.flatnonzero(long_rec)
-            offsets = np.zeros(rows.size + 1, dtype=np.int64)
-            np.cumsum(lengths[rows], out=offsets[1:])
-            # the long records' entries (a gather index over them only, not a flag per entry of every record)
-            long_db = TransactionDB(offsets, self.db.items[spans(self.db.offsets[rows] - self.db.offsets[0],
-                                                                 lengths[rows])], self.n_items)
-            for block in record_views(long_db, PASS_ROWS):
-                table += kernels.bounded_item_digit_table(block, ell)
-            supports -= np.bincount(long_db.items, minlength=self.n_items)
+        rows = np.flatnonzero(long_rec)
+        for lo in range(0, rows.size, PASS_ROWS):
+            # a block of long records' entries (a gather index over them only, not a flag per entry of every
+            # record; a block at a time, so the index is bounded by the block, as a pass's temporaries are)
+            block_rows = rows[lo : lo + PASS_ROWS]
+            offsets = np.zeros(block_rows.size + 1, dtype=np.int64)
+            np.cumsum(lengths[block_rows], out=offsets[1:])
+            block = TransactionDB(offsets, self.db.items[spans(self.db.offsets[block_rows] - self.db.offsets[0],
+                                                               lengths[block_rows])], self.n_items)
+            table += kernels.bounded_item_digit_table(block, ell)
+            supports -= np.bincount(block.items, minlength=self.n_items)
         table[:, 3] += supports << kernels.UNIT_SHIFT
         out = np.zeros(self.n_items, dtype=np.float64)
         held = np.flatnonzero(table.any(axis=1))
