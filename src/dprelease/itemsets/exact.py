@@ -205,6 +205,7 @@ def _staged_pairs(data: "LocalTransactions", base_items: np.ndarray, supports: n
     held = np.isin(needed, first)
     if held.all():
         return first, stage, (pairs, sup)
+    del stage  # its bit columns are not needed past this point: the second stage's are built without them beside
     # the pairs of two first-stage items are counted already; the others (each with an item outside them) are
     # counted over the needed items, by enumeration or bit columns, whichever is less work
     rest = data.candidates(needed)
