@@ -147,6 +147,7 @@ def bins_by_masks(blocks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
         pos = np.full(n_items, -1, dtype=np.int64)
         pos[union] = np.arange(union.size)
         distinct, weights = [], []
+        held_masks = 0
         for b, (items, lengths) in enumerate(blocks()):
             if items.size == 0:
                 continue
@@ -159,9 +160,23 @@ def bins_by_masks(blocks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
             u, c = np.unique(masks[masks != 0], return_counts=True)
             distinct.append(u)
             weights.append(c)
+            held_masks += u.size
+            if held_masks > _MERGE_MASKS:  # the blocks' distinct masks merged: memory bounded by the distinct ones
+                distinct, weights = _merged_masks(distinct, weights)
+                held_masks = distinct[0].size
         for j, bins in zip(group, _bins_of_masks(distinct, weights, [pos[bases_arr[j]] for j in group], n_records)):
             out[j] = bins
     return out
+
+
+_MERGE_MASKS = 1 << 20  # bins_by_masks merges its blocks' distinct masks when it holds more than this many
+
+
+def _merged_masks(distinct: list[np.ndarray], weights: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The blocks' (mask, records) lists as one list of distinct masks with their summed counts (exact integers)."""
+    u, at = np.unique(np.concatenate(distinct), return_inverse=True)
+    c = np.bincount(at.reshape(-1), weights=np.concatenate(weights).astype(np.float64), minlength=u.size)
+    return [u], [c.astype(np.int64)]
 
 
 def _bins_of_masks(distinct: list[np.ndarray], weights: list[np.ndarray], bits: list[np.ndarray], n_records: int

@@ -367,7 +367,7 @@ def project(db: TransactionDB, items: np.ndarray, min_items: int = 1) -> Transac
     return TransactionDB(offsets, flat.astype(np.int32, copy=False), int(items.size))
 
 
-PAIR_CHUNK = 1 << 22  # pairs enumerated at once by pair_matrix (32 MB of int64 keys)
+PAIR_CHUNK = 1 << 20  # pairs enumerated at once by pair_matrix (4 MB of int32 keys)
 
 
 def pair_matrix(db: TransactionDB) -> np.ndarray:
@@ -377,10 +377,12 @@ def pair_matrix(db: TransactionDB) -> np.ndarray:
     is the number of pairs that occur."""
     m = db.n_items
     flat = np.zeros(m * m, dtype=np.int64)
-    lengths = db.lengths
+    # 32-bit lengths and pair keys where they fit: the arrays of one value per record (lengths, their order) and
+    # the chunks' temporaries are the peak of this function on millions of records
+    narrow = np.int32 if m * m < 2**31 and db.items.size < 2**31 else np.int64
+    lengths = db.lengths.astype(narrow)
     order = stable_order(lengths)
-    sorted_lengths = lengths[order]
-    bounds = np.flatnonzero(np.diff(sorted_lengths)) + 1
+    bounds = np.flatnonzero(np.diff(lengths[order])) + 1
     for group in np.split(order, bounds):
         if group.size == 0 or lengths[group[0]] < 2:
             continue
@@ -389,11 +391,15 @@ def pair_matrix(db: TransactionDB) -> np.ndarray:
         step = max(1, PAIR_CHUNK // iu.size)
         for lo in range(0, group.size, step):
             starts = db.offsets[group[lo : lo + step]]
-            held = db.items[starts[:, None] + np.arange(L)].astype(np.int64)  # (records, L), ascending
+            held = db.items[starts[:, None] + np.arange(L)].astype(narrow, copy=False)  # (records, L), ascending
             flat += np.bincount((held[:, iu] * m + held[:, ju]).ravel(), minlength=m * m)
     upper = flat.reshape(m, m)
     out = upper + upper.T
-    out[np.diag_indices(m)] = np.bincount(db.items, minlength=m)
+    # the item supports a chunk of entries at a time: bincount casts 32-bit ids to a 64-bit copy of its input
+    diagonal = np.zeros(m, dtype=np.int64)
+    for lo in range(0, db.items.size, PAIR_CHUNK):
+        diagonal += np.bincount(db.items[lo : lo + PAIR_CHUNK], minlength=m)
+    out[np.diag_indices(m)] = diagonal
     return out
 
 
