@@ -171,7 +171,7 @@ def test_top_k_itemsets_in_tiny_blocks_equal_the_whole_database(monkeypatch):
     assert [c for _, c in want] == exact.itemset_supports(small, [s for s, _ in want]).tolist()
 
 
-def test_projection_and_pair_matrix_equal_brute_force(db):
+def test_projection_and_pair_matrix_equal_brute_force(db, monkeypatch):
     items = np.arange(3, 300, 4)
     projected = supports.project(db, items, 2)
     held = [np.intersect1d(db.record(r), items) for r in range(db.n_records)]
@@ -182,15 +182,21 @@ def test_projection_and_pair_matrix_equal_brute_force(db):
     for a, b in [(0, 1), (5, 40), (10, 10), (73, 2)]:
         want = sum(1 for h in kept if items[a] in h and items[b] in h)
         assert got[a, b] == want == got[b, a]
+    assert np.array_equal(np.diag(got), np.bincount(projected.items, minlength=items.size))
+    monkeypatch.setattr(supports, "PAIR_CHUNK", 7)  # chunks of a few pairs and entries: the same matrix
+    assert np.array_equal(supports.pair_matrix(projected), got)
 
 
-@pytest.mark.parametrize("width,groups", [(40, 8), (120, 8), (120, 1)])
-def test_basis_bin_counts_equal_a_record_by_record_count(db, width, groups, monkeypatch):
+@pytest.mark.parametrize("width,groups,merge", [(40, 8, None), (120, 8, None), (120, 1, None), (40, 8, 2)])
+def test_basis_bin_counts_equal_a_record_by_record_count(db, width, groups, merge, monkeypatch):
     """At most 62 items in all (one int64 mask per record), more (groups of bases with 62 items or fewer, one
-    mask sweep each), and more with one group allowed (the sweep of all bases at once)."""
+    mask sweep each), and more with one group allowed (the sweep of all bases at once); the blocks' distinct
+    masks merged after every block (``merge``)."""
     from dprelease.data import passes
 
     monkeypatch.setattr(passes, "MAX_MASK_GROUPS", groups)
+    if merge is not None:
+        monkeypatch.setattr(passes, "_MERGE_MASKS", merge)
 
     rng = np.random.default_rng(width)
     pool = rng.choice(300, size=width, replace=False)
