@@ -47,6 +47,7 @@ class LocalTransactions(TransactionData):
         self._projection: tuple[bytes, list[tuple[np.ndarray, np.ndarray]]] | None = None
         # inside :meth:`focused`: (the focused items, sorted; the records holding one of them, projected onto them)
         self._focus: tuple[np.ndarray, TransactionDB] | None = None
+        self._focusing = False  # inside a focused() block (its projection may have been replaced already)
 
     def summary(self) -> LengthSummary:
         if self._summary is None:
@@ -73,11 +74,13 @@ class LocalTransactions(TransactionData):
         held = int(self.item_supports()[items].sum()) if items.size else 0
         if 0 < held <= FOCUS_SHARE * int(self.db.offsets[-1]):
             self._focus = (items, project(self.db, items, 1))
+        self._focusing = True
         try:
             yield
         finally:
             self._focus = None
             self._projection = None
+            self._focusing = False
 
     def _source(self, items: np.ndarray) -> tuple[TransactionDB, np.ndarray]:
         """Where a pass over ``items`` (sorted) reads its records: the focused projection with the items' ids
@@ -91,11 +94,19 @@ class LocalTransactions(TransactionData):
 
     def _projected_blocks(self, items: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per block of ``PASS_ROWS`` records, its :func:`~dprelease.engine.kernels.projection` onto ``items``
-        (sorted), kept for the next call with the same items. Records outside the focus hold none of them."""
+        (sorted), kept for the next call with the same items. Records outside the focus hold none of them.
+
+        Built from the focus, it replaces the focus: the passes inside a focus narrow as an algorithm goes
+        (PrivBasis: the top-k's base items, then F, whose projection serves its pair sums, lengths and basis
+        bins), and holding both doubled the memory of PrivBasis's last steps (10M kosarak-like records: about
+        210 MB of focus beside 255 MB of projection). A later pass over items outside ``items`` reads the whole
+        data: the same results (a cache only), more time."""
         key = items.tobytes()
         if self._projection is None or self._projection[0] != key:
             db, ids = self._source(items)
             self._projection = (key, [kernels.projection(block, ids) for block in record_views(db, PASS_ROWS)])
+            if db is not self.db:
+                self._focus = None
         return self._projection[1]
 
     def bounded_item_sums(self, ell: int) -> np.ndarray:
@@ -147,7 +158,7 @@ class LocalTransactions(TransactionData):
             return np.zeros(n_pairs, dtype=np.float64)
         blocks = self._projected_blocks(items)
         part = self._merged(kernels.bounded_pair_digits_of(cols, bm, items.size, int(ell)) for cols, bm in blocks)
-        if self._focus is None:  # inside a focus, the basis bins may still read it; else its memory is freed
+        if not self._focusing:  # inside a focus, the basis bins may still read it; else its memory is freed
             self._projection = None
         return kernels.exact_sums(part, n_pairs)
 
