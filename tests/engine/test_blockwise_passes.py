@@ -307,8 +307,10 @@ def test_bins_from_the_kept_projection_equal_the_pass_over_the_records(monkeypat
     items = np.arange(0, 120, 2)  # 60 items: one int64 mask per record
     bases = [tuple(items[j : j + 9].tolist()) for j in range(0, 60, 7)]
     with data.focused(np.arange(db.n_items)):
+        assert data._focus is not None
         data.bounded_pair_sums(items, 3)  # keeps the projection onto items inside the focus
         assert data._projection is not None
+        assert data._focus is None  # ... which replaced the focus it was built from (not both held)
         got = data.basis_bin_counts(bases)
     want = basis_bin_counts(db, bases)
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
