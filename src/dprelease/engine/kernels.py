@@ -24,7 +24,7 @@ __all__ = ["Partial", "merge", "item_supports", "length_histogram", "pair_suppor
            "itemset_supports", "record_masks", "child_masks_per_row", "level_masks", "dense", "weight_digits",
            "exact_sums", "nearest_floats", "bounded_item_digits", "bounded_item_digit_table", "bounded_pair_digits",
            "projected_length_histogram", "projected_length_histogram_of", "projection", "bounded_pair_digits_of",
-           "prefix_cells", "prefix_hidden_digits", "hidden_rank_digits", "stable_order",
+           "prefix_cells", "hidden_rank_digits", "stable_order",
            "WEIGHT_SHIFT", "UNIT_SHIFT", "child_masks_range", "group_by_mask", "value_class_counts",
            "decode_value_counts", "table_children", "value_key", "prefix_hidden_digits"]
 

@@ -238,10 +238,10 @@ def expand_classes(tree: PrefixTree, patterns: np.ndarray, counts: np.ndarray, l
     """Fill in the items a generalized class dropped (post-processing of noisy values only; module docstring).
 
     ``patterns``/``counts``/``levels``: the released classes ((classes, words) bit masks over F, noisy totals,
-    the level at which each stopped: bits of rank < level are known). For rank r, p_r = (S_r - known_r) / hidden_r, clipped to
-    [0, 1]: S_r the noisy weighted support of F[r] from append 0 scaled by (released total / ``initial_total``),
-    known_r the released count with bit r set among classes that know bit r, hidden_r the count of those that
-    do not. Then, rank by rank, round(count * p_r) of every class that does not know bit r gets the item
+    the level at which each stopped: bits of rank < level are known). For rank r, p_r = (S_r - known_r) /
+    hidden_r, clipped to [0, 1]: S_r the noisy weighted support of F[r] from append 0 scaled by (released total /
+    ``initial_total``), known_r the released count with bit r set among classes that know bit r, hidden_r the
+    count of those that do not. Then, rank by rank, round(count * p_r) of every class that does not know bit r gets the item
     (deterministic rounding: the same p-sums give the same release). Returns patterns and counts (> 0).
     """
     m = tree.m

@@ -380,9 +380,8 @@ def _shaped(db: TransactionData | TransactionDB, tree: "PrefixTree", total: np.n
     data = LocalTransactions(db) if isinstance(db, TransactionDB) else db
     rank = np.full(tree.n_items, -1, dtype=np.int64)
     rank[tree.F] = np.arange(tree.m)
-    if cells is not None and cells.keys.dtype == np.uint64:
-        exact = cells.hidden_sums(tree.level, tree.m, record_bound)
-    else:
+    exact = cells.hidden_sums(tree.level, tree.m, record_bound) if cells is not None else None
+    if exact is None:
         exact = data.prefix_hidden_sums(rank, tree.child, tree.is_class, tree.level, record_bound)
     hidden = noisy_values(exact, eps_hidden, scope=scope, noise=noise, label="hidden frequent-item supports",
                           sensitivity=float(record_bound))
@@ -565,13 +564,15 @@ class _SortedCells:
         by level, then the kept cells of the last level): the ranges cover the non-empty records once each."""
         return np.concatenate([*self._class_lo, self.lo]), np.concatenate([*self._class_hi, self.hi])
 
-    def hidden_sums(self, level: np.ndarray, m: int, ell: int) -> np.ndarray:
-        """:meth:`TransactionData.prefix_hidden_sums` from the sorted keys (one word: ``m`` <= 62) of the grown
-        tree's classes (``level``: every node's): a class's records are its range of keys, and a key is its
-        record's mask with the bits reversed, so neither a pass over the records nor a walk of the trie is needed.
-        The same exact digit sums, block by block, hence the same floats."""
-        if self.class_nodes is None or self.keys.dtype != np.uint64:
-            raise ValueError("the tree is not grown, or its masks have more than one word")
+    def hidden_sums(self, level: np.ndarray, m: int, ell: int) -> np.ndarray | None:
+        """:meth:`TransactionData.prefix_hidden_sums` from the sorted keys of the grown tree's classes (``level``:
+        every node's): a class's records are its range of keys, and a key is its record's mask with the bits
+        reversed, so neither a pass over the records nor a walk of the trie is needed. The same exact digit sums,
+        block by block, hence the same floats. None where the keys are not one word (``m`` > 62: byte strings)."""
+        if self.keys.dtype != np.uint64:
+            return None
+        if self.class_nodes is None:
+            raise ValueError("the tree is not grown yet")
         lo, hi = self.class_ranges()
         held = np.flatnonzero(hi > lo)  # (a class may hold no record)
         order = held[np.argsort(lo[held], kind="stable")]  # the ranges tile the keys after the empty records
